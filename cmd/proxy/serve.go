@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/scram"
+	"github.com/pgonion/pgonion/internal/wire"
+)
+
+// serveFlags are the flags of `proxy serve` (and, in part, `proxy demo`).
+type serveFlags struct {
+	listen          string
+	backend         string
+	auth            string
+	authFile        string
+	tlsCert         string
+	tlsKey          string
+	tlsRequired     bool
+	maxMessageSize  int
+	shutdownTimeout time.Duration
+	log             logFlags
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:6432", "`address` to accept clients on")
+	fs.StringVar(&f.auth, "auth", string(wire.AuthSCRAM), "client authentication: scram-sha-256 or trust (trust only on loopback listeners)")
+	fs.StringVar(&f.authFile, "auth-file", "", "`file` of users for scram-sha-256, one `\"user\" \"secret\"` per line (see 'proxy passwd')")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate `file`; with --tls-key, clients may use TLS")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `file` for --tls-cert")
+	fs.BoolVar(&f.tlsRequired, "tls-required", false, "refuse clients that do not use TLS")
+	fs.IntVar(&f.maxMessageSize, "max-message-size", wire.DefaultMaxMessageSize, "largest client message body, in `bytes`")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, how long running transactions may take to finish")
+	f.log.register(fs)
+}
+
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var f serveFlags
+	f.register(fs)
+	fs.StringVar(&f.backend, "backend", "", "libpq `DSN` (URL or key=value) of the PostgreSQL server, with the proxy's own credentials")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: proxy serve --backend DSN [flags]\n\nRelays PostgreSQL clients to the backend server.\n\nFlags (each also settable as PGONION_<NAME>):")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if f.backend == "" {
+		return usagef("--backend is required (e.g. --backend 'postgres://proxy@db.example:5432/app?sslmode=verify-full')")
+	}
+	log, err := f.log.logger(stderr)
+	if err != nil {
+		return err
+	}
+	backend, err := pgconn.ParseConfig(f.backend)
+	if err != nil {
+		return usagef("bad --backend: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	err = checkBackend(ctx, backend)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("cannot reach the backend: %w\nhint: check --backend, and that the server accepts the proxy's user", err)
+	}
+	return serve(&f, backend, log, nil)
+}
+
+// checkBackend connects once, so that a wrong DSN fails at start-up.
+func checkBackend(ctx context.Context, cfg *pgconn.Config) error {
+	c, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return c.Close(ctx)
+}
+
+// serve runs the proxy until SIGINT or SIGTERM. ready, if set, is called
+// once the listener is open.
+func serve(f *serveFlags, backend *pgconn.Config, log *slog.Logger, ready func(addr net.Addr)) error {
+	cfg := wire.Config{
+		Backend:        backend,
+		Auth:           wire.AuthMode(f.auth),
+		MaxMessageSize: f.maxMessageSize,
+		Logger:         log,
+		RequireTLS:     f.tlsRequired,
+	}
+	switch cfg.Auth {
+	case wire.AuthTrust:
+	case wire.AuthSCRAM:
+		if f.authFile == "" {
+			return usagef("--auth scram-sha-256 needs --auth-file (or use --auth trust on a loopback address)")
+		}
+		users, err := scram.ReadAuthFile(f.authFile)
+		if err != nil {
+			return fmt.Errorf("reading --auth-file: %w", err)
+		}
+		cfg.Users = users
+	default:
+		return usagef("bad --auth %q: want scram-sha-256 or trust", f.auth)
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	if f.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return fmt.Errorf("loading TLS certificate: %w", err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	srv, err := wire.NewServer(cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen: %w", err)
+	}
+	if cfg.Auth == wire.AuthTrust && !wire.IsLoopback(ln.Addr()) {
+		ln.Close()
+		return usagef("--auth trust is allowed only on loopback addresses, not %s", ln.Addr())
+	}
+	log.Info("proxy listening", "addr", ln.Addr().String(), "backend", backendLabel(backend), "auth", f.auth, "tls", cfg.TLS != nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if ready != nil {
+		go ready(ln.Addr())
+	}
+	select {
+	case err := <-errc:
+		return err
+	case sig := <-sigs:
+		log.Info("shutting down: draining sessions", "signal", sig.String(), "timeout", f.shutdownTimeout.String(), "sessions", srv.ActiveSessions())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			log.Warn("second signal: terminating sessions now")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("shutdown timeout reached: remaining sessions were terminated")
+	}
+	if err := <-errc; err != nil && !errors.Is(err, wire.ErrServerClosed) {
+		return err
+	}
+	log.Info("proxy stopped")
+	return nil
+}
+
+// backendLabel describes the backend for logs without its password.
+func backendLabel(c *pgconn.Config) string {
+	return fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}

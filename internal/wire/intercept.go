@@ -1,0 +1,71 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Interceptor sees each statement of one client session before the server
+// does. Its methods are called from the session's client-reading goroutine,
+// one at a time. Returning a nil plan forwards the message unchanged.
+// Returning an error refuses the statement: the client receives that error
+// (a *pgconn.PgError keeps its SQLSTATE; other errors become XX000) exactly
+// where the server's answer would have been, and the server sees a
+// statement that fails without running anything, so transaction state
+// matches what PostgreSQL would do with a failing statement.
+type Interceptor interface {
+	// Query is called for a simple-protocol Query message.
+	Query(sql string) (*QueryPlan, error)
+	// Parse is called for an extended-protocol Parse message.
+	Parse(name, sql string, paramOIDs []uint32) (*Statement, error)
+}
+
+// SessionInfo describes a client session to an InterceptorFactory.
+type SessionInfo struct {
+	User            string            // authenticated client user
+	Database        string            // database the client asked for
+	ApplicationName string            // application_name startup parameter
+	ServerParams    map[string]string // ParameterStatus values of the backend
+}
+
+// InterceptorFactory creates the Interceptor of a new session. It may return
+// a nil Interceptor for a transparent session.
+type InterceptorFactory func(ctx context.Context, info SessionInfo) (Interceptor, error)
+
+// QueryPlan is the rewritten form of a simple-protocol Query.
+type QueryPlan struct {
+	// SQL is sent to the server instead of the client's text.
+	SQL string
+	// Results[i] rewrites the result of the i-th statement in SQL; missing
+	// or nil entries are relayed unchanged.
+	Results []ResultRewriter
+}
+
+// Statement is the rewritten form of a prepared statement (Parse). Any nil
+// field means "unchanged".
+type Statement struct {
+	// SQL and ParamOIDs are sent to the server in the Parse message.
+	SQL       string
+	ParamOIDs []uint32
+	// Bind rewrites a Bind message for this statement in place, e.g. to
+	// encrypt parameters. The message's slices are valid only during the call.
+	Bind func(b *pgproto3.Bind) error
+	// DescribeParams rewrites the ParameterDescription the server returns
+	// into the one the client sees.
+	DescribeParams func(pd *pgproto3.ParameterDescription) error
+	// Results returns the rewriter for the rows of a portal bound with the
+	// given result format codes (nil formats for Describe of the statement).
+	Results func(resultFormats []int16) ResultRewriter
+}
+
+// ResultRewriter rewrites the rows of one statement's result before the
+// client sees them. It is called from the session's server-reading
+// goroutine.
+type ResultRewriter interface {
+	// RowDescription rewrites the row description in place.
+	RowDescription(rd *pgproto3.RowDescription) error
+	// DataRow rewrites one row's values in place. The values alias the
+	// read buffer and are valid only during the call.
+	DataRow(row *pgproto3.DataRow) error
+}

@@ -1,0 +1,104 @@
+package wire
+
+import "sync"
+
+// request is one client message awaiting the server's answer. The session's
+// client-reading goroutine appends requests in the order it forwards the
+// messages; the server-reading goroutine consumes them in the same order as
+// the answers arrive, which is how an answer is tied to the statement or
+// portal it belongs to.
+type request struct {
+	kind     byte // frontend message type: 'Q', 'F', 'P', 'B', 'D', 'E', 'C', 'S'; copyEnd for CopyDone/CopyFail
+	describe byte // for 'D': 'S' (statement) or 'P' (portal)
+
+	stmt    *Statement       // for 'D' of a statement
+	results []ResultRewriter // 'Q': per statement; 'D'/'E': one entry
+	refusal error            // replaces the server's error for a refused message
+}
+
+// copyEnd marks CopyDone/CopyFail from the client; it has no answer of its
+// own but tells where Syncs sent during COPY FROM STDIN end (the server
+// ignores those).
+const copyEnd = 'c'
+
+// queue is a FIFO of requests shared by the two goroutines of a session.
+type queue struct {
+	mu    sync.Mutex
+	items []*request
+	head  int
+}
+
+func (q *queue) push(r *request) {
+	q.mu.Lock()
+	q.items = append(q.items, r)
+	q.mu.Unlock()
+}
+
+// peek returns the oldest request that expects an answer, dropping copyEnd
+// markers at the front; nil when none.
+func (q *queue) peek() *request {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head < len(q.items) && q.items[q.head].kind == copyEnd {
+		q.popLocked()
+	}
+	if q.head == len(q.items) {
+		return nil
+	}
+	return q.items[q.head]
+}
+
+func (q *queue) pop() {
+	q.mu.Lock()
+	q.popLocked()
+	q.mu.Unlock()
+}
+
+func (q *queue) popLocked() {
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+}
+
+// skipToSync drops the requests before the next Sync: after an error in the
+// extended protocol the server discards messages until Sync.
+func (q *queue) skipToSync() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head < len(q.items) && q.items[q.head].kind != 'S' {
+		q.popLocked()
+	}
+}
+
+// dropCopySyncs removes the Syncs the client sent during COPY FROM STDIN
+// (between the request at the head and its copyEnd marker, which is removed
+// too), because the server ignores them.
+func (q *queue) dropCopySyncs() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kept := q.items[:q.head+1]
+	i := q.head + 1
+	for ; i < len(q.items); i++ {
+		r := q.items[i]
+		if r.kind == copyEnd {
+			i++
+			break
+		}
+		if r.kind != 'S' {
+			kept = append(kept, r)
+		}
+	}
+	kept = append(kept, q.items[i:]...)
+	for j := len(kept); j < len(q.items); j++ {
+		q.items[j] = nil
+	}
+	q.items = kept
+}
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
+}

@@ -1,0 +1,530 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Statements that make the server fail without running anything. A refused
+// message is replaced by one of them, so the server's transaction state is
+// what PostgreSQL would have after a failing statement; the server's error
+// is then replaced by the refusal.
+const (
+	refusedSQL       = "pgonion refused this statement"
+	refusedStatement = "\x7fpgonion refused statement" // a prepared statement that never exists
+)
+
+// session relays one client connection to its backend connection. Two
+// goroutines run it: clientToServer (which owns cr, bw, stmts and portals)
+// and serverToClient (which owns br and cw). They share only the request
+// queue and atomics.
+type session struct {
+	srv       *Server
+	log       *slog.Logger
+	key       uint64   // our BackendKeyData
+	rawClient net.Conn // before TLS, for bookkeeping
+	client    net.Conn
+	cr        *msgReader
+	cw        *bufio.Writer
+
+	backend       net.Conn
+	br            *msgReader
+	bw            *bufio.Writer
+	backendPID    uint32
+	backendSecret []byte
+	backendAddr   net.Addr
+	serverParams  map[string]string
+
+	ic      Interceptor
+	stmts   map[string]*Statement     // prepared statements by name
+	portals map[string]ResultRewriter // portals whose rows need rewriting
+	q       queue
+
+	txStatus    atomic.Uint32 // of the last ReadyForQuery
+	draining    atomic.Bool
+	terminating atomic.Bool
+	clientGone  atomic.Bool // clientToServer has ended
+	closeOnce   sync.Once
+}
+
+func (ss *session) id() string { return strconv.FormatUint(ss.key>>32, 10) }
+
+// run relays until either side ends, then closes both connections.
+func (ss *session) run() {
+	ss.stmts = map[string]*Statement{}
+	ss.portals = map[string]ResultRewriter{}
+	done := make(chan error, 1)
+	go func() { done <- ss.clientToServer() }()
+	serr := ss.serverToClient()
+	ss.client.Close()
+	cerr := <-done
+	ss.closeBackend()
+	for _, err := range []error{serr, cerr} {
+		if err != nil && !isClosedErr(err) {
+			ss.log.Info("session error", "err", err)
+		}
+	}
+}
+
+func isClosedErr(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, errClientTerminated) || errors.Is(err, errDrained)
+}
+
+var (
+	errClientTerminated = errors.New("client sent Terminate")
+	errDrained          = errors.New("session drained for shutdown")
+)
+
+func (ss *session) closeBackend() { ss.closeOnce.Do(func() { ss.backend.Close() }) }
+
+// idle reports whether the session is between transactions with nothing in
+// flight.
+func (ss *session) idle() bool {
+	return ss.txStatus.Load() == 'I' && ss.q.len() == 0
+}
+
+// drain asks the session to end at its next idle point (now, if idle).
+func (ss *session) drain() {
+	ss.draining.Store(true)
+	if ss.idle() {
+		ss.terminate()
+	}
+}
+
+// terminate ends the session now: closing the backend makes serverToClient
+// send FATAL 57P01 to the client and return.
+func (ss *session) terminate() {
+	ss.terminating.Store(true)
+	ss.closeBackend()
+}
+
+// cancelBackend sends a CancelRequest for this session's backend process.
+func (ss *session) cancelBackend() error {
+	d := net.Dialer{Timeout: 10 * time.Second}
+	c, err := d.Dial(ss.backendAddr.Network(), ss.backendAddr.String())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	req := &pgproto3.CancelRequest{ProcessID: ss.backendPID, SecretKey: ss.backendSecret}
+	b, err := req.Encode(nil)
+	if err != nil {
+		return err
+	}
+	if _, err = c.Write(b); err != nil {
+		return err
+	}
+	// The server closes the connection when done; wait briefly so the
+	// cancel is processed before we report back.
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _ = c.Read(make([]byte, 1))
+	return nil
+}
+
+// clientToServer forwards client messages, letting the Interceptor rewrite
+// them, and records what answer each one expects.
+func (ss *session) clientToServer() (err error) {
+	defer func() {
+		// A client that vanishes mid-statement should not leave the server
+		// working for nobody.
+		if err != nil && !errors.Is(err, errClientTerminated) && ss.q.len() > 0 && !ss.terminating.Load() {
+			_ = ss.cancelBackend()
+		}
+		ss.clientGone.Store(true)
+		if errors.Is(err, errClientTerminated) {
+			if b, e := (&pgproto3.Terminate{}).Encode(nil); e == nil {
+				_, _ = ss.bw.Write(b)
+				_ = ss.bw.Flush()
+			}
+		}
+		ss.closeBackend()
+	}()
+	var scratch []byte
+	for {
+		if !ss.cr.complete() {
+			if err := ss.bw.Flush(); err != nil {
+				return err
+			}
+		}
+		msg, err := ss.cr.next()
+		if err != nil {
+			if errors.Is(err, ErrMessageTooLarge) {
+				ss.log.Warn("client message too large", "err", err)
+			}
+			return err
+		}
+		switch msg[0] {
+		case 'X':
+			return errClientTerminated
+		case 'Q':
+			scratch, err = ss.forwardQuery(msg, scratch)
+		case 'P':
+			scratch, err = ss.forwardParse(msg, scratch)
+		case 'B':
+			scratch, err = ss.forwardBind(msg, scratch)
+		case 'D':
+			err = ss.forwardDescribe(msg)
+		case 'E':
+			name, _ := cstring(body(msg))
+			ss.q.push(&request{kind: 'E', results: []ResultRewriter{ss.portals[name]}})
+			_, err = ss.bw.Write(msg)
+		case 'C':
+			b := body(msg)
+			if len(b) > 1 {
+				name, _ := cstring(b[1:])
+				if b[0] == 'S' {
+					delete(ss.stmts, name)
+				} else {
+					delete(ss.portals, name)
+				}
+			}
+			ss.q.push(&request{kind: 'C'})
+			_, err = ss.bw.Write(msg)
+		case 'S', 'F':
+			ss.q.push(&request{kind: msg[0]})
+			_, err = ss.bw.Write(msg)
+		case 'c', 'f': // CopyDone, CopyFail
+			ss.q.push(&request{kind: copyEnd})
+			_, err = ss.bw.Write(msg)
+		default: // CopyData, Flush, and anything the server should judge
+			_, err = ss.bw.Write(msg)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
+	if ss.ic == nil {
+		ss.q.push(&request{kind: 'Q'})
+		_, err := ss.bw.Write(msg)
+		return scratch, err
+	}
+	sql, _ := cstring(body(msg))
+	ss.log.Debug("query", "sql", sql)
+	plan, perr := ss.ic.Query(sql)
+	switch {
+	case perr != nil:
+		ss.log.Info("statement refused", "err", perr)
+		ss.q.push(&request{kind: 'Q', refusal: perr})
+		return writeMsg(ss.bw, scratch, &pgproto3.Query{String: refusedSQL})
+	case plan == nil:
+		ss.q.push(&request{kind: 'Q'})
+		_, err := ss.bw.Write(msg)
+		return scratch, err
+	default:
+		ss.q.push(&request{kind: 'Q', results: plan.Results})
+		return writeMsg(ss.bw, scratch, &pgproto3.Query{String: plan.SQL})
+	}
+}
+
+func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
+	if ss.ic == nil {
+		ss.q.push(&request{kind: 'P'})
+		_, err := ss.bw.Write(msg)
+		return scratch, err
+	}
+	var p pgproto3.Parse
+	if err := p.Decode(body(msg)); err != nil {
+		return scratch, fmt.Errorf("client sent a malformed Parse: %w", err)
+	}
+	ss.log.Debug("parse", "name", p.Name, "sql", p.Query)
+	st, perr := ss.ic.Parse(p.Name, p.Query, p.ParameterOIDs)
+	if perr != nil {
+		ss.log.Info("statement refused", "err", perr)
+		ss.q.push(&request{kind: 'P', refusal: perr})
+		return writeMsg(ss.bw, scratch, &pgproto3.Parse{Name: p.Name, Query: refusedSQL})
+	}
+	// A named statement that exists already makes the server fail; keep ours.
+	if _, exists := ss.stmts[p.Name]; p.Name == "" || !exists {
+		ss.stmts[p.Name] = st
+	}
+	ss.q.push(&request{kind: 'P'})
+	if st == nil {
+		_, err := ss.bw.Write(msg)
+		return scratch, err
+	}
+	return writeMsg(ss.bw, scratch, &pgproto3.Parse{Name: p.Name, Query: st.SQL, ParameterOIDs: st.ParamOIDs})
+}
+
+func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
+	b := body(msg)
+	portal, rest := cstring(b)
+	stmtName, _ := cstring(rest)
+	st := ss.stmts[stmtName]
+	if st == nil || (st.Bind == nil && st.Results == nil) {
+		delete(ss.portals, portal)
+		ss.q.push(&request{kind: 'B'})
+		_, err := ss.bw.Write(msg)
+		return scratch, err
+	}
+	var bind pgproto3.Bind
+	if err := bind.Decode(b); err != nil {
+		return scratch, fmt.Errorf("client sent a malformed Bind: %w", err)
+	}
+	if st.Results != nil {
+		ss.portals[portal] = st.Results(bind.ResultFormatCodes)
+	} else {
+		delete(ss.portals, portal)
+	}
+	if st.Bind != nil {
+		if err := st.Bind(&bind); err != nil {
+			ss.log.Info("bind refused", "err", err)
+			delete(ss.portals, portal)
+			ss.q.push(&request{kind: 'B', refusal: err})
+			return writeMsg(ss.bw, scratch, &pgproto3.Bind{DestinationPortal: portal, PreparedStatement: refusedStatement})
+		}
+	}
+	ss.q.push(&request{kind: 'B'})
+	return writeMsg(ss.bw, scratch, &bind)
+}
+
+func (ss *session) forwardDescribe(msg []byte) error {
+	b := body(msg)
+	r := &request{kind: 'D'}
+	if len(b) > 0 {
+		r.describe = b[0]
+		name, _ := cstring(b[1:])
+		if r.describe == 'S' {
+			if st := ss.stmts[name]; st != nil {
+				r.stmt = st
+				if st.Results != nil {
+					r.results = []ResultRewriter{st.Results(nil)}
+				}
+			}
+		} else if rr := ss.portals[name]; rr != nil {
+			r.results = []ResultRewriter{rr}
+		}
+	}
+	ss.q.push(r)
+	_, err := ss.bw.Write(msg)
+	return err
+}
+
+// serverToClient relays the server's messages, rewriting those that belong
+// to intercepted statements, and flushes before it would block.
+func (ss *session) serverToClient() error {
+	var (
+		scratch []byte
+		stmtIdx int  // statement within the current simple Query
+		copyIn  bool // the current statement is in COPY FROM STDIN
+		lastFatal bool // the last message relayed was a FATAL error
+	)
+	for {
+		if !ss.br.complete() {
+			if err := ss.cw.Flush(); err != nil {
+				return err
+			}
+		}
+		msg, err := ss.br.next()
+		if err != nil {
+			switch {
+			case ss.clientGone.Load():
+				return nil
+			case ss.terminating.Load() || ss.draining.Load():
+				sendFatal(ss.cw, fatal(codeAdminShutdown, "terminating connection due to administrator command"))
+				return errDrained
+			case !lastFatal:
+				ss.log.Warn("backend connection lost", "err", err)
+				sendFatal(ss.cw, fatalWithHint(codeConnectionFailure, "the proxy lost its connection to the server", "The server may have been restarted or the session terminated."))
+			}
+			return err
+		}
+		t := msg[0]
+		lastFatal = false
+		if t == 'N' || t == 'S' || t == 'A' { // asynchronous: notice, parameter status, notification
+			_, err = ss.cw.Write(msg)
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		r := ss.q.peek()
+		if r == nil { // nothing asked for: pass on (e.g. FATAL before a disconnect)
+			lastFatal = t == 'E' && isFatalError(body(msg))
+			if _, err = ss.cw.Write(msg); err != nil {
+				return err
+			}
+			continue
+		}
+		done := false // the answer to r is complete
+		var rr ResultRewriter
+		switch r.kind {
+		case 'Q', 'F':
+			if stmtIdx < len(r.results) {
+				rr = r.results[stmtIdx]
+			}
+			switch t {
+			case 'C', 'I':
+				stmtIdx++
+				if copyIn {
+					copyIn = false
+					ss.q.dropCopySyncs()
+				}
+			case 'G':
+				copyIn = true
+			case 'E':
+				if copyIn {
+					copyIn = false
+					ss.q.dropCopySyncs()
+				}
+			case 'Z':
+				done = true
+			}
+		case 'E':
+			if len(r.results) > 0 {
+				rr = r.results[0]
+			}
+			switch t {
+			case 'C', 'I', 's':
+				done = true
+				if copyIn {
+					copyIn = false
+					ss.q.dropCopySyncs()
+				}
+			case 'G':
+				copyIn = true
+			}
+		case 'D':
+			if len(r.results) > 0 {
+				rr = r.results[0]
+			}
+			done = t == 'T' || t == 'n'
+		case 'P':
+			done = t == '1'
+		case 'B':
+			done = t == '2'
+		case 'C':
+			done = t == '3'
+		case 'S':
+			done = t == 'Z'
+		}
+		switch t {
+		case 'E':
+			lastFatal = isFatalError(body(msg))
+			if r.refusal != nil {
+				scratch, err = writeMsg(ss.cw, scratch, errorResponse(r.refusal, "ERROR"))
+			} else {
+				_, err = ss.cw.Write(msg)
+			}
+			if r.kind != 'Q' && r.kind != 'F' && r.kind != 'S' {
+				// Extended protocol: the server skips to the next Sync.
+				if copyIn {
+					copyIn = false
+					ss.q.dropCopySyncs()
+				}
+				ss.q.pop()
+				ss.q.skipToSync()
+				stmtIdx = 0
+			}
+		case 'T':
+			scratch, err = ss.relayRowDescription(msg, scratch, rr)
+		case 'D':
+			scratch, err = ss.relayDataRow(msg, scratch, rr)
+		case 't':
+			scratch, err = ss.relayParameterDescription(msg, scratch, r.stmt)
+		case 'Z':
+			ss.txStatus.Store(uint32(body(msg)[0]))
+			_, err = ss.cw.Write(msg)
+		default:
+			_, err = ss.cw.Write(msg)
+		}
+		if err != nil {
+			var re *rewriteError
+			if errors.As(err, &re) {
+				ss.log.Error("result rewriting failed", "err", re.err)
+				sendFatal(ss.cw, errorResponse(re.err, "FATAL"))
+			}
+			return err
+		}
+		if done {
+			ss.q.pop()
+			stmtIdx = 0
+			if t == 'Z' && ss.draining.Load() && ss.idle() {
+				sendFatal(ss.cw, fatal(codeAdminShutdown, "terminating connection due to administrator command"))
+				return errDrained
+			}
+		}
+	}
+}
+
+func (ss *session) relayRowDescription(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
+	if rr == nil {
+		_, err := ss.cw.Write(msg)
+		return scratch, err
+	}
+	var rd pgproto3.RowDescription
+	if err := rd.Decode(body(msg)); err != nil {
+		return scratch, fmt.Errorf("server sent a malformed RowDescription: %w", err)
+	}
+	if err := rr.RowDescription(&rd); err != nil {
+		return scratch, &rewriteError{err}
+	}
+	return writeMsg(ss.cw, scratch, &rd)
+}
+
+func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
+	if rr == nil {
+		_, err := ss.cw.Write(msg)
+		return scratch, err
+	}
+	var row pgproto3.DataRow
+	if err := row.Decode(body(msg)); err != nil {
+		return scratch, fmt.Errorf("server sent a malformed DataRow: %w", err)
+	}
+	if err := rr.DataRow(&row); err != nil {
+		return scratch, &rewriteError{err}
+	}
+	return writeMsg(ss.cw, scratch, &row)
+}
+
+func (ss *session) relayParameterDescription(msg, scratch []byte, st *Statement) ([]byte, error) {
+	if st == nil || st.DescribeParams == nil {
+		_, err := ss.cw.Write(msg)
+		return scratch, err
+	}
+	var pd pgproto3.ParameterDescription
+	if err := pd.Decode(body(msg)); err != nil {
+		return scratch, fmt.Errorf("server sent a malformed ParameterDescription: %w", err)
+	}
+	if err := st.DescribeParams(&pd); err != nil {
+		return scratch, &rewriteError{err}
+	}
+	return writeMsg(ss.cw, scratch, &pd)
+}
+
+func fatalWithHint(code, msg, hint string) *pgproto3.ErrorResponse {
+	e := fatal(code, msg)
+	e.Hint = hint
+	return e
+}
+
+// cstring splits a NUL-terminated string off b.
+func cstring(b []byte) (string, []byte) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return string(b), nil
+	}
+	return string(b[:i]), b[i+1:]
+}
+
+// rewriteError is a failure of a ResultRewriter or DescribeParams; the
+// session reports it to the client as FATAL, because the message stream
+// cannot be resumed consistently after a half-rewritten result.
+type rewriteError struct{ err error }
+
+func (e *rewriteError) Error() string { return "rewriting a result: " + e.err.Error() }
+func (e *rewriteError) Unwrap() error { return e.err }
