@@ -318,9 +318,9 @@ func (ss *session) forwardDescribe(msg []byte) error {
 // to intercepted statements, and flushes before it would block.
 func (ss *session) serverToClient() error {
 	var (
-		scratch []byte
-		stmtIdx int  // statement within the current simple Query
-		copyIn  bool // the current statement is in COPY FROM STDIN
+		scratch   []byte
+		stmtIdx   int  // statement within the current simple Query
+		copyIn    bool // the current statement is in COPY FROM STDIN
 		lastFatal bool // the last message relayed was a FATAL error
 	)
 	for {
