@@ -141,3 +141,24 @@ func TestParseAuthFile(t *testing.T) {
 		}
 	}
 }
+
+// FuzzConversation feeds arbitrary client messages to a conversation: it
+// must never panic nor accept a proof it cannot verify.
+func FuzzConversation(f *testing.F) {
+	f.Add([]byte(rfc7677.clientFirst), []byte(rfc7677.clientFinal))
+	f.Add([]byte("n,,n=,r=x"), []byte("c=biws,r=x,p=AAAA"))
+	f.Add([]byte("y,a=u,n=u,r=abc"), []byte(""))
+	f.Fuzz(func(t *testing.T, first, final []byte) {
+		v, err := verifierFromSalt("pencil", []byte("saltsaltsaltsalt"), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewConversation(v, nil)
+		if _, err := c.First(first); err != nil {
+			return
+		}
+		if _, err := c.Final(final); err == nil {
+			t.Fatalf("random proof accepted: %q %q", first, final)
+		}
+	})
+}

@@ -1,0 +1,237 @@
+package wire_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgonion/pgonion/internal/wire"
+)
+
+// toyInterceptor exercises the seam: it refuses statements containing
+// "forbidden", upper-cases the text results and column names of statements
+// marked /*upper*/, refuses a Bind whose parameter is "refuse-me", and shows
+// text parameters as varchar.
+type toyInterceptor struct{}
+
+var errForbidden = &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: `toy: construct "forbidden" is not supported on column x`}
+
+func (toyInterceptor) Query(sql string) (*wire.QueryPlan, error) {
+	if strings.Contains(sql, "forbidden") {
+		return nil, errForbidden
+	}
+	if !strings.Contains(sql, "/*upper*/") {
+		return nil, nil
+	}
+	n := strings.Count(sql, ";") + 1
+	plan := &wire.QueryPlan{SQL: sql}
+	for range n {
+		plan.Results = append(plan.Results, upper{})
+	}
+	return plan, nil
+}
+
+func (toyInterceptor) Parse(name, sql string, oids []uint32) (*wire.Statement, error) {
+	if strings.Contains(sql, "forbidden") {
+		return nil, errForbidden
+	}
+	if !strings.Contains(sql, "/*upper*/") {
+		return nil, nil
+	}
+	return &wire.Statement{
+		SQL: sql, ParamOIDs: oids,
+		Bind: func(b *pgproto3.Bind) error {
+			for _, p := range b.Parameters {
+				if string(p) == "refuse-me" {
+					return &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: "toy: parameter refused"}
+				}
+			}
+			return nil
+		},
+		DescribeParams: func(pd *pgproto3.ParameterDescription) error {
+			for i, o := range pd.ParameterOIDs {
+				if o == 25 {
+					pd.ParameterOIDs[i] = 1043
+				}
+			}
+			return nil
+		},
+		Results: func([]int16) wire.ResultRewriter { return upper{} },
+	}, nil
+}
+
+type upper struct{}
+
+func (upper) RowDescription(rd *pgproto3.RowDescription) error {
+	for i := range rd.Fields {
+		rd.Fields[i].Name = bytes.ToUpper(rd.Fields[i].Name)
+	}
+	return nil
+}
+
+func (upper) DataRow(row *pgproto3.DataRow) error {
+	for i, v := range row.Values {
+		if v != nil {
+			row.Values[i] = bytes.ToUpper(v)
+		}
+	}
+	return nil
+}
+
+func startToyProxy(t *testing.T) *testProxy {
+	return startProxy(t, func(c *wire.Config) {
+		c.Interceptors = func(context.Context, wire.SessionInfo) (wire.Interceptor, error) { return toyInterceptor{}, nil }
+	})
+}
+
+func TestInterceptorRewritesResultsInEveryMode(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	c := p.connect(t)
+	for _, mode := range execModes {
+		rows, err := c.Query(ctx, "SELECT 'abc'::text AS v, $1::text AS w /*upper*/", mode, "xyz")
+		if err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		var v, w string
+		for rows.Next() {
+			if err := rows.Scan(&v, &w); err != nil {
+				t.Fatalf("%v: %v", mode, err)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		names := []string{string(rows.FieldDescriptions()[0].Name), string(rows.FieldDescriptions()[1].Name)}
+		if v != "ABC" || w != "XYZ" || names[0] != "V" || names[1] != "W" {
+			t.Fatalf("%v: got %q %q columns %v", mode, v, w, names)
+		}
+		// Unmarked statements pass through untouched.
+		var plain string
+		if err := c.QueryRow(ctx, "SELECT 'abc'::text", mode).Scan(&plain); err != nil || plain != "abc" {
+			t.Fatalf("%v: plain query gave %q %v", mode, plain, err)
+		}
+	}
+	// Multi-statement simple query: each statement's rewriter applies.
+	mrr := c.PgConn().Exec(ctx, "SELECT 'a' AS x /*upper*/; SELECT 'b' AS y")
+	res, err := mrr.ReadAll()
+	if err != nil || len(res) != 2 || string(res[0].Rows[0][0]) != "A" || string(res[1].Rows[0][0]) != "B" {
+		t.Fatalf("multi-statement results %v %v", res, err)
+	}
+}
+
+func TestInterceptorDescribeParams(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	sd, err := p.connect(t).Prepare(ctx, "s1", "SELECT $1::text /*upper*/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sd.ParamOIDs) != 1 || sd.ParamOIDs[0] != 1043 {
+		t.Fatalf("parameter types %v, want [1043]", sd.ParamOIDs)
+	}
+	if len(sd.Fields) != 1 || string(sd.Fields[0].Name) != "TEXT" {
+		t.Fatalf("fields %v", sd.Fields)
+	}
+}
+
+func TestInterceptorRefusals(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	c := p.connect(t)
+	for _, mode := range execModes {
+		_, err := c.Exec(ctx, "SELECT 'forbidden'", mode)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "0A000" || pe.Message != errForbidden.Message {
+			t.Fatalf("%v: refusal gave %v", mode, err)
+		}
+		var one int
+		if err := c.QueryRow(ctx, "SELECT 1", mode).Scan(&one); err != nil {
+			t.Fatalf("%v: session unusable after refusal: %v", mode, err)
+		}
+	}
+	// Bind refusal (extended protocol only: simple mode inlines parameters).
+	for _, mode := range execModes[:4] {
+		_, err := c.Exec(ctx, "SELECT $1::text /*upper*/", mode, "refuse-me")
+		if sqlState(err) != "0A000" || !strings.Contains(err.Error(), "parameter refused") {
+			t.Fatalf("%v: bind refusal gave %v", mode, err)
+		}
+		var s string
+		if err := c.QueryRow(ctx, "SELECT $1::text /*upper*/", mode, "ok").Scan(&s); err != nil || s != "OK" {
+			t.Fatalf("%v: after bind refusal: %q %v", mode, s, err)
+		}
+	}
+}
+
+// TestRefusalTransactionSemantics: a refused statement aborts the
+// transaction it is in, exactly as a failing statement would.
+func TestRefusalTransactionSemantics(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	c := p.connect(t)
+	if _, err := c.Exec(ctx, "CREATE TABLE r (v int)"); err != nil {
+		t.Fatal(err)
+	}
+	// Implicit transaction of a pipelined batch.
+	b := &pgx.Batch{}
+	b.Queue("INSERT INTO r VALUES (1)")
+	b.Queue("SELECT 'forbidden'")
+	b.Queue("INSERT INTO r VALUES (2)")
+	if err := c.SendBatch(ctx, b).Close(); sqlState(err) != "0A000" {
+		t.Fatalf("batch error %v", err)
+	}
+	// Explicit transaction.
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO r VALUES (3)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 'forbidden'"); sqlState(err) != "0A000" {
+		t.Fatalf("refusal in transaction: %v", err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO r VALUES (4)"); sqlState(err) != "25P02" {
+		t.Fatalf("after refusal the transaction should be aborted, got %v", err)
+	}
+	_ = tx.Rollback(ctx)
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM r").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows survived (%v), want 0", n, err)
+	}
+}
+
+// TestInterceptorPipeline interleaves rewritten and plain statements in one
+// pipelined batch, so each answer must be matched to its statement.
+func TestInterceptorPipeline(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	c := p.connect(t)
+	b := &pgx.Batch{}
+	want := []string{}
+	for i := range 50 {
+		if i%3 == 0 {
+			b.Queue("SELECT 'row' || $1::text /*upper*/", itoa(i))
+			want = append(want, "ROW"+itoa(i))
+		} else {
+			b.Queue("SELECT 'row' || $1::text", itoa(i))
+			want = append(want, "row"+itoa(i))
+		}
+	}
+	br := c.SendBatch(ctx, b)
+	for i, w := range want {
+		var got string
+		if err := br.QueryRow().Scan(&got); err != nil || got != w {
+			t.Fatalf("statement %d: %q %v, want %q", i, got, err, w)
+		}
+	}
+	if err := br.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
