@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgonion/pgonion/internal/embedpg"
+	"github.com/pgonion/pgonion/internal/pgtest"
+	"github.com/pgonion/pgonion/internal/scram"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "proxy-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "proxy")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the proxy: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	pgtest.Main(m)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// proc is a running proxy binary whose combined output is collected.
+type proc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	out    bytes.Buffer
+	copied chan struct{} // closed when all output has been read
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// wait waits for the process to exit and for all its output.
+func (p *proc) wait() error {
+	err := p.cmd.Wait()
+	<-p.copied
+	return err
+}
+
+// started runs the binary and waits until a line of its output matches ready.
+func started(t *testing.T, ready *regexp.Regexp, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(binary, args...), copied: make(chan struct{})}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = pw, pw
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	found := make(chan struct{})
+	go func() {
+		defer close(p.copied)
+		sc := bufio.NewScanner(pr)
+		once := false
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if !once && ready.MatchString(sc.Text()) {
+				once = true
+				close(found)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.wait()
+		}
+	})
+	select {
+	case <-found:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%v did not become ready:\n%s", args, p.output())
+	}
+	return p
+}
+
+func TestServeContract(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	addr := freeAddr(t)
+	p := started(t, regexp.MustCompile("proxy listening"), "serve", "--listen", addr, "--backend", dsn, "--auth", "trust")
+	db := strings.TrimPrefix(dsn[strings.LastIndex(dsn, "/"):], "/")
+	db = strings.SplitN(db, "?", 2)[0]
+	url := "postgres://someone@" + addr + "/" + db + "?sslmode=disable"
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT 6*7").Scan(&n); err != nil || n != 42 {
+		t.Fatalf("query through serve: %d %v", n, err)
+	}
+	c.Close(ctx)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.wait(); err != nil {
+		t.Fatalf("serve exited with %v after SIGTERM\n%s", err, p.output())
+	}
+	if !strings.Contains(p.output(), "proxy stopped") {
+		t.Fatalf("no orderly stop in the log:\n%s", p.output())
+	}
+}
+
+func TestDemo(t *testing.T) {
+	if _, err := embedpg.FindBinDir(); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := started(t, regexp.MustCompile("Press Ctrl-C"), "demo", "--listen", addr, "--log-level", "warn")
+	out := p.output()
+	m := regexp.MustCompile(`psql "([^"]+)"`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("demo printed no psql command:\n%s", out)
+	}
+	if strings.Contains(out, "self-check") {
+		t.Fatalf("demo self-check failed:\n%s", out)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var db string
+	if err := c.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil || db != "demo" {
+		t.Fatalf("current_database() = %q, %v", db, err)
+	}
+	c.Close(ctx)
+	dir := regexp.MustCompile(`data in ([^)]+)\)`).FindStringSubmatch(out)
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	if err := p.wait(); err != nil {
+		t.Fatalf("demo exited with %v\n%s", err, p.output())
+	}
+	if dir == nil {
+		t.Fatalf("demo did not say where its data is:\n%s", out)
+	}
+	if _, err := os.Stat(dir[1]); !os.IsNotExist(err) {
+		t.Fatalf("demo left %s behind (%v)", dir[1], err)
+	}
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		contains string
+	}{
+		{nil, 2, "Usage"},
+		{[]string{"bogus"}, 2, "unknown command"},
+		{[]string{"serve"}, 2, "--backend is required"},
+		{[]string{"serve", "--backend", "postgres://x@127.0.0.1:1/db", "--auth", "trust", "--listen", "0.0.0.0:0"}, 1, "cannot reach the backend"},
+		{[]string{"serve", "--nope"}, 2, "hint: run 'proxy serve --help'"},
+		{[]string{"serve", "--help"}, 0, "--backend"},
+		{[]string{"passwd"}, 2, "exactly one USER"},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != tc.code || !strings.Contains(string(out), tc.contains) {
+			t.Errorf("proxy %v: exit %d, output:\n%s\nwant exit %d and %q", tc.args, cmd.ProcessState.ExitCode(), out, tc.code, tc.contains)
+		}
+	}
+}
+
+func TestServeRefusesTrustOffLoopback(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	cmd := exec.Command(binary, "serve", "--backend", dsn, "--auth", "trust", "--listen", "0.0.0.0:0")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "only on loopback") {
+		t.Fatalf("exit %d:\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+}
+
+func TestPasswd(t *testing.T) {
+	cmd := exec.Command(binary, "passwd", "alice")
+	cmd.Stdin = strings.NewReader("s3cret\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, err := scram.ParseAuthFile(bytes.NewReader(out), "stdout")
+	if err != nil || users["alice"] == nil {
+		t.Fatalf("passwd output %q does not parse: %v", out, err)
+	}
+	if bytes.Contains(out, []byte("s3cret")) {
+		t.Fatal("passwd printed the password")
+	}
+}
+
+func TestEnvironmentOverrides(t *testing.T) {
+	// --backend is checked first; set it so the log level is reached.
+	cmd := exec.Command(binary, "serve", "--backend", "postgres://x@127.0.0.1:1/db")
+	cmd.Env = append(os.Environ(), "PGONION_LOG_LEVEL=loud")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), `bad --log-level "loud"`) {
+		t.Fatalf("environment variable not applied:\n%s", out)
+	}
+}
