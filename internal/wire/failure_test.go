@@ -130,6 +130,21 @@ func TestGarbageInput(t *testing.T) {
 	waitFor(t, 10*time.Second, "all garbage sessions to end", func() bool { return p.srv.ActiveSessions() == 0 })
 }
 
+// TestOversizedMessageGetsError: a message over --max-message-size ends the
+// session with a protocol-violation error the client can read.
+func TestOversizedMessageGetsError(t *testing.T) {
+	p := startProxy(t, func(c *wire.Config) { c.MaxMessageSize = 1 << 16 })
+	c := p.connect(t)
+	_, err := c.Exec(context.Background(), "SELECT '"+strings.Repeat("x", 1<<17)+"'")
+	if sqlState(err) != "08P01" || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("oversized query gave %v, want SQLSTATE 08P01", err)
+	}
+	var one int
+	if err := p.connect(t).QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestNegotiateProtocolVersion: a client asking for protocol 3.2 is told
 // that the proxy speaks 3.0, and the session works.
 func TestNegotiateProtocolVersion(t *testing.T) {

@@ -12,6 +12,9 @@ import (
 // reader's limit.
 var ErrMessageTooLarge = errors.New("message too large")
 
+// errInvalidLength is returned for a length field below the minimum of 4.
+var errInvalidLength = errors.New("invalid message length")
+
 // msgReader reads whole typed protocol messages (type byte, int32 length,
 // body) from a buffered stream without decoding them.
 type msgReader struct {
@@ -36,7 +39,7 @@ func (m *msgReader) next() ([]byte, error) {
 	}
 	n := int(int32(binary.BigEndian.Uint32(hdr[1:])))
 	if n < 4 {
-		return nil, fmt.Errorf("invalid length %d for message type %q", n, hdr[0])
+		return nil, fmt.Errorf("%w %d for message type %q", errInvalidLength, n, hdr[0])
 	}
 	if n-4 > m.max {
 		return nil, fmt.Errorf("%w: type %q claims %d bytes, limit is %d", ErrMessageTooLarge, hdr[0], n-4, m.max)

@@ -55,6 +55,7 @@ type session struct {
 	draining    atomic.Bool
 	terminating atomic.Bool
 	clientGone  atomic.Bool // clientToServer has ended
+	clientFault atomic.Pointer[pgproto3.ErrorResponse] // why the client was cut off, if it broke the protocol
 	closeOnce   sync.Once
 }
 
@@ -160,8 +161,9 @@ func (ss *session) clientToServer() (err error) {
 		}
 		msg, err := ss.cr.next()
 		if err != nil {
-			if errors.Is(err, ErrMessageTooLarge) {
-				ss.log.Warn("client message too large", "err", err)
+			if errors.Is(err, ErrMessageTooLarge) || errors.Is(err, errInvalidLength) {
+				ss.log.Warn("client broke the protocol", "err", err)
+				ss.clientFault.Store(fatal(codeProtocolViolation, "invalid message: "+err.Error()))
 			}
 			return err
 		}
@@ -333,6 +335,9 @@ func (ss *session) serverToClient() error {
 		if err != nil {
 			switch {
 			case ss.clientGone.Load():
+				if e := ss.clientFault.Load(); e != nil {
+					sendFatal(ss.cw, e)
+				}
 				return nil
 			case ss.terminating.Load() || ss.draining.Load():
 				sendFatal(ss.cw, fatal(codeAdminShutdown, "terminating connection due to administrator command"))
