@@ -11,7 +11,7 @@ import (
 // rfc7677 is the SCRAM-SHA-256 example exchange of RFC 7677, section 3.
 var rfc7677 = struct {
 	password, salt, clientFirst, serverNonce, serverFirst, clientFinal, serverFinal string
-	iterations                                                                       int
+	iterations                                                                      int
 }{
 	password:    "pencil",
 	salt:        "W22ZaJ0SNY7soEsUEjb6gQ==",

@@ -54,7 +54,7 @@ type session struct {
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
 	draining    atomic.Bool
 	terminating atomic.Bool
-	clientGone  atomic.Bool // clientToServer has ended
+	clientGone  atomic.Bool                            // clientToServer has ended
 	clientFault atomic.Pointer[pgproto3.ErrorResponse] // why the client was cut off, if it broke the protocol
 	closeOnce   sync.Once
 }
