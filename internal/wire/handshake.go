@@ -89,13 +89,6 @@ func (s *Server) handle(raw net.Conn) {
 	r.max = s.cfg.MaxMessageSize
 
 	ss := &session{srv: s, log: log, rawClient: raw, client: conn, cr: r, cw: w}
-	if err := s.register(ss); err != nil {
-		sendFatal(w, fatal(codeAdminShutdown, "the proxy is shutting down"))
-		return
-	}
-	defer s.unregister(ss)
-	ss.log = log.With("session", ss.id())
-
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StartupTimeout)
 	err = ss.connectBackend(ctx, p)
 	cancel()
@@ -110,6 +103,14 @@ func (s *Server) handle(raw net.Conn) {
 		}
 		return
 	}
+	// Registered only now: a cancel key is usable once the backend exists.
+	if err := s.register(ss); err != nil {
+		ss.backend.Close()
+		sendFatal(w, fatal(codeAdminShutdown, "the proxy is shutting down"))
+		return
+	}
+	defer s.unregister(ss)
+	ss.log = log.With("session", ss.id())
 	_ = raw.SetDeadline(time.Time{})
 
 	info := SessionInfo{User: user, Database: p.params["database"], ApplicationName: p.params["application_name"], ServerParams: ss.serverParams}
