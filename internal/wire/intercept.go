@@ -40,6 +40,8 @@ type QueryPlan struct {
 	// Results[i] rewrites the result of the i-th statement in SQL; missing
 	// or nil entries are relayed unchanged.
 	Results []ResultRewriter
+	// CopyIn, if set, rewrites the data of the COPY ... FROM STDIN in SQL.
+	CopyIn CopyInRewriter
 }
 
 // Statement is the rewritten form of a prepared statement (Parse). Any nil
@@ -57,6 +59,29 @@ type Statement struct {
 	// Results returns the rewriter for the rows of a portal bound with the
 	// given result format codes (nil formats for Describe of the statement).
 	Results func(resultFormats []int16) ResultRewriter
+	// CopyIn, if set, returns the rewriter for the data of one execution of
+	// a COPY ... FROM STDIN statement.
+	CopyIn func() CopyInRewriter
+}
+
+// CopyInRewriter rewrites the data a client sends for COPY ... FROM STDIN,
+// e.g. to encrypt it row by row. It is called from the session's
+// client-reading goroutine, except CopyInResponse, which is called from
+// the server-reading goroutine before any Data call.
+//
+// A row may be split across CopyData messages: Data must keep incomplete
+// input until the next call. An error refuses the COPY: the server is sent
+// CopyFail (so nothing is stored), the rest of the client's data is
+// discarded, and the client receives the error.
+type CopyInRewriter interface {
+	// CopyInResponse rewrites the server's CopyInResponse (e.g. the column
+	// count) into what the client expects.
+	CopyInResponse(r *pgproto3.CopyInResponse) error
+	// Data appends the rewritten form of src to dst. src is valid only
+	// during the call.
+	Data(dst, src []byte) ([]byte, error)
+	// Done appends what remains at CopyDone to dst.
+	Done(dst []byte) ([]byte, error)
 }
 
 // ResultRewriter rewrites the rows of one statement's result before the

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,6 +29,9 @@ func (toyInterceptor) Query(sql string) (*wire.QueryPlan, error) {
 	if strings.Contains(sql, "forbidden") {
 		return nil, errForbidden
 	}
+	if strings.Contains(sql, "/*copyupper*/") {
+		return &wire.QueryPlan{SQL: sql, CopyIn: &upperCopy{}}, nil
+	}
 	if !strings.Contains(sql, "/*upper*/") {
 		return nil, nil
 	}
@@ -40,6 +46,9 @@ func (toyInterceptor) Query(sql string) (*wire.QueryPlan, error) {
 func (toyInterceptor) Parse(name, sql string, oids []uint32) (*wire.Statement, error) {
 	if strings.Contains(sql, "forbidden") {
 		return nil, errForbidden
+	}
+	if strings.Contains(sql, "/*copyupper*/") {
+		return &wire.Statement{SQL: sql, CopyIn: func() wire.CopyInRewriter { return &upperCopy{} }}, nil
 	}
 	if !strings.Contains(sql, "/*upper*/") {
 		return nil, nil
@@ -82,6 +91,34 @@ func (upper) DataRow(row *pgproto3.DataRow) error {
 		}
 	}
 	return nil
+}
+
+// upperCopy upper-cases COPY text data line by line (lines may be split
+// across CopyData messages) and refuses a line containing "refuse".
+type upperCopy struct{ partial []byte }
+
+func (u *upperCopy) CopyInResponse(r *pgproto3.CopyInResponse) error { return nil }
+
+func (u *upperCopy) Data(dst, src []byte) ([]byte, error) {
+	u.partial = append(u.partial, src...)
+	i := bytes.LastIndexByte(u.partial, '\n')
+	if i < 0 {
+		return dst, nil
+	}
+	lines := u.partial[:i+1]
+	if bytes.Contains(lines, []byte("refuse")) {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: "toy: copy data refused"}
+	}
+	dst = append(dst, bytes.ToUpper(lines)...)
+	u.partial = append(u.partial[:0], u.partial[i+1:]...)
+	return dst, nil
+}
+
+func (u *upperCopy) Done(dst []byte) ([]byte, error) {
+	if bytes.Contains(u.partial, []byte("refuse")) {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: "toy: copy data refused"}
+	}
+	return append(dst, bytes.ToUpper(u.partial)...), nil
 }
 
 func startToyProxy(t *testing.T) *testProxy {
@@ -233,5 +270,130 @@ func TestInterceptorPipeline(t *testing.T) {
 	}
 	if err := br.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestInterceptorCopyIn(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	c := p.connect(t)
+	if _, err := c.Exec(ctx, "CREATE TABLE cp (v text)"); err != nil {
+		t.Fatal(err)
+	}
+	// Rows split at odd places across CopyData messages.
+	data := strings.Repeat("abc\ndef\n", 3000) + "last"
+	tag, err := c.PgConn().CopyFrom(ctx, &chunked{data: []byte(data), n: 7}, "COPY cp FROM STDIN /*copyupper*/")
+	if err != nil || tag.RowsAffected() != 6001 {
+		t.Fatalf("copy: %v %v", tag, err)
+	}
+	var n int
+	var distinct string
+	if err := c.QueryRow(ctx, "SELECT count(*), string_agg(DISTINCT v, ',' ORDER BY v) FROM cp").Scan(&n, &distinct); err != nil || n != 6001 || distinct != "ABC,DEF,LAST" {
+		t.Fatalf("stored %d rows %q, %v", n, distinct, err)
+	}
+	// A refused row: nothing of the COPY is stored, the client sees the refusal.
+	_, err = c.PgConn().CopyFrom(ctx, strings.NewReader("x\ny\nrefuse\nz\n"), "COPY cp FROM STDIN /*copyupper*/")
+	if sqlState(err) != "0A000" || !strings.Contains(err.Error(), "copy data refused") {
+		t.Fatalf("refused copy gave %v", err)
+	}
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM cp").Scan(&n); err != nil || n != 6001 {
+		t.Fatalf("after refused copy: %d rows, %v", n, err)
+	}
+}
+
+// chunked reads data n bytes at a time.
+type chunked struct {
+	data []byte
+	n    int
+}
+
+func (c *chunked) Read(b []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(c.n, len(b), len(c.data))
+	copy(b, c.data[:k])
+	c.data = c.data[k:]
+	return k, nil
+}
+
+// TestExtendedCopyWithSyncs sends COPY through the extended protocol the way
+// libpq's PQexecParams does (Parse, Bind, Describe, Execute, Sync, then the
+// data, CopyDone, Sync): the server ignores the first Sync, so the proxy
+// must match one ReadyForQuery to two Syncs, then keep answering correctly.
+func TestExtendedCopyWithSyncs(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	if _, err := p.connect(t).Exec(ctx, "CREATE TABLE cp (v text)"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", p.addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	fe := pgproto3.NewFrontend(conn, conn)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "t", "database": p.backend.Database}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	until := func(stop func(pgproto3.BackendMessage) bool) []pgproto3.BackendMessage {
+		t.Helper()
+		var got []pgproto3.BackendMessage
+		for {
+			m, err := fe.Receive()
+			if err != nil {
+				t.Fatalf("after %T...: %v", got, err)
+			}
+			got = append(got, m)
+			if stop(m) {
+				return got
+			}
+		}
+	}
+	isRFQ := func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.ReadyForQuery); return ok }
+	until(isRFQ)
+	for _, sql := range []string{"COPY cp FROM STDIN /*copyupper*/", "COPY cp FROM STDIN"} {
+		fe.Send(&pgproto3.Parse{Query: sql})
+		fe.Send(&pgproto3.Bind{})
+		fe.Send(&pgproto3.Describe{ObjectType: 'P'})
+		fe.Send(&pgproto3.Execute{})
+		fe.Send(&pgproto3.Sync{})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		until(func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.CopyInResponse); return ok })
+		fe.Send(&pgproto3.CopyData{Data: []byte("one\ntw")})
+		fe.Send(&pgproto3.CopyData{Data: []byte("o\n")})
+		fe.Send(&pgproto3.CopyDone{})
+		fe.Send(&pgproto3.Sync{})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		msgs := until(isRFQ)
+		var tag string
+		for _, m := range msgs {
+			if cc, ok := m.(*pgproto3.CommandComplete); ok {
+				tag = string(cc.CommandTag)
+			}
+		}
+		if tag != "COPY 2" {
+			t.Fatalf("%s: got %#v", sql, msgs)
+		}
+	}
+	// The session is still in step: a simple query gets its own answer.
+	fe.Send(&pgproto3.Query{String: "SELECT string_agg(v, ',' ORDER BY v) FROM cp"})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, m := range until(isRFQ) {
+		if dr, ok := m.(*pgproto3.DataRow); ok {
+			got = string(dr.Values[0])
+		}
+	}
+	if got != "ONE,TWO,one,two" {
+		t.Fatalf("table holds %q", got)
 	}
 }

@@ -12,8 +12,9 @@ type request struct {
 	describe byte // for 'D': 'S' (statement) or 'P' (portal)
 
 	stmt    *Statement       // for 'D' of a statement
+	copyIn  CopyInRewriter   // 'Q'/'E' starting a rewritten COPY FROM STDIN
 	results []ResultRewriter // 'Q': per statement; 'D'/'E': one entry
-	refusal error            // replaces the server's error for a refused message
+	refusal error            // replaces the server's error for a refused message; guarded by queue.mu once pushed
 }
 
 // copyEnd marks CopyDone/CopyFail from the client; it has no answer of its
@@ -95,6 +96,21 @@ func (q *queue) dropCopySyncs() {
 		q.items[j] = nil
 	}
 	q.items = kept
+}
+
+// refuse sets the refusal of a request already in the queue (a COPY whose
+// data the Interceptor rejected midway).
+func (q *queue) refuse(r *request, err error) {
+	q.mu.Lock()
+	r.refusal = err
+	q.mu.Unlock()
+}
+
+// refusalOf returns r's refusal.
+func (q *queue) refusalOf(r *request) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return r.refusal
 }
 
 func (q *queue) len() int {

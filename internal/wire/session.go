@@ -47,9 +47,14 @@ type session struct {
 	serverParams  map[string]string
 
 	ic      Interceptor
-	stmts   map[string]*Statement     // prepared statements by name
-	portals map[string]ResultRewriter // portals whose rows need rewriting
+	stmts   map[string]*Statement   // prepared statements by name
+	portals map[string]*boundPortal // portals that need rewriting
 	q       queue
+
+	// COPY FROM STDIN in progress whose data is rewritten (clientToServer only).
+	copyIn     CopyInRewriter
+	copyReq    *request // the Query or Execute that started it
+	copyFailed bool     // the rewriter refused; discard data until CopyDone/CopyFail
 
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
 	draining    atomic.Bool
@@ -64,7 +69,7 @@ func (ss *session) id() string { return strconv.FormatUint(ss.key>>32, 10) }
 // run relays until either side ends, then closes both connections.
 func (ss *session) run() {
 	ss.stmts = map[string]*Statement{}
-	ss.portals = map[string]ResultRewriter{}
+	ss.portals = map[string]*boundPortal{}
 	done := make(chan error, 1)
 	go func() { done <- ss.clientToServer() }()
 	serr := ss.serverToClient()
@@ -180,7 +185,16 @@ func (ss *session) clientToServer() (err error) {
 			err = ss.forwardDescribe(msg)
 		case 'E':
 			name, _ := cstring(body(msg))
-			ss.q.push(&request{kind: 'E', results: []ResultRewriter{ss.portals[name]}})
+			r := &request{kind: 'E'}
+			ss.copyIn, ss.copyReq, ss.copyFailed = nil, r, false
+			if pt := ss.portals[name]; pt != nil {
+				r.results = []ResultRewriter{pt.results}
+				if pt.stmt.CopyIn != nil {
+					ss.copyIn = pt.stmt.CopyIn()
+					r.copyIn = ss.copyIn
+				}
+			}
+			ss.q.push(r)
 			_, err = ss.bw.Write(msg)
 		case 'C':
 			b := body(msg)
@@ -197,10 +211,15 @@ func (ss *session) clientToServer() (err error) {
 		case 'S', 'F':
 			ss.q.push(&request{kind: msg[0]})
 			_, err = ss.bw.Write(msg)
+		case 'd': // CopyData
+			if ss.copyIn != nil {
+				scratch, err = ss.forwardCopyData(msg, scratch)
+			} else {
+				_, err = ss.bw.Write(msg)
+			}
 		case 'c', 'f': // CopyDone, CopyFail
-			ss.q.push(&request{kind: copyEnd})
-			_, err = ss.bw.Write(msg)
-		default: // CopyData, Flush, and anything the server should judge
+			scratch, err = ss.forwardCopyEnd(msg, scratch)
+		default: // Flush, and anything the server should judge
 			_, err = ss.bw.Write(msg)
 		}
 		if err != nil {
@@ -210,6 +229,7 @@ func (ss *session) clientToServer() (err error) {
 }
 
 func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
+	ss.copyIn, ss.copyReq, ss.copyFailed = nil, nil, false
 	if ss.ic == nil {
 		ss.q.push(&request{kind: 'Q'})
 		_, err := ss.bw.Write(msg)
@@ -228,9 +248,60 @@ func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
 		_, err := ss.bw.Write(msg)
 		return scratch, err
 	default:
-		ss.q.push(&request{kind: 'Q', results: plan.Results})
+		r := &request{kind: 'Q', results: plan.Results, copyIn: plan.CopyIn}
+		ss.copyIn, ss.copyReq = plan.CopyIn, r
+		ss.q.push(r)
 		return writeMsg(ss.bw, scratch, &pgproto3.Query{String: plan.SQL})
 	}
+}
+
+// forwardCopyData sends the rewritten form of one CopyData message.
+func (ss *session) forwardCopyData(msg, scratch []byte) ([]byte, error) {
+	if ss.copyFailed {
+		return scratch, nil
+	}
+	out, err := ss.copyIn.Data(nil, body(msg))
+	if err != nil {
+		ss.copyFailed = true
+		return ss.failCopy(err, scratch)
+	}
+	if len(out) == 0 {
+		return scratch, nil
+	}
+	return writeMsg(ss.bw, scratch, &pgproto3.CopyData{Data: out})
+}
+
+// forwardCopyEnd handles CopyDone and CopyFail from the client.
+func (ss *session) forwardCopyEnd(msg, scratch []byte) ([]byte, error) {
+	ss.q.push(&request{kind: copyEnd})
+	rw, failed := ss.copyIn, ss.copyFailed
+	ss.copyIn, ss.copyFailed = nil, false
+	if failed {
+		return scratch, nil // the server already had our CopyFail
+	}
+	if rw != nil && msg[0] == 'c' {
+		out, err := rw.Done(nil)
+		if err != nil {
+			return ss.failCopy(err, scratch)
+		}
+		if len(out) > 0 {
+			if scratch, err = writeMsg(ss.bw, scratch, &pgproto3.CopyData{Data: out}); err != nil {
+				return scratch, err
+			}
+		}
+	}
+	_, err := ss.bw.Write(msg)
+	return scratch, err
+}
+
+// failCopy makes the server abandon the COPY (so nothing is stored) and
+// arranges for the client to see err instead of the server's error.
+func (ss *session) failCopy(err error, scratch []byte) ([]byte, error) {
+	ss.log.Info("copy refused", "err", err)
+	if ss.copyReq != nil {
+		ss.q.refuse(ss.copyReq, err)
+	}
+	return writeMsg(ss.bw, scratch, &pgproto3.CopyFail{Message: "pgonion refused the data"})
 }
 
 func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
@@ -267,7 +338,7 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 	portal, rest := cstring(b)
 	stmtName, _ := cstring(rest)
 	st := ss.stmts[stmtName]
-	if st == nil || (st.Bind == nil && st.Results == nil) {
+	if st == nil || (st.Bind == nil && st.Results == nil && st.CopyIn == nil) {
 		delete(ss.portals, portal)
 		ss.q.push(&request{kind: 'B'})
 		_, err := ss.bw.Write(msg)
@@ -277,11 +348,11 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 	if err := bind.Decode(b); err != nil {
 		return scratch, fmt.Errorf("client sent a malformed Bind: %w", err)
 	}
+	pt := &boundPortal{stmt: st}
 	if st.Results != nil {
-		ss.portals[portal] = st.Results(bind.ResultFormatCodes)
-	} else {
-		delete(ss.portals, portal)
+		pt.results = st.Results(bind.ResultFormatCodes)
 	}
+	ss.portals[portal] = pt
 	if st.Bind != nil {
 		if err := st.Bind(&bind); err != nil {
 			ss.log.Info("bind refused", "err", err)
@@ -307,8 +378,8 @@ func (ss *session) forwardDescribe(msg []byte) error {
 					r.results = []ResultRewriter{st.Results(nil)}
 				}
 			}
-		} else if rr := ss.portals[name]; rr != nil {
-			r.results = []ResultRewriter{rr}
+		} else if pt := ss.portals[name]; pt != nil {
+			r.results = []ResultRewriter{pt.results}
 		}
 	}
 	ss.q.push(r)
@@ -420,8 +491,8 @@ func (ss *session) serverToClient() error {
 		switch t {
 		case 'E':
 			lastFatal = isFatalError(body(msg))
-			if r.refusal != nil {
-				scratch, err = writeMsg(ss.cw, scratch, errorResponse(r.refusal, "ERROR"))
+			if refusal := ss.q.refusalOf(r); refusal != nil {
+				scratch, err = writeMsg(ss.cw, scratch, errorResponse(refusal, "ERROR"))
 			} else {
 				_, err = ss.cw.Write(msg)
 			}
@@ -441,6 +512,8 @@ func (ss *session) serverToClient() error {
 			scratch, err = ss.relayDataRow(msg, scratch, rr)
 		case 't':
 			scratch, err = ss.relayParameterDescription(msg, scratch, r.stmt)
+		case 'G':
+			scratch, err = ss.relayCopyInResponse(msg, scratch, r.copyIn)
 		case 'Z':
 			ss.txStatus.Store(uint32(body(msg)[0]))
 			_, err = ss.cw.Write(msg)
@@ -496,6 +569,21 @@ func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte,
 	return writeMsg(ss.cw, scratch, &row)
 }
 
+func (ss *session) relayCopyInResponse(msg, scratch []byte, rw CopyInRewriter) ([]byte, error) {
+	if rw == nil {
+		_, err := ss.cw.Write(msg)
+		return scratch, err
+	}
+	var cr pgproto3.CopyInResponse
+	if err := cr.Decode(body(msg)); err != nil {
+		return scratch, fmt.Errorf("server sent a malformed CopyInResponse: %w", err)
+	}
+	if err := rw.CopyInResponse(&cr); err != nil {
+		return scratch, &rewriteError{err}
+	}
+	return writeMsg(ss.cw, scratch, &cr)
+}
+
 func (ss *session) relayParameterDescription(msg, scratch []byte, st *Statement) ([]byte, error) {
 	if st == nil || st.DescribeParams == nil {
 		_, err := ss.cw.Write(msg)
@@ -524,6 +612,12 @@ func cstring(b []byte) (string, []byte) {
 		return string(b), nil
 	}
 	return string(b[:i]), b[i+1:]
+}
+
+// boundPortal is a bound portal whose statement has an Interceptor plan.
+type boundPortal struct {
+	stmt    *Statement
+	results ResultRewriter
 }
 
 // rewriteError is a failure of a ResultRewriter or DescribeParams; the
