@@ -6,6 +6,8 @@
 # three alike. Prints a Markdown table (median over rounds of TPS; median
 # per-transaction latency from pgbench's transaction log at 1 client).
 #
+# The proxy runs twice: as is, and with GOMAXPROCS=1.
+#
 # Usage: bench/hop.sh [-s SCALE] [-t TRANSACTIONS_PER_CLIENT] [-r ROUNDS]
 # Needs: PostgreSQL server binaries, pgbench, pgbouncer (apt-get install
 # pgbouncer), Go. Runs as root (servers then run as the postgres user) or
@@ -37,7 +39,7 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PGPORT=$(free_port) BOUNCER=$(free_port) PROXY=$(free_port)
+PGPORT=$(free_port) BOUNCER=$(free_port) PROXY=$(free_port) PROXY1=$(free_port)
 
 echo "building the proxy..." >&2
 (cd "$root" && go build -o "$work/proxy" ./cmd/proxy)
@@ -69,15 +71,20 @@ echo '"postgres" ""' > "$work/userlist.txt"
 [ "$(id -u)" = 0 ] && chown postgres "$work/pgbouncer.ini" "$work/userlist.txt"
 as_pg pgbouncer "$work/pgbouncer.ini" >/dev/null 2>&1 &
 pids+=($!)
-${PROXY_ENV:+env $PROXY_ENV} "$work/proxy" serve --listen "127.0.0.1:$PROXY" --auth trust --log-level warn \
+"$work/proxy" serve --listen "127.0.0.1:$PROXY" --auth trust --log-level warn \
   --backend "postgres://postgres@127.0.0.1:$PGPORT/bench?sslmode=disable" 2>"$work/proxy.log" &
 pids+=($!)
-for port in $BOUNCER $PROXY; do
+# The same proxy confined to one OS thread for Go code: on a small machine
+# shared with the server, fewer scheduler wake-ups can beat parallelism.
+GOMAXPROCS=1 "$work/proxy" serve --listen "127.0.0.1:$PROXY1" --auth trust --log-level warn \
+  --backend "postgres://postgres@127.0.0.1:$PGPORT/bench?sslmode=disable" 2>"$work/proxy1.log" &
+pids+=($!)
+for port in $BOUNCER $PROXY $PROXY1; do
   for _ in $(seq 100); do "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" && break; sleep 0.1; done
 done
 
-declare -A portOf=([direct]=$PGPORT [pgbouncer]=$BOUNCER [proxy]=$PROXY)
-targets=(direct pgbouncer proxy)
+declare -A portOf=([direct]=$PGPORT [pgbouncer]=$BOUNCER [proxy]=$PROXY [proxy-gomaxprocs1]=$PROXY1)
+targets=(direct pgbouncer proxy proxy-gomaxprocs1)
 results="$work/results.txt"
 : > "$results"
 for round in $(seq "$ROUNDS"); do

@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strings"
 )
 
@@ -39,6 +40,23 @@ var commands = []command{
 }
 
 func main() {
+	// PGONION_CPUPROFILE=FILE writes a CPU profile of the whole run, for
+	// performance work (go tool pprof FILE).
+	if path := os.Getenv("PGONION_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "proxy: PGONION_CPUPROFILE: %v\n", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "proxy: PGONION_CPUPROFILE: %v\n", err)
+			os.Exit(1)
+		}
+		code := run(os.Args[1:], os.Stdout, os.Stderr)
+		pprof.StopCPUProfile()
+		f.Close()
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
