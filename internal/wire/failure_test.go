@@ -74,6 +74,50 @@ func TestBackendKilled(t *testing.T) {
 	waitFor(t, 10*time.Second, "the dead session to be cleaned up", func() bool { return p.srv.ActiveSessions() == 2 })
 }
 
+// TestNoLeaks opens and ends sessions in every way a session can end and
+// then checks that no server connection and no goroutine is left behind.
+func TestNoLeaks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx := context.Background()
+	p := startProxy(t, nil)
+	direct := p.connectDirect(t)
+	serverSessions := func() int {
+		var n int
+		if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := range 20 {
+		c := mustConnect(t, p.url("leaker"))
+		switch i % 4 {
+		case 0: // orderly close with Terminate
+			c.Close(ctx)
+		case 1: // TCP close while idle
+			_ = c.PgConn().Conn().Close()
+		case 2: // TCP close mid-statement
+			go func() { _, _ = c.Exec(ctx, "SELECT pg_sleep(30)") }()
+			time.Sleep(50 * time.Millisecond)
+			_ = c.PgConn().Conn().Close()
+		case 3: // server session killed
+			var pid int
+			if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := direct.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.Ping(ctx)
+			c.Close(ctx)
+		}
+	}
+	waitFor(t, 20*time.Second, "all proxy sessions to end", func() bool { return p.srv.ActiveSessions() == 0 })
+	waitFor(t, 20*time.Second, "all server sessions to end", func() bool { return serverSessions() == 0 })
+	if err := p.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestGarbageInput sends malformed bytes of many kinds; each connection must
 // be closed (or answered with an error), and a fresh client still works.
 func TestGarbageInput(t *testing.T) {
