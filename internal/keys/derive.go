@@ -1,37 +1,3 @@
-// Package keys derives the per-column keys of the onions from one master
-// key.
-//
-// Every key of every layer of every onion of every column comes from the
-// master key by HKDF-SHA256 (RFC 5869):
-//
-//	PRK = HKDF-Extract(salt = "pgonion/keys/v1", IKM = master key)
-//	key = HKDF-Expand(PRK, info, size)
-//
-// where info encodes the purpose unambiguously (every variable-length field
-// is length-prefixed, big-endian):
-//
-//	"pgonion column key v1" || 0x00
-//	|| uint16(len(columnID)) || columnID
-//	|| uint8(len(onion))     || onion
-//	|| uint8(len(layer))     || layer
-//	|| uint16(size)
-//
-// Domain separation: keys for different columns, onions, layers or sizes
-// come from different info strings and so are independent; the length
-// prefixes make distinct (columnID, onion, layer, size) tuples give distinct
-// info strings (("ab", "c") and ("a", "bc") differ). Including the size
-// means a 32-byte key is not a prefix of the 64-byte key for the same
-// purpose. The "v1" tags let a later scheme change without reusing keys.
-//
-// The column id is the column's stable random identifier, not its name, so
-// renaming a column keeps its keys. Onion and layer are short names chosen
-// by the caller, such as "eq" and "rnd", or "ord" and "ope".
-//
-// Anyone with the master key can derive every key; the master key must
-// come from a cryptographically secure random source and never be logged.
-// Derived keys are as secret as the data they protect: a layer key given to
-// the server (to peel an RND layer with pgcrypto) reveals that one layer of
-// that one column's onion, and nothing about other keys.
 package keys
 
 import (
@@ -42,8 +8,8 @@ import (
 )
 
 const (
-	// MasterKeySize is the size, in bytes, of a master key.
-	MasterKeySize = 32
+	// RootKeySize is the size, in bytes, of the root key a Deriver takes.
+	RootKeySize = 32
 
 	// MinKeySize and MaxKeySize bound the size of a derived key. The
 	// upper bound is HKDF-SHA256's limit of 255 hash outputs.
@@ -59,19 +25,20 @@ const (
 	infoLabel   = "pgonion column key v1\x00"
 )
 
-// Deriver derives keys from one master key. It is safe for concurrent use.
+// Deriver derives keys from one root key. It is safe for concurrent use.
+// It prints as "[redacted]".
 type Deriver struct {
 	prk []byte
 }
 
-// NewDeriver returns a Deriver for master, which must be MasterKeySize
-// bytes. The master key is not retained: only the HKDF pseudorandom key
-// computed from it is.
-func NewDeriver(master []byte) (*Deriver, error) {
-	if len(master) != MasterKeySize {
-		return nil, fmt.Errorf("keys: invalid master key size %d, want %d bytes", len(master), MasterKeySize)
+// NewDeriver returns a Deriver for root, which must be RootKeySize bytes.
+// The root key is not retained: only the HKDF pseudorandom key computed
+// from it is.
+func NewDeriver(root []byte) (*Deriver, error) {
+	if len(root) != RootKeySize {
+		return nil, fmt.Errorf("keys: invalid root key size %d, want %d bytes", len(root), RootKeySize)
 	}
-	prk, err := hkdf.Extract(sha256.New, master, []byte(extractSalt))
+	prk, err := hkdf.Extract(sha256.New, root, []byte(extractSalt))
 	if err != nil {
 		return nil, fmt.Errorf("keys: %v", err)
 	}
@@ -94,10 +61,10 @@ func (d *Deriver) Derive(columnID []byte, onion, layer string, size int) ([]byte
 	return key, nil
 }
 
-// Derive is NewDeriver(master) followed by Derive. Use a Deriver to derive
-// many keys from one master key.
-func Derive(master, columnID []byte, onion, layer string, size int) ([]byte, error) {
-	d, err := NewDeriver(master)
+// Derive is NewDeriver(root) followed by Derive. Use a Deriver to derive
+// many keys from one root key.
+func Derive(root, columnID []byte, onion, layer string, size int) ([]byte, error) {
+	d, err := NewDeriver(root)
 	if err != nil {
 		return nil, err
 	}
@@ -129,3 +96,8 @@ func Info(columnID []byte, onion, layer string, size int) ([]byte, error) {
 	info = binary.BigEndian.AppendUint16(info, uint16(size))
 	return info, nil
 }
+
+// String, GoString and Format keep the derivation key out of logs.
+func (d *Deriver) String() string             { return "[redacted]" }
+func (d *Deriver) GoString() string           { return "[redacted]" }
+func (d *Deriver) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte("[redacted]")) }

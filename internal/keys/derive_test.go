@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -87,7 +88,7 @@ func TestKnownAnswers(t *testing.T) {
 	const path = "testdata/derive_kat.json"
 	if *update {
 		var vs []katVector
-		master := seq(MasterKeySize, 0)
+		master := seq(RootKeySize, 0)
 		col := mustHex(t, "7c2a4f1e9b3d5c60a1b2c3d4e5f60718")
 		for _, c := range []struct {
 			onion, layer string
@@ -129,7 +130,7 @@ func TestKnownAnswers(t *testing.T) {
 }
 
 func TestMatchesReference(t *testing.T) {
-	d, err := NewDeriver(seq(MasterKeySize, 7))
+	d, err := NewDeriver(seq(RootKeySize, 7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := refDerive(seq(MasterKeySize, 7), col, "eq", "det", size); !bytes.Equal(got, want) {
+			if want := refDerive(seq(RootKeySize, 7), col, "eq", "det", size); !bytes.Equal(got, want) {
 				t.Fatalf("size %d column %d bytes: mismatch", size, len(col))
 			}
 		}
@@ -149,7 +150,7 @@ func TestMatchesReference(t *testing.T) {
 // TestDomainSeparation checks that changing any input changes the key, and
 // that the length prefixes keep shifted boundaries apart.
 func TestDomainSeparation(t *testing.T) {
-	d, err := NewDeriver(seq(MasterKeySize, 0))
+	d, err := NewDeriver(seq(RootKeySize, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestDomainSeparation(t *testing.T) {
 		}
 		seen[prefix] = x
 	}
-	other, _ := NewDeriver(seq(MasterKeySize, 1))
+	other, _ := NewDeriver(seq(RootKeySize, 1))
 	a, _ := d.Derive([]byte("col1"), "eq", "rnd", 32)
 	b, _ := other.Derive([]byte("col1"), "eq", "rnd", 32)
 	if bytes.Equal(a, b) {
@@ -201,7 +202,7 @@ func TestRejects(t *testing.T) {
 			t.Errorf("Derive accepted a %d-byte master key", n)
 		}
 	}
-	d, _ := NewDeriver(make([]byte, MasterKeySize))
+	d, _ := NewDeriver(make([]byte, RootKeySize))
 	long := string(make([]byte, MaxNameLen+1))
 	tests := []struct {
 		col          []byte
@@ -228,11 +229,26 @@ func TestRejects(t *testing.T) {
 }
 
 func BenchmarkDerive(b *testing.B) {
-	d, _ := NewDeriver(make([]byte, MasterKeySize))
+	d, _ := NewDeriver(make([]byte, RootKeySize))
 	col := seq(16, 0)
 	for b.Loop() {
 		if _, err := d.Derive(col, "eq", "det", 64); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestDeriverNeverPrinted(t *testing.T) {
+	d, err := NewDeriver(seq(RootKeySize, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprintf("%v %+v %#v %s %x %q", d, d, d, d, d, d), fmt.Sprint(struct{ D *Deriver }{d})} {
+		if strings.Contains(s, fmt.Sprintf("%x", d.prk[:4])) || strings.Contains(s, fmt.Sprint(d.prk[:4])) {
+			t.Fatalf("Deriver printed its key: %s", s)
+		}
+		if !strings.Contains(s, "[redacted]") {
+			t.Fatalf("Deriver printed as %q", s)
 		}
 	}
 }
