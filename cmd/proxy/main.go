@@ -7,6 +7,7 @@
 //	proxy demo    [flags]                 run the proxy on a throwaway PostgreSQL
 //	proxy passwd  USER                    print an auth-file line for USER
 //	proxy keys    init|check|rotate-master create, check and re-wrap the key store
+//	proxy migrate --backend DSN [--check] create or upgrade the schema "pgonion"
 //	proxy version
 //
 // Run `proxy COMMAND --help` for the flags of a command. Every flag can also
@@ -37,6 +38,7 @@ var commands = []command{
 	{"serve", "relay clients to a PostgreSQL server", runServe},
 	{"demo", "run the proxy in front of a throwaway PostgreSQL", runDemo},
 	{"passwd", "print an auth-file line with a SCRAM-SHA-256 verifier", runPasswd},
+	{"migrate", "create or upgrade the proxy's schema in the backend database", runMigrate},
 	{"keys", "create, check and re-wrap the key store (init, check, rotate-master)", runKeys},
 	{"version", "print the version", func([]string, io.Writer, io.Writer) error { fmt.Println("proxy", version); return nil }},
 }

@@ -233,3 +233,27 @@ func TestEnvironmentOverrides(t *testing.T) {
 		t.Fatalf("environment variable not applied:\n%s", out)
 	}
 }
+
+func TestMigrate(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(binary, append([]string{"migrate", "--backend", dsn}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("migrate %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := run("--check"); !strings.Contains(out, "pending") || strings.Contains(out, "0 pending") {
+		t.Fatalf("check before: %s", out)
+	}
+	if out := run(); !strings.Contains(out, "applied 0001_") {
+		t.Fatalf("migrate: %s", out)
+	}
+	if out := run(); !strings.Contains(out, "up to date") {
+		t.Fatalf("second migrate: %s", out)
+	}
+	if out := run("--check"); !strings.Contains(out, "0 pending") {
+		t.Fatalf("check after: %s", out)
+	}
+}
