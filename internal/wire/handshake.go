@@ -35,6 +35,7 @@ func (s *Server) handle(raw net.Conn) {
 		}
 		return
 	}
+	conn = fastConn(conn)
 	w := bufio.NewWriterSize(conn, 16<<10)
 	if p.code == cancelRequestCode {
 		s.cancel(p.body)
@@ -211,13 +212,13 @@ func (ss *session) connectBackend(ctx context.Context, p *startupPacket) error {
 		pc.Close(ctx)
 		return err
 	}
-	ss.backend = hj.Conn
+	ss.backend = fastConn(hj.Conn)
 	ss.backendPID = hj.PID
 	ss.backendSecret = hj.SecretKey
 	ss.backendAddr = hj.Conn.RemoteAddr()
 	ss.serverParams = hj.ParameterStatuses
-	ss.br = newMsgReader(hj.Conn, 32<<10, 1<<30)
-	ss.bw = bufio.NewWriterSize(hj.Conn, 16<<10)
+	ss.br = newMsgReader(ss.backend, 32<<10, 1<<30)
+	ss.bw = bufio.NewWriterSize(ss.backend, 16<<10)
 	ss.txStatus.Store(uint32('I'))
 	return nil
 }
