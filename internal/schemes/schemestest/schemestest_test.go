@@ -6,6 +6,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -211,5 +212,25 @@ func TestBrokenSchemesFail(t *testing.T) {
 				t.Fatalf("the child process failed without a test failure:\n%s", out)
 			}
 		})
+	}
+}
+
+func TestNextFlip(t *testing.T) {
+	for _, tc := range []struct {
+		step, bits int
+		want       []int
+	}{
+		{1, 4, []int{0, 1, 2, 3}},
+		{3, 10, []int{0, 3, 6, 9}},
+		{4, 10, []int{0, 4, 8, 9}},
+		{20, 10, []int{0, 9}},
+	} {
+		var got []int
+		for b := 0; b < tc.bits; b = nextFlip(b, tc.step, tc.bits) {
+			got = append(got, b)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("step %d over %d bits: %v, want %v", tc.step, tc.bits, got, tc.want)
+		}
 	}
 }
