@@ -1,0 +1,404 @@
+// Package catalog stores the encrypted schema in the backend database (the
+// tables of schema pgonion, created by migration 0002): the logical tables
+// and columns the proxy manages, each column's stable random id, type,
+// policy and capabilities, the current layer of each of its onions, and its
+// join group.
+//
+// The catalog lives on the untrusted server, so every row is authenticated
+// with HMAC-SHA256 under a key derived from the key store (MACKey). Load
+// refuses a catalog in which any row was changed, added, removed or
+// replaced by an older copy of itself:
+//
+//   - a column row's MAC covers all its fields and the version of its table;
+//   - a table row's MAC covers its fields, its version and the ids of all
+//     its columns;
+//   - every change bumps the table's version and re-authenticates its rows.
+//
+// What this cannot detect on its own is the replay of a whole older,
+// consistent catalog (every row of a table rolled back together); a proxy
+// that remembers the newest version it has seen (Snapshot.Version) detects
+// that too while it runs.
+//
+// Warning: names are stored in plaintext. The server's administrators can
+// read the logical schema (table and column names, types, policies and
+// layers), as in CryptDB: it is needed to run the rewritten queries, and
+// the physical column names derive from ids, not names.
+package catalog
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pgonion/pgonion/internal/keys"
+)
+
+// ID is the stable random identifier of a table or column. Keys are
+// derived from column ids, so renaming a column keeps its keys.
+type ID [16]byte
+
+// NewID returns a random ID.
+func NewID() ID {
+	var id ID
+	if _, err := rand.Read(id[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return id
+}
+
+// String returns the id as 32 hexadecimal digits.
+func (id ID) String() string { return hex.EncodeToString(id[:]) }
+
+// Policy says how a column is protected.
+type Policy string
+
+const (
+	// Plain columns are stored unencrypted.
+	Plain Policy = "plain"
+	// Sensitive columns never go below their RND layer: queries that would
+	// need a weaker layer are refused.
+	Sensitive Policy = "sensitive"
+	// Encrypted columns get the onions of their Capabilities, each at its
+	// strongest layer, peeled on demand.
+	Encrypted Policy = "encrypted"
+)
+
+// Column is one logical column.
+type Column struct {
+	ID       ID
+	Position int    // 1-based order in the logical table
+	Name     string // logical name
+	Type     string // PostgreSQL type as written in DDL, e.g. "numeric(10,2)"
+	Policy   Policy
+	// Capabilities are what the server may be asked to compute: a subset
+	// of "eq", "ord", "add", "search".
+	Capabilities []string
+	// Onions maps each onion of the column ("eq", "ord", "add", "search")
+	// to its current layer ("rnd", "det", "ope", "hom", ...).
+	Onions map[string]string
+	// JoinGroup names the columns that share a DET join key ("" for none).
+	JoinGroup string
+}
+
+// Table is one logical table.
+type Table struct {
+	ID       ID
+	Schema   string // logical schema, e.g. "public"
+	Name     string
+	Physical string // the table on the server (in Schema)
+	Version  int64  // bumped on every change to the table or its columns
+	Columns  []Column
+}
+
+// Column returns the column named name, or nil.
+func (t *Table) Column(name string) *Column {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return &t.Columns[i]
+		}
+	}
+	return nil
+}
+
+// Snapshot is a verified copy of the whole catalog.
+type Snapshot struct {
+	Version int64 // the catalog version it was read at
+	StoreID string
+	tables  map[string]*Table // by schema + "." + name
+}
+
+// Table returns the table schema.name, or nil when the proxy does not
+// manage it.
+func (s *Snapshot) Table(schema, name string) *Table { return s.tables[schema+"."+name] }
+
+// Tables returns every table, sorted by schema and name.
+func (s *Snapshot) Tables() []*Table {
+	names := slices.Sorted(maps.Keys(s.tables))
+	out := make([]*Table, len(names))
+	for i, n := range names {
+		out[i] = s.tables[n]
+	}
+	return out
+}
+
+// ErrTampered is returned when a catalog row does not authenticate.
+var ErrTampered = errors.New("catalog: metadata was modified outside the proxy")
+
+// MACKey derives the catalog's authentication key from the key store.
+func MACKey(d *keys.Deriver) ([]byte, error) {
+	return d.Derive([]byte("pgonion catalog"), "catalog", "mac", 32)
+}
+
+// Querier is what Load needs: a connection or a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Execer is what the writing functions need: a transaction.
+type Execer interface {
+	Querier
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// Version returns the current catalog version (cheap: one row).
+func Version(ctx context.Context, q Querier) (int64, error) {
+	var v int64
+	err := q.QueryRow(ctx, "SELECT version FROM pgonion.catalog_version").Scan(&v)
+	return v, err
+}
+
+// Load reads and verifies the whole catalog.
+func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
+	s := &Snapshot{tables: map[string]*Table{}}
+	if err := q.QueryRow(ctx, "SELECT version FROM pgonion.catalog_version").Scan(&s.Version); err != nil {
+		return nil, fmt.Errorf("catalog: reading version: %w", err)
+	}
+	var store *string
+	if err := q.QueryRow(ctx, "SELECT (SELECT store_id::text FROM pgonion.keystore)").Scan(&store); err != nil {
+		return nil, fmt.Errorf("catalog: reading key store binding: %w", err)
+	}
+	if store != nil {
+		s.StoreID = *store
+	}
+	byID := map[ID]*Table{}
+	macs := map[ID][]byte{}
+	rows, err := q.Query(ctx, "SELECT table_id, schema_name, table_name, physical_name, version, mac FROM pgonion.tables")
+	if err != nil {
+		return nil, fmt.Errorf("catalog: reading tables: %w", err)
+	}
+	for rows.Next() {
+		t := &Table{}
+		var mac []byte
+		if err := rows.Scan(&t.ID, &t.Schema, &t.Name, &t.Physical, &t.Version, &mac); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("catalog: reading tables: %w", err)
+		}
+		byID[t.ID], macs[t.ID] = t, mac
+		s.tables[t.Schema+"."+t.Name] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalog: reading tables: %w", err)
+	}
+	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
+		capabilities, onions, coalesce(join_group, ''), mac FROM pgonion.columns ORDER BY table_id, position`)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: reading columns: %w", err)
+	}
+	for rows.Next() {
+		var c Column
+		var tableID ID
+		var mac []byte
+		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &mac); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("catalog: reading columns: %w", err)
+		}
+		t := byID[tableID]
+		if t == nil {
+			rows.Close()
+			return nil, fmt.Errorf("%w: column %s belongs to no table", ErrTampered, c.ID)
+		}
+		if !hmac.Equal(mac, columnMAC(macKey, t, &c)) {
+			rows.Close()
+			return nil, fmt.Errorf("%w: column %s.%s.%s does not authenticate", ErrTampered, t.Schema, t.Name, c.Name)
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalog: reading columns: %w", err)
+	}
+	for id, t := range byID {
+		if !hmac.Equal(macs[id], tableMAC(macKey, t)) {
+			return nil, fmt.Errorf("%w: table %s.%s (or its set of columns) does not authenticate", ErrTampered, t.Schema, t.Name)
+		}
+	}
+	return s, nil
+}
+
+// BindKeyStore records which key store the database's encrypted data
+// belongs to, or checks that it is storeID when one is recorded already.
+func BindKeyStore(ctx context.Context, tx Execer, storeID string) error {
+	var have *string
+	if err := tx.QueryRow(ctx, "SELECT (SELECT store_id::text FROM pgonion.keystore FOR UPDATE)").Scan(&have); err != nil {
+		return err
+	}
+	switch {
+	case have == nil:
+		_, err := tx.Exec(ctx, "INSERT INTO pgonion.keystore (store_id) VALUES ($1)", storeID)
+		return err
+	case !strings.EqualFold(*have, storeID):
+		return fmt.Errorf("catalog: the encrypted data in this database belongs to key store %s, not to %s\n"+
+			"hint: start the proxy with the key store (and master key) that encrypted this data", *have, storeID)
+	}
+	return nil
+}
+
+// CreateTable records a new table (t.ID, t.Version and the column ids are
+// filled in when zero) in tx.
+func CreateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error {
+	if t.ID == (ID{}) {
+		t.ID = NewID()
+	}
+	for i := range t.Columns {
+		if t.Columns[i].ID == (ID{}) {
+			t.Columns[i].ID = NewID()
+		}
+	}
+	t.Version = 1
+	if _, err := tx.Exec(ctx, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES ($1, $2, $3, $4, $5, $6)",
+		t.ID, t.Schema, t.Name, t.Physical, t.Version, tableMAC(macKey, t)); err != nil {
+		return fmt.Errorf("catalog: recording table %s.%s: %w", t.Schema, t.Name, err)
+	}
+	for i := range t.Columns {
+		if err := insertColumn(ctx, tx, macKey, t, &t.Columns[i]); err != nil {
+			return err
+		}
+	}
+	return bump(ctx, tx)
+}
+
+// UpdateTable replaces the stored form of t (its columns may have been
+// added, removed, renamed or changed) and bumps its version. t.Version must
+// be the version it was loaded at: a concurrent change makes it fail.
+func UpdateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error {
+	for i := range t.Columns {
+		if t.Columns[i].ID == (ID{}) {
+			t.Columns[i].ID = NewID()
+		}
+	}
+	next := t.Version + 1
+	old := t.Version
+	t.Version = next
+	tag, err := tx.Exec(ctx, "UPDATE pgonion.tables SET schema_name = $2, table_name = $3, physical_name = $4, version = $5, mac = $6 WHERE table_id = $1 AND version = $7",
+		t.ID, t.Schema, t.Name, t.Physical, t.Version, tableMAC(macKey, t), old)
+	if err != nil {
+		t.Version = old
+		return fmt.Errorf("catalog: updating table %s.%s: %w", t.Schema, t.Name, err)
+	}
+	if tag.RowsAffected() != 1 {
+		t.Version = old
+		return fmt.Errorf("catalog: table %s.%s was changed concurrently (expected version %d)", t.Schema, t.Name, old)
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM pgonion.columns WHERE table_id = $1", t.ID); err != nil {
+		return err
+	}
+	for i := range t.Columns {
+		if err := insertColumn(ctx, tx, macKey, t, &t.Columns[i]); err != nil {
+			return err
+		}
+	}
+	return bump(ctx, tx)
+}
+
+// DropTable removes a table and its columns.
+func DropTable(ctx context.Context, tx Execer, id ID) error {
+	if _, err := tx.Exec(ctx, "DELETE FROM pgonion.tables WHERE table_id = $1", id); err != nil {
+		return err
+	}
+	return bump(ctx, tx)
+}
+
+func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Column) error {
+	var jg *string
+	if c.JoinGroup != "" {
+		jg = &c.JoinGroup
+	}
+	caps := c.Capabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	onions := c.Onions
+	if onions == nil {
+		onions = map[string]string{}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
+		capabilities, onions, join_group, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, columnMAC(macKey, t, c))
+	if err != nil {
+		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
+	}
+	return nil
+}
+
+// bump increments the catalog version and tells other proxies.
+func bump(ctx context.Context, tx Execer) error {
+	if _, err := tx.Exec(ctx, "UPDATE pgonion.catalog_version SET version = version + 1"); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, "NOTIFY pgonion_catalog")
+	return err
+}
+
+// mac is HMAC-SHA256 over length-prefixed fields, so distinct field lists
+// never encode alike.
+type mac struct{ b []byte }
+
+func (m *mac) str(s string) *mac {
+	m.b = binary.BigEndian.AppendUint32(m.b, uint32(len(s)))
+	m.b = append(m.b, s...)
+	return m
+}
+
+func (m *mac) int(v int64) *mac {
+	m.b = binary.BigEndian.AppendUint64(m.b, uint64(v))
+	return m
+}
+
+func (m *mac) sum(key []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write(m.b)
+	return h.Sum(nil)
+}
+
+func tableMAC(key []byte, t *Table) []byte {
+	m := (&mac{}).str("pgonion table v1").str(string(t.ID[:])).str(t.Schema).str(t.Name).str(t.Physical).int(t.Version)
+	ids := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		ids[i] = string(c.ID[:])
+	}
+	slices.Sort(ids)
+	m.int(int64(len(ids)))
+	for _, id := range ids {
+		m.str(id)
+	}
+	return m.sum(key)
+}
+
+func columnMAC(key []byte, t *Table, c *Column) []byte {
+	m := (&mac{}).str("pgonion column v1").str(string(c.ID[:])).str(string(t.ID[:])).int(t.Version).
+		int(int64(c.Position)).str(c.Name).str(c.Type).str(string(c.Policy)).str(c.JoinGroup)
+	m.int(int64(len(c.Capabilities)))
+	for _, cp := range c.Capabilities {
+		m.str(cp)
+	}
+	kinds := slices.Sorted(maps.Keys(c.Onions))
+	m.int(int64(len(kinds)))
+	for _, k := range kinds {
+		m.str(k).str(c.Onions[k])
+	}
+	return m.sum(key)
+}
+
+// ScanUUID and UUIDValue let pgx read and write an ID as a uuid.
+func (id *ID) ScanUUID(v pgtype.UUID) error {
+	if !v.Valid {
+		return errors.New("catalog: NULL id")
+	}
+	*id = v.Bytes
+	return nil
+}
+
+func (id ID) UUIDValue() (pgtype.UUID, error) { return pgtype.UUID{Bytes: id, Valid: true}, nil }
