@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,18 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := wireConfig(&f, backend, log)
+	if err != nil {
+		return err
+	}
+	// The demo's keys are as throwaway as its data: they live, and die, in
+	// the cluster's directory.
+	f.keys.register(flag.NewFlagSet("demo-keys", flag.ContinueOnError))
+	f.keys.keystore = filepath.Join(cluster.Dir, "pgonion.keystore")
+	f.keys.masterKeyFile = filepath.Join(cluster.Dir, "pgonion.master")
+	if _, err := prepareBackend(ctx, cluster.DSN("demo"), &f.keys, log); err != nil {
+		return err
+	}
 	ready := func(addr net.Addr) {
 		host, port, _ := net.SplitHostPort(addr.String())
 		url := fmt.Sprintf("postgres://demo@%s/demo?sslmode=disable", net.JoinHostPort(host, port))
@@ -55,7 +68,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\nThe proxy is serving on %s, in front of PostgreSQL on 127.0.0.1:%d (data in %s).\n", addr, cluster.Port, cluster.Dir)
 		fmt.Fprintf(stdout, "Connect with:\n\n    psql %q\n\nor: psql -h %s -p %s -U demo demo\n\nPress Ctrl-C to stop; the server and its data are deleted on exit.\n", url, host, port)
 	}
-	return serve(&f, backend, log, ready)
+	return serve(&f, cfg, log, ready)
 }
 
 func createDatabase(ctx context.Context, adminDSN, name string) error {

@@ -226,7 +226,10 @@ decrypt every encrypted column, and without either the data is lost.`))
 		createdMaster = true
 		masterLine = "created master key file " + masterName + " (mode 0600)"
 	}
-	s := keys.New()
+	s, err := newKeyStore()
+	if err != nil {
+		return err
+	}
 	if err := keys.Create(k.keystore, master, s); err != nil {
 		if createdMaster {
 			err = fmt.Errorf("%w\nhint: the master key file %s was created; rerun with --use-existing-master to use it, or delete it", err, absPath(k.masterKeyFile))

@@ -73,7 +73,14 @@ func (p *proc) wait() error {
 // started runs the binary and waits until a line of its output matches ready.
 func started(t *testing.T, ready *regexp.Regexp, args ...string) *proc {
 	t.Helper()
+	return startedIn(t, t.TempDir(), ready, args...)
+}
+
+// startedIn is started with the working directory dir.
+func startedIn(t *testing.T, dir string, ready *regexp.Regexp, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binary, args...), copied: make(chan struct{})}
+	p.cmd.Dir = dir
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -186,12 +193,14 @@ func TestCommandLineErrors(t *testing.T) {
 		{nil, 2, "Usage"},
 		{[]string{"bogus"}, 2, "unknown command"},
 		{[]string{"serve"}, 2, "--backend is required"},
-		{[]string{"serve", "--backend", "postgres://x@127.0.0.1:1/db", "--auth", "trust", "--listen", "0.0.0.0:0"}, 1, "cannot reach the backend"},
+		{[]string{"serve", "--backend", "postgres://x@127.0.0.1:1/db", "--auth", "trust"}, 1, "cannot reach the backend"},
+		{[]string{"serve", "--backend", "postgres://x@127.0.0.1:1/db", "--auth", "trust", "--listen", "0.0.0.0:0"}, 2, "only on loopback"},
 		{[]string{"serve", "--nope"}, 2, "hint: run 'proxy serve --help'"},
 		{[]string{"serve", "--help"}, 0, "--backend"},
 		{[]string{"passwd"}, 2, "exactly one USER"},
 	} {
 		cmd := exec.Command(binary, tc.args...)
+		cmd.Dir = t.TempDir()
 		out, _ := cmd.CombinedOutput()
 		if cmd.ProcessState.ExitCode() != tc.code || !strings.Contains(string(out), tc.contains) {
 			t.Errorf("proxy %v: exit %d, output:\n%s\nwant exit %d and %q", tc.args, cmd.ProcessState.ExitCode(), out, tc.code, tc.contains)
@@ -202,6 +211,7 @@ func TestCommandLineErrors(t *testing.T) {
 func TestServeRefusesTrustOffLoopback(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	cmd := exec.Command(binary, "serve", "--backend", dsn, "--auth", "trust", "--listen", "0.0.0.0:0")
+	cmd.Dir = t.TempDir()
 	out, _ := cmd.CombinedOutput()
 	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "only on loopback") {
 		t.Fatalf("exit %d:\n%s", cmd.ProcessState.ExitCode(), out)
@@ -256,4 +266,71 @@ func TestMigrate(t *testing.T) {
 	if out := run("--check"); !strings.Contains(out, "0 pending") {
 		t.Fatalf("check after: %s", out)
 	}
+}
+
+// TestServeKeyStore: the first start creates the keys, later starts reuse
+// them, and a missing, corrupt or wrong key store stops the proxy before it
+// opens a listener.
+func TestServeKeyStore(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	dir := t.TempDir()
+	storeID := regexp.MustCompile(`store_id=([0-9a-f-]{36})`)
+	run := func() string {
+		t.Helper()
+		addr := freeAddr(t)
+		p := startedIn(t, dir, regexp.MustCompile("proxy listening"), "serve", "--listen", addr, "--backend", dsn, "--auth", "trust")
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		if err := p.wait(); err != nil {
+			t.Fatalf("serve: %v\n%s", err, p.output())
+		}
+		return p.output()
+	}
+	first := run()
+	if !strings.Contains(first, "created a new key store") || storeID.FindStringSubmatch(first) == nil {
+		t.Fatalf("first start:\n%s", first)
+	}
+	for _, f := range []string{"pgonion.keystore", "pgonion.master"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", f, st, err)
+		}
+	}
+	second := run()
+	if strings.Contains(second, "created a new key store") || storeID.FindStringSubmatch(second)[1] != storeID.FindStringSubmatch(first)[1] {
+		t.Fatalf("second start did not reuse the key store:\n%s", second)
+	}
+
+	fails := func(name, want string, prepare func()) {
+		t.Helper()
+		prepare()
+		addr := freeAddr(t)
+		cmd := exec.Command(binary, "serve", "--listen", addr, "--backend", dsn, "--auth", "trust")
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), want) || strings.Contains(string(out), "proxy listening") {
+			t.Fatalf("%s: exit %d:\n%s\nwant exit 1 and %q, no listener", name, cmd.ProcessState.ExitCode(), out, want)
+		}
+	}
+	store := filepath.Join(dir, "pgonion.keystore")
+	good, err := os.ReadFile(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fails("missing key store", "restore that key store", func() { os.Rename(store, store+".bak") })
+	if _, err := os.Stat(store); err == nil {
+		t.Fatal("a new key store was created although the database holds data of another")
+	}
+	fails("corrupt key store", "tampered", func() {
+		bad := append([]byte(nil), good...)
+		bad[len(bad)-1] ^= 1
+		os.WriteFile(store, bad, 0o600)
+	})
+	fails("wrong master key", "tampered", func() {
+		os.WriteFile(store, good, 0o600)
+		os.Remove(filepath.Join(dir, "pgonion.master"))
+		c := exec.Command(binary, "keys", "init", "--keystore", filepath.Join(t.TempDir(), "x.keystore"), "--master-key-file", filepath.Join(dir, "pgonion.master"))
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("making another master key: %v\n%s", err, out)
+		}
+	})
 }

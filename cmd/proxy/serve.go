@@ -32,6 +32,7 @@ type serveFlags struct {
 	maxMessageSize  int
 	shutdownTimeout time.Duration
 	log             logFlags
+	keys            keyFlags // serve only; the demo keeps its keys with its data
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
@@ -50,9 +51,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var f serveFlags
 	f.register(fs)
+	f.keys.register(fs)
 	fs.StringVar(&f.backend, "backend", "", "libpq `DSN` (URL or key=value) of the PostgreSQL server, with the proxy's own credentials")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: proxy serve --backend DSN [flags]\n\nRelays PostgreSQL clients to the backend server.\n\nFlags (each also settable as PGONION_<NAME>):")
+		fmt.Fprintln(fs.Output(), "Usage: proxy serve --backend DSN [flags]\n\nRelays PostgreSQL clients to the backend server. At start-up it migrates the\nschema pgonion in the backend database and opens the key store (creating\nit, and the master key file, when neither exists and the database holds no\nencrypted data).\n\nFlags (each also settable as PGONION_<NAME>):")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -69,27 +71,23 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("bad --backend: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	err = checkBackend(ctx, backend)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("cannot reach the backend: %w\nhint: check --backend, and that the server accepts the proxy's user", err)
-	}
-	return serve(&f, backend, log, nil)
-}
-
-// checkBackend connects once, so that a wrong DSN fails at start-up.
-func checkBackend(ctx context.Context, cfg *pgconn.Config) error {
-	c, err := pgconn.ConnectConfig(ctx, cfg)
+	cfg, err := wireConfig(&f, backend, log)
 	if err != nil {
 		return err
 	}
-	return c.Close(ctx)
+	// Keys and schema before the listener: a proxy that cannot serve
+	// encrypted data correctly never accepts a client.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	_, err = prepareBackend(ctx, f.backend, &f.keys, log)
+	cancel()
+	if err != nil {
+		return err
+	}
+	return serve(&f, cfg, log, nil)
 }
 
-// serve runs the proxy until SIGINT or SIGTERM. ready, if set, is called
-// once the listener is open.
-func serve(f *serveFlags, backend *pgconn.Config, log *slog.Logger, ready func(addr net.Addr)) error {
+// wireConfig checks the serving flags and builds the server configuration.
+func wireConfig(f *serveFlags, backend *pgconn.Config, log *slog.Logger) (wire.Config, error) {
 	cfg := wire.Config{
 		Backend:        backend,
 		Auth:           wire.AuthMode(f.auth),
@@ -99,28 +97,44 @@ func serve(f *serveFlags, backend *pgconn.Config, log *slog.Logger, ready func(a
 	}
 	switch cfg.Auth {
 	case wire.AuthTrust:
+		addr, err := net.ResolveTCPAddr("tcp", f.listen)
+		if err != nil {
+			return cfg, usagef("bad --listen %q: %v", f.listen, err)
+		}
+		if !addr.IP.IsLoopback() {
+			return cfg, usagef("--auth trust is allowed only on loopback addresses, not %s", f.listen)
+		}
 	case wire.AuthSCRAM:
 		if f.authFile == "" {
-			return usagef("--auth scram-sha-256 needs --auth-file (or use --auth trust on a loopback address)")
+			return cfg, usagef("--auth scram-sha-256 needs --auth-file (or use --auth trust on a loopback address)")
 		}
 		users, err := scram.ReadAuthFile(f.authFile)
 		if err != nil {
-			return fmt.Errorf("reading --auth-file: %w", err)
+			return cfg, fmt.Errorf("reading --auth-file: %w", err)
 		}
 		cfg.Users = users
 	default:
-		return usagef("bad --auth %q: want scram-sha-256 or trust", f.auth)
+		return cfg, usagef("bad --auth %q: want scram-sha-256 or trust", f.auth)
 	}
 	if (f.tlsCert == "") != (f.tlsKey == "") {
-		return usagef("--tls-cert and --tls-key go together")
+		return cfg, usagef("--tls-cert and --tls-key go together")
 	}
 	if f.tlsCert != "" {
 		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
 		if err != nil {
-			return fmt.Errorf("loading TLS certificate: %w", err)
+			return cfg, fmt.Errorf("loading TLS certificate: %w", err)
 		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	if f.tlsRequired && cfg.TLS == nil {
+		return cfg, usagef("--tls-required needs --tls-cert and --tls-key")
+	}
+	return cfg, nil
+}
+
+// serve runs the proxy until SIGINT or SIGTERM. ready, if set, is called
+// once the listener is open.
+func serve(f *serveFlags, cfg wire.Config, log *slog.Logger, ready func(addr net.Addr)) error {
 	srv, err := wire.NewServer(cfg)
 	if err != nil {
 		return usagef("%v", err)
@@ -133,7 +147,7 @@ func serve(f *serveFlags, backend *pgconn.Config, log *slog.Logger, ready func(a
 		ln.Close()
 		return usagef("--auth trust is allowed only on loopback addresses, not %s", ln.Addr())
 	}
-	log.Info("proxy listening", "addr", ln.Addr().String(), "backend", backendLabel(backend), "auth", f.auth, "tls", cfg.TLS != nil)
+	log.Info("proxy listening", "addr", ln.Addr().String(), "backend", backendLabel(cfg.Backend), "auth", f.auth, "tls", cfg.TLS != nil)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
