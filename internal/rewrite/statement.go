@@ -30,6 +30,8 @@ type Statement struct {
 	Fingerprint uint64
 	// Tree is the parse tree.
 	Tree *pg_query.RawStmt
+
+	version int32 // of the parse tree format, needed to deparse it
 }
 
 // SyntaxError is a statement the PostgreSQL grammar rejects.
@@ -68,9 +70,14 @@ func Parse(sql string) ([]Statement, error) {
 		if err != nil {
 			return nil, &SyntaxError{Message: err.Error()}
 		}
-		out = append(out, Statement{SQL: text, Kind: kindOf(raw.Stmt), Fingerprint: fp, Tree: raw})
+		out = append(out, Statement{SQL: text, Kind: kindOf(raw.Stmt), Fingerprint: fp, Tree: raw, version: tree.Version})
 	}
 	return out, nil
+}
+
+// Deparse returns the SQL text of the statement's (possibly modified) tree.
+func (s Statement) Deparse() (string, error) {
+	return pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.Tree.Stmt}}})
 }
 
 // kindOf names a statement node: *pg_query.Node_SelectStmt -> "Select".

@@ -1,0 +1,418 @@
+package rewrite
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+)
+
+// SaltColumn is the physical column holding each row's random salt, from
+// which the RND layers derive their IVs.
+const SaltColumn = "pgonion_salt"
+
+// Onion kinds, in the order their physical columns are laid out.
+var onionOrder = []string{"eq", "ord", "add", "search"}
+
+// PhysicalName returns the server-side column of one onion of an
+// encrypted column: the logical name, two underscores, the onion. (A
+// rename renames these too; keys follow the column id, not the name.)
+func PhysicalName(column, onion string) string { return column + "__" + onion }
+
+// physicalType is the server type of an onion column. Every onion is
+// stored as bytea except the search tokens (64-bit keyed hashes, GIN
+// indexable).
+func physicalType(onion string) string {
+	if onion == "search" {
+		return "int8[]"
+	}
+	return "bytea"
+}
+
+// strongestLayer is the layer an onion starts at.
+func strongestLayer(onion string) string {
+	switch onion {
+	case "eq", "ord":
+		return "rnd"
+	case "add":
+		return "hom"
+	}
+	return onion
+}
+
+// TypeInfo describes a column type the proxy can encrypt.
+type TypeInfo struct {
+	Name         string   // canonical SQL, e.g. "numeric(10,2)"
+	Capabilities []string // what the server can compute over it: eq, ord, add, search
+}
+
+// TypeResolver resolves a declared type (pg_query's TypeName: its names
+// and integer modifiers). It fails for types the proxy cannot encrypt.
+type TypeResolver func(names []string, typmods []int32) (TypeInfo, error)
+
+// ColumnPolicy is what the deployment says about one column.
+type ColumnPolicy struct {
+	Policy       catalog.Policy
+	Capabilities []string // for catalog.Encrypted: nil means every capability of the type
+}
+
+// PolicyFunc returns the policy of table.column (schema-qualified table).
+type PolicyFunc func(table, column string) ColumnPolicy
+
+// CreatePlan is the rewritten form of CREATE TABLE.
+type CreatePlan struct {
+	// SQL creates the physical table on the server.
+	SQL string
+	// Table is what to record in the catalog, in the same transaction.
+	Table *catalog.Table
+}
+
+// Refusal is a statement the proxy cannot run correctly and securely. It
+// converts to SQLSTATE 0A000 with a message naming the construct and the
+// column.
+func Refusal(format string, a ...any) error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf(format, a...)}
+}
+
+// PlanCreate rewrites one CREATE TABLE statement. Plain columns keep their
+// definition; each encrypted column becomes one column per onion (see
+// PhysicalName), and the table gets the per-row salt column.
+//
+// Decisions:
+//   - serial, identity and DEFAULT on an encrypted column are refused:
+//     the server would generate the value, so it would know it;
+//   - PRIMARY KEY and UNIQUE on an encrypted column are enforced on its Eq
+//     onion, which therefore starts at DET, not RND: the server learns
+//     nothing from equality over values that are all distinct, but it can
+//     tell a duplicate insertion attempt (the unique violation);
+//   - NOT NULL on an encrypted column applies to its onion columns;
+//   - CHECK, REFERENCES, EXCLUDE and generated columns over encrypted
+//     columns are refused.
+func PlanCreate(st Statement, schema string, types TypeResolver, policy PolicyFunc) (*CreatePlan, error) {
+	cs := st.Tree.Stmt.GetCreateStmt()
+	if cs == nil {
+		return nil, fmt.Errorf("rewrite: not a CREATE TABLE statement")
+	}
+	if cs.Relation.Schemaname != "" {
+		schema = cs.Relation.Schemaname
+	}
+	table := cs.Relation.Relname
+	qualified := schema + "." + table
+	if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.Partbound != nil || cs.OfTypename != nil {
+		return nil, Refusal("CREATE TABLE %s: inheritance, partitioning and typed tables are not supported by the proxy", table)
+	}
+	if cs.Relation.Relpersistence == "t" {
+		return nil, Refusal("CREATE TEMPORARY TABLE %s is not supported by the proxy", table)
+	}
+	t := &catalog.Table{Schema: schema, Name: table, Physical: table}
+	encrypted := map[string]*catalog.Column{}
+	var elts []*pg_query.Node
+	elts = append(elts, columnDef(SaltColumn, "bytea", true))
+	pos := 0
+	for _, n := range cs.TableElts {
+		cd := n.GetColumnDef()
+		if cd == nil {
+			continue // table constraints: handled below
+		}
+		pos++
+		names := typeNames(cd.TypeName)
+		if isSerial(names) {
+			pol := policy(qualified, cd.Colname)
+			if pol.Policy != catalog.Plain {
+				return nil, Refusal("%s on encrypted column %s.%s: the server would generate its values in plaintext; declare the column plain, or insert the values through the proxy", names[len(names)-1], table, cd.Colname)
+			}
+		}
+		pol := policy(qualified, cd.Colname)
+		if pol.Policy == catalog.Plain {
+			t.Columns = append(t.Columns, catalog.Column{Position: pos, Name: cd.Colname, Type: deparseType(cd.TypeName), Policy: catalog.Plain})
+			elts = append(elts, n)
+			continue
+		}
+		if len(cd.TypeName.ArrayBounds) > 0 {
+			return nil, Refusal("array type of column %s.%s cannot be encrypted; declare the column plain", table, cd.Colname)
+		}
+		info, err := types(names, typmods(cd.TypeName))
+		if err != nil {
+			return nil, Refusal("type of column %s.%s: %v", table, cd.Colname, err)
+		}
+		caps := info.Capabilities
+		if pol.Capabilities != nil {
+			for _, c := range pol.Capabilities {
+				if !slices.Contains(info.Capabilities, c) {
+					return nil, Refusal("capability %q is not available for column %s.%s of type %s", c, table, cd.Colname, info.Name)
+				}
+			}
+			caps = pol.Capabilities
+		}
+		if pol.Policy == catalog.Sensitive {
+			// A sensitive column never leaves RND: search tokens and
+			// Paillier would expose more than RND, so it keeps only Eq.
+			caps = []string{"eq"}
+		}
+		col := catalog.Column{Position: pos, Name: cd.Colname, Type: info.Name, Policy: pol.Policy,
+			Capabilities: caps, Onions: map[string]string{}}
+		notNull, unique := false, false
+		for _, cn := range cd.Constraints {
+			c := cn.GetConstraint()
+			switch c.Contype {
+			case pg_query.ConstrType_CONSTR_NOTNULL:
+				notNull = true
+			case pg_query.ConstrType_CONSTR_NULL:
+			case pg_query.ConstrType_CONSTR_PRIMARY, pg_query.ConstrType_CONSTR_UNIQUE:
+				unique = true
+				notNull = notNull || c.Contype == pg_query.ConstrType_CONSTR_PRIMARY
+			case pg_query.ConstrType_CONSTR_DEFAULT, pg_query.ConstrType_CONSTR_IDENTITY, pg_query.ConstrType_CONSTR_GENERATED:
+				return nil, Refusal("%s on encrypted column %s.%s: the server would compute the value in plaintext", constraintName(c.Contype), table, cd.Colname)
+			default:
+				return nil, Refusal("%s on encrypted column %s.%s is not supported", constraintName(c.Contype), table, cd.Colname)
+			}
+		}
+		if cd.RawDefault != nil || cd.Identity != "" || cd.Generated != "" {
+			return nil, Refusal("a server-side default, identity or generated value on encrypted column %s.%s would be computed in plaintext by the server", table, cd.Colname)
+		}
+		onions := onionsFor(caps)
+		for _, o := range onions {
+			col.Onions[o] = strongestLayer(o)
+		}
+		if unique {
+			if err := uniqueOnEq(&col, table); err != nil {
+				return nil, err
+			}
+		}
+		for _, o := range onions {
+			elts = append(elts, columnDef(PhysicalName(cd.Colname, o), physicalType(o), notNull && o == "eq"))
+		}
+		if unique {
+			elts = append(elts, uniqueConstraint([]string{PhysicalName(cd.Colname, "eq")}, primaryOf(cd.Constraints)))
+		}
+		t.Columns = append(t.Columns, col)
+		encrypted[cd.Colname] = &t.Columns[len(t.Columns)-1]
+	}
+	// Table constraints: those over plain columns pass; PRIMARY KEY and
+	// UNIQUE move to the Eq onions of encrypted columns; others over
+	// encrypted columns are refused.
+	for _, n := range cs.TableElts {
+		c := n.GetConstraint()
+		if c == nil {
+			continue
+		}
+		keys := stringList(c.Keys)
+		var enc []string
+		for _, k := range keys {
+			if encrypted[k] != nil {
+				enc = append(enc, k)
+			}
+		}
+		if c.Contype == pg_query.ConstrType_CONSTR_CHECK || c.Contype == pg_query.ConstrType_CONSTR_EXCLUSION || c.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
+			if cols := referencedColumns(n, encrypted); len(cols) > 0 {
+				return nil, Refusal("%s over encrypted column %s.%s is not supported", constraintName(c.Contype), table, cols[0])
+			}
+			elts = append(elts, n)
+			continue
+		}
+		if len(enc) == 0 {
+			elts = append(elts, n)
+			continue
+		}
+		if c.Contype != pg_query.ConstrType_CONSTR_PRIMARY && c.Contype != pg_query.ConstrType_CONSTR_UNIQUE {
+			return nil, Refusal("%s over encrypted column %s.%s is not supported", constraintName(c.Contype), table, enc[0])
+		}
+		phys := make([]string, len(keys))
+		for i, k := range keys {
+			phys[i] = k
+			if col := encrypted[k]; col != nil {
+				if err := uniqueOnEq(col, table); err != nil {
+					return nil, err
+				}
+				phys[i] = PhysicalName(k, "eq")
+			}
+		}
+		elts = append(elts, uniqueConstraint(phys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY))
+	}
+	if len(encrypted) == 0 {
+		// Nothing to protect: the table is created as the client wrote it.
+		return &CreatePlan{SQL: st.SQL, Table: t}, nil
+	}
+	cs.TableElts = elts
+	sql, err := st.Deparse()
+	if err != nil {
+		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
+	}
+	return &CreatePlan{SQL: sql, Table: t}, nil
+}
+
+// uniqueOnEq makes a column's Eq onion start at DET so the server can
+// enforce uniqueness, or refuses when the column cannot have one.
+func uniqueOnEq(col *catalog.Column, table string) error {
+	if col.Policy == catalog.Sensitive {
+		return Refusal("PRIMARY KEY or UNIQUE on sensitive column %s.%s: the server could only enforce it on deterministic ciphertexts, which a sensitive column never has", table, col.Name)
+	}
+	if _, ok := col.Onions["eq"]; !ok {
+		return Refusal("PRIMARY KEY or UNIQUE on column %s.%s needs its eq capability", table, col.Name)
+	}
+	col.Onions["eq"] = "det"
+	return nil
+}
+
+func onionsFor(caps []string) []string {
+	var out []string
+	for _, o := range onionOrder {
+		if slices.Contains(caps, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func typeNames(tn *pg_query.TypeName) []string { return stringList(tn.Names) }
+
+func stringList(nodes []*pg_query.Node) []string {
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, n.GetString_().GetSval())
+	}
+	return out
+}
+
+func typmods(tn *pg_query.TypeName) []int32 {
+	var out []int32
+	for _, m := range tn.Typmods {
+		if c := m.GetAConst(); c != nil {
+			out = append(out, c.GetIval().GetIval())
+		}
+	}
+	return out
+}
+
+func isSerial(names []string) bool {
+	switch names[len(names)-1] {
+	case "serial", "serial4", "bigserial", "serial8", "smallserial", "serial2":
+		return true
+	}
+	return false
+}
+
+func deparseType(tn *pg_query.TypeName) string {
+	names := typeNames(tn)
+	if len(names) == 2 && names[0] == "pg_catalog" {
+		names = names[1:]
+	}
+	s := strings.Join(names, ".")
+	if mods := typmods(tn); len(mods) > 0 {
+		parts := make([]string, len(mods))
+		for i, m := range mods {
+			parts[i] = fmt.Sprint(m)
+		}
+		s += "(" + strings.Join(parts, ",") + ")"
+	}
+	for range tn.ArrayBounds {
+		s += "[]"
+	}
+	return s
+}
+
+func columnDef(name, typ string, notNull bool) *pg_query.Node {
+	var cons []*pg_query.Node
+	if notNull {
+		cons = append(cons, pg_query.MakeNotNullConstraintNode(-1))
+	}
+	tn := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(strings.TrimSuffix(typ, "[]"))}, Typemod: -1}
+	if strings.HasSuffix(typ, "[]") {
+		tn.ArrayBounds = []*pg_query.Node{pg_query.MakeIntNode(-1)}
+	}
+	return pg_query.MakeSimpleColumnDefNode(name, tn, cons, -1)
+}
+
+func uniqueConstraint(cols []string, primary bool) *pg_query.Node {
+	c := &pg_query.Constraint{Contype: pg_query.ConstrType_CONSTR_UNIQUE, Location: -1}
+	if primary {
+		c.Contype = pg_query.ConstrType_CONSTR_PRIMARY
+	}
+	for _, k := range cols {
+		c.Keys = append(c.Keys, pg_query.MakeStrNode(k))
+	}
+	return &pg_query.Node{Node: &pg_query.Node_Constraint{Constraint: c}}
+}
+
+func primaryOf(cons []*pg_query.Node) bool {
+	for _, cn := range cons {
+		if cn.GetConstraint().Contype == pg_query.ConstrType_CONSTR_PRIMARY {
+			return true
+		}
+	}
+	return false
+}
+
+func constraintName(t pg_query.ConstrType) string {
+	switch t {
+	case pg_query.ConstrType_CONSTR_CHECK:
+		return "CHECK"
+	case pg_query.ConstrType_CONSTR_FOREIGN:
+		return "REFERENCES"
+	case pg_query.ConstrType_CONSTR_EXCLUSION:
+		return "EXCLUDE"
+	case pg_query.ConstrType_CONSTR_DEFAULT:
+		return "DEFAULT"
+	case pg_query.ConstrType_CONSTR_IDENTITY:
+		return "GENERATED AS IDENTITY"
+	case pg_query.ConstrType_CONSTR_GENERATED:
+		return "GENERATED ALWAYS AS"
+	}
+	return strings.TrimPrefix(t.String(), "CONSTR_")
+}
+
+// referencedColumns returns the encrypted columns a constraint mentions
+// (in its keys or anywhere in its expression).
+func referencedColumns(n *pg_query.Node, encrypted map[string]*catalog.Column) []string {
+	c := n.GetConstraint()
+	var out []string
+	add := func(name string) {
+		if encrypted[name] != nil && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	for _, k := range append(stringList(c.Keys), stringList(c.FkAttrs)...) {
+		add(k)
+	}
+	for _, e := range c.Exclusions {
+		walkColumnRefs(e.ProtoReflect(), add)
+	}
+	if c.RawExpr != nil {
+		walkColumnRefs(c.RawExpr.ProtoReflect(), add)
+	}
+	return out
+}
+
+// walkColumnRefs calls f with the last name of every column reference in a
+// parse tree. It walks the protobuf structure generically, so no node type
+// can hide a reference.
+func walkColumnRefs(m protoreflect.Message, f func(string)) {
+	switch n := m.Interface().(type) {
+	case *pg_query.ColumnRef:
+		if names := stringList(n.Fields); len(names) > 0 && names[len(names)-1] != "" {
+			f(names[len(names)-1])
+		}
+		return
+	case *pg_query.IndexElem: // index and EXCLUDE elements name columns directly
+		if n.Name != "" {
+			f(n.Name)
+		}
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := range l.Len() {
+				walkColumnRefs(l.Get(i).Message(), f)
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			walkColumnRefs(v.Message(), f)
+		}
+		return true
+	})
+}

@@ -1,0 +1,129 @@
+package rewrite
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/pgtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// testTypes stands in for the onion package's type resolution.
+func testTypes(names []string, mods []int32) (TypeInfo, error) {
+	n := names[len(names)-1]
+	switch n {
+	case "int4", "int8", "int2":
+		return TypeInfo{Name: map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint"}[n], Capabilities: []string{"eq", "ord", "add"}}, nil
+	case "numeric":
+		if len(mods) == 2 {
+			return TypeInfo{Name: fmt.Sprintf("numeric(%d,%d)", mods[0], mods[1]), Capabilities: []string{"eq", "ord", "add"}}, nil
+		}
+		return TypeInfo{Name: "numeric", Capabilities: []string{"eq"}}, nil
+	case "text":
+		return TypeInfo{Name: "text", Capabilities: []string{"eq", "search"}}, nil
+	case "bool", "bytea":
+		return TypeInfo{Name: map[string]string{"bool": "boolean", "bytea": "bytea"}[n], Capabilities: []string{"eq"}}, nil
+	}
+	return TypeInfo{}, fmt.Errorf("type %s cannot be encrypted", strings.Join(names, "."))
+}
+
+// testPolicy: "id" and "*_plain" are plain, "secret*" sensitive, "*_eqonly"
+// encrypted with the eq capability only, everything else encrypted.
+func testPolicy(table, column string) ColumnPolicy {
+	switch {
+	case column == "id" || strings.HasSuffix(column, "_plain"):
+		return ColumnPolicy{Policy: catalog.Plain}
+	case strings.HasPrefix(column, "secret"):
+		return ColumnPolicy{Policy: catalog.Sensitive}
+	case strings.HasSuffix(column, "_eqonly"):
+		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq"}}
+	}
+	return ColumnPolicy{Policy: catalog.Encrypted}
+}
+
+func describe(p *CreatePlan, err error) string {
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			return "ERROR " + pe.Code + ": " + pe.Message
+		}
+		return "ERROR " + err.Error()
+	}
+	var b strings.Builder
+	b.WriteString(p.SQL + "\n")
+	for _, c := range p.Table.Columns {
+		var onions []string
+		for k, v := range c.Onions {
+			onions = append(onions, k+"="+v)
+		}
+		sort.Strings(onions)
+		fmt.Fprintf(&b, "  %d %s %s %s [%s] {%s}\n", c.Position, c.Name, c.Type, c.Policy, strings.Join(c.Capabilities, ","), strings.Join(onions, ","))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// TestPlanCreateGolden rewrites every statement of testdata/create.txt and
+// compares with testdata/create.golden (go test -update rewrites it). Each
+// rewritten statement must also run on PostgreSQL.
+func TestPlanCreateGolden(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join("testdata", "create.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA s1; CREATE TABLE other (x int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(in)), "\n") {
+		stmts, err := Parse(line)
+		if err != nil || len(stmts) != 1 {
+			t.Fatalf("%s: %v", line, err)
+		}
+		plan, err := PlanCreate(stmts[0], "public", testTypes, testPolicy)
+		got := describe(plan, err)
+		fmt.Fprintf(&out, "-- %s\n%s\n\n", line, got)
+		if err == nil {
+			tx, terr := conn.Begin(ctx)
+			if terr != nil {
+				t.Fatal(terr)
+			}
+			if _, terr := tx.Exec(ctx, plan.SQL); terr != nil {
+				t.Errorf("%s: the server rejects the rewritten statement %q: %v", line, plan.SQL, terr)
+			}
+			_ = tx.Rollback(ctx)
+		}
+	}
+	golden := filepath.Join("testdata", "create.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if out.String() != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, out.String())
+	}
+}
