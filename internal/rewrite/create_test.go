@@ -113,9 +113,16 @@ func TestPlanCreateGolden(t *testing.T) {
 			_ = tx.Rollback(ctx)
 		}
 	}
-	golden := filepath.Join("testdata", "create.golden")
+	checkGolden(t, "create.golden", out.String())
+}
+
+// checkGolden compares got with testdata/name, which go test -update
+// rewrites.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +130,7 @@ func TestPlanCreateGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if out.String() != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, out.String())
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, got)
 	}
 }

@@ -63,17 +63,5 @@ func TestPlanSelectGolden(t *testing.T) {
 			t.Errorf("%s: the server rejects %q: %v", line, p.SQL, err)
 		}
 	}
-	golden := filepath.Join("testdata", "select.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if out.String() != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, out.String())
-	}
+	checkGolden(t, "select.golden", out.String())
 }
