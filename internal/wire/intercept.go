@@ -64,6 +64,13 @@ type Statement struct {
 	CopyIn func() CopyInRewriter
 }
 
+// TagRewriter may be implemented by a ResultRewriter to change the command
+// tag of its statement's CommandComplete, e.g. to report "CREATE TABLE"
+// for the DO block the proxy ran instead. tag is valid only during the call.
+type TagRewriter interface {
+	CommandTag(tag []byte) []byte
+}
+
 // CopyInRewriter rewrites the data a client sends for COPY ... FROM STDIN,
 // e.g. to encrypt it row by row. It is called from the session's
 // client-reading goroutine, except CopyInResponse, which is called from

@@ -32,6 +32,10 @@ func (toyInterceptor) Query(sql string) (*wire.QueryPlan, error) {
 	if strings.Contains(sql, "/*copyupper*/") {
 		return &wire.QueryPlan{SQL: sql, CopyIn: &upperCopy{}}, nil
 	}
+	if strings.HasPrefix(sql, "CREATE TABLE") && strings.Contains(sql, "/*as-do*/") {
+		// Run the DDL as a DO block, and report it as the client's.
+		return &wire.QueryPlan{SQL: "DO $x$ BEGIN EXECUTE " + quoteLiteral(sql) + "; END $x$", Results: []wire.ResultRewriter{retag{"CREATE TABLE"}}}, nil
+	}
 	if !strings.Contains(sql, "/*upper*/") {
 		return nil, nil
 	}
@@ -120,6 +124,15 @@ func (u *upperCopy) Done(dst []byte) ([]byte, error) {
 	}
 	return append(dst, bytes.ToUpper(u.partial)...), nil
 }
+
+// retag reports a fixed command tag.
+type retag struct{ tag string }
+
+func (retag) RowDescription(*pgproto3.RowDescription) error { return nil }
+func (retag) DataRow(*pgproto3.DataRow) error               { return nil }
+func (r retag) CommandTag([]byte) []byte                    { return []byte(r.tag) }
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func startToyProxy(t *testing.T) *testProxy {
 	return startProxy(t, func(c *wire.Config) {
@@ -395,5 +408,18 @@ func TestExtendedCopyWithSyncs(t *testing.T) {
 	}
 	if got != "ONE,TWO,one,two" {
 		t.Fatalf("table holds %q", got)
+	}
+}
+
+func TestInterceptorCommandTag(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	tag, err := p.connect(t).PgConn().Exec(ctx, "CREATE TABLE tagged (v int) /*as-do*/").ReadAll()
+	if err != nil || len(tag) != 1 || tag[0].CommandTag.String() != "CREATE TABLE" {
+		t.Fatalf("results %v, %v", tag, err)
+	}
+	var n int
+	if err := p.connectDirect(t).QueryRow(ctx, "SELECT count(*) FROM tagged").Scan(&n); err != nil {
+		t.Fatalf("the DO block did not create the table: %v", err)
 	}
 }

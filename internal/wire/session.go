@@ -514,6 +514,8 @@ func (ss *session) serverToClient() error {
 			scratch, err = ss.relayParameterDescription(msg, scratch, r.stmt)
 		case 'G':
 			scratch, err = ss.relayCopyInResponse(msg, scratch, r.copyIn)
+		case 'C':
+			scratch, err = ss.relayCommandComplete(msg, scratch, rr)
 		case 'Z':
 			ss.txStatus.Store(uint32(body(msg)[0]))
 			_, err = ss.cw.Write(msg)
@@ -567,6 +569,16 @@ func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte,
 		return scratch, &rewriteError{err}
 	}
 	return writeMsg(ss.cw, scratch, &row)
+}
+
+func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
+	tr, ok := rr.(TagRewriter)
+	if !ok {
+		_, err := ss.cw.Write(msg)
+		return scratch, err
+	}
+	tag, _ := cstring(body(msg))
+	return writeMsg(ss.cw, scratch, &pgproto3.CommandComplete{CommandTag: tr.CommandTag([]byte(tag))})
 }
 
 func (ss *session) relayCopyInResponse(msg, scratch []byte, rw CopyInRewriter) ([]byte, error) {
