@@ -135,6 +135,11 @@ func wireConfig(f *serveFlags, backend *pgconn.Config, log *slog.Logger) (wire.C
 // serve runs the proxy until SIGINT or SIGTERM. ready, if set, is called
 // once the listener is open.
 func serve(f *serveFlags, cfg wire.Config, log *slog.Logger, ready func(addr net.Addr)) error {
+	// Before the listener opens, so that a signal right after start-up
+	// drains instead of killing the process.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	srv, err := wire.NewServer(cfg)
 	if err != nil {
 		return usagef("%v", err)
@@ -148,9 +153,6 @@ func serve(f *serveFlags, cfg wire.Config, log *slog.Logger, ready func(addr net
 		return usagef("--auth trust is allowed only on loopback addresses, not %s", ln.Addr())
 	}
 	log.Info("proxy listening", "addr", ln.Addr().String(), "backend", backendLabel(cfg.Backend), "auth", f.auth, "tls", cfg.TLS != nil)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {
