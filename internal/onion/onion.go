@@ -1,0 +1,739 @@
+package onion
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+
+	"github.com/pgonion/pgonion/internal/keys"
+	"github.com/pgonion/pgonion/internal/schemes/det"
+	"github.com/pgonion/pgonion/internal/schemes/hom"
+	"github.com/pgonion/pgonion/internal/schemes/ope"
+	"github.com/pgonion/pgonion/internal/schemes/rnd"
+	"github.com/pgonion/pgonion/internal/schemes/search"
+)
+
+// Kind is an onion kind: the physical column that serves one capability.
+type Kind string
+
+// The onion kinds.
+const (
+	KindEq     Kind = "eq"
+	KindOrd    Kind = "ord"
+	KindAdd    Kind = "add"
+	KindSearch Kind = "search"
+)
+
+// Layer is an encryption layer of an onion.
+type Layer string
+
+// The layers.
+const (
+	LayerRND    Layer = "rnd"
+	LayerDET    Layer = "det"
+	LayerOPE    Layer = "ope"
+	LayerHOM    Layer = "hom"
+	LayerSearch Layer = "search"
+)
+
+// Layers returns the layers of an onion kind, outermost (strongest) first.
+func (k Kind) Layers() []Layer {
+	switch k {
+	case KindEq:
+		return []Layer{LayerRND, LayerDET}
+	case KindOrd:
+		return []Layer{LayerRND, LayerOPE}
+	case KindAdd:
+		return []Layer{LayerHOM}
+	case KindSearch:
+		return []Layer{LayerSearch}
+	}
+	return nil
+}
+
+// Capability returns the capability the onion serves.
+func (k Kind) Capability() Capability { return Capability(k) }
+
+// SaltSize is the size of the per-row salt from which the RND layers
+// derive their IVs (rnd.SaltSize; a bytea column shared by the row).
+const SaltSize = rnd.SaltSize
+
+// Key derivation labels: Deriver.Derive(columnID, onion, layer, size).
+const (
+	labelVal = "val" // the authoritative value copy of lossy types
+)
+
+// Errors of the onion layer.
+var (
+	// ErrOrdRange is returned by OrdOPE for a value outside the Ord onion's
+	// domain (e.g. 100000 for a smallint column, whose domain is int32):
+	// the caller folds such comparisons to constants.
+	ErrOrdRange = errors.New("onion: value outside the order-preserving domain of the column")
+)
+
+// Cells holds the physical values of one logical value: one field per
+// physical column. nil is SQL NULL.
+type Cells struct {
+	Eq     []byte  // Eq onion: RND(DET(EqualityKey(v))), bytea
+	Ord    []byte  // Ord onion: RND(OPE(ordinal(v))), bytea
+	Add    []byte  // Add onion: HOM(integer form of v), bytea
+	Search []int64 // Search onion: sorted keyed tokens, bigint[]
+	// Val is the authoritative copy of the value for types whose
+	// EqualityKey loses information (unconstrained numeric, bpchar without
+	// length): AES-GCM of the binary form, bound to column and row. It is
+	// never peeled.
+	Val []byte
+}
+
+// PhysicalColumn describes one physical column of an encrypted column.
+type PhysicalColumn struct {
+	Name    string // prefix + Suffix
+	Suffix  string // "_eq", "_ord", "_add", "_srch", "_val"
+	SQLType string // "bytea" or "bigint[]"
+	Kind    Kind   // the onion it holds; "" for the value copy (_val)
+}
+
+// Column encrypts and decrypts the values of one logical column. It is
+// safe for concurrent use.
+type Column struct {
+	t     Type
+	kinds []Kind
+
+	eqRND, ordRND *rnd.Cipher
+	eqDET         *det.Cipher
+	val           *rnd.AEAD
+	ope32         *ope.Cipher32
+	ope64         *ope.Cipher64
+	homSK         *hom.PrivateKey
+	homEnc        *hom.Encrypter
+	tok           *search.Tokenizer
+
+	eqRNDKey, ordRNDKey []byte // for peeling on the server (pgcrypto)
+}
+
+// NewColumn returns the encryptor of a column of type t with stable id
+// columnID, with the onions of kinds. The Eq onion is always present: it
+// is the copy Decrypt reads (with Val for lossy types), even for a column
+// that never allows equality on the server (its Eq onion then stays at RND).
+// Kinds must be capabilities of t (Type.Capabilities); "ord" on a text type
+// is refused ("ord on text not supported yet").
+//
+// homKey is needed for the Add onion (decryption of sums); homEnc, the
+// fast pooled encrypter of the same key, may be nil (encryption then
+// computes r^n directly, several times slower).
+func NewColumn(t Type, columnID []byte, kinds []Kind, d *keys.Deriver, homKey *hom.PrivateKey, homEnc *hom.Encrypter) (*Column, error) {
+	if err := t.Check(); err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, errors.New("onion: no key deriver")
+	}
+	if len(columnID) == 0 {
+		return nil, errors.New("onion: empty column id")
+	}
+	c := &Column{t: t, kinds: []Kind{KindEq}}
+	for _, k := range kinds {
+		switch k {
+		case KindEq, KindOrd, KindAdd, KindSearch:
+		default:
+			return nil, fmt.Errorf("onion: unknown onion kind %q", k)
+		}
+		if k == KindOrd && t.isText() {
+			return nil, fmt.Errorf("onion: ord on text not supported yet (column of type %s)", t)
+		}
+		if !t.Supports(k.Capability()) {
+			return nil, fmt.Errorf("onion: type %s does not support %s", t, k)
+		}
+		if !slices.Contains(c.kinds, k) {
+			c.kinds = append(c.kinds, k)
+		}
+	}
+	var err error
+	derive := func(onion string, layer Layer, size int) []byte {
+		if err != nil {
+			return nil
+		}
+		var k []byte
+		k, err = d.Derive(columnID, onion, string(layer), size)
+		return k
+	}
+	c.eqRNDKey = derive(string(KindEq), LayerRND, 32)
+	detKey := derive(string(KindEq), LayerDET, det.KeySize)
+	if err != nil {
+		return nil, err
+	}
+	if c.eqRND, err = rnd.New(c.eqRNDKey); err != nil {
+		return nil, err
+	}
+	if c.eqDET, err = det.New(detKey, columnID); err != nil {
+		return nil, err
+	}
+	if !t.equalityLossless() {
+		valKey := derive(labelVal, LayerRND, 32)
+		if err != nil {
+			return nil, err
+		}
+		if c.val, err = rnd.NewAEAD(valKey, columnID); err != nil {
+			return nil, err
+		}
+	}
+	if c.has(KindOrd) {
+		c.ordRNDKey = derive(string(KindOrd), LayerRND, 32)
+		opeKey := derive(string(KindOrd), LayerOPE, ope.KeySize)
+		if err != nil {
+			return nil, err
+		}
+		if c.ordRND, err = rnd.New(c.ordRNDKey); err != nil {
+			return nil, err
+		}
+		if c.ord32() {
+			c.ope32, err = ope.New32(opeKey)
+		} else {
+			c.ope64, err = ope.New64(opeKey)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if c.has(KindAdd) {
+		if homKey == nil {
+			return nil, errors.New("onion: the Add onion needs the Paillier key")
+		}
+		if homKey.Bits() < hom.MinBits {
+			return nil, errors.New("onion: Paillier key too small")
+		}
+		c.homSK, c.homEnc = homKey, homEnc
+	}
+	if c.has(KindSearch) {
+		searchKey := derive(string(KindSearch), LayerSearch, search.KeySize)
+		if err != nil {
+			return nil, err
+		}
+		if c.tok, err = search.New(searchKey); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Type returns the column's type.
+func (c *Column) Type() Type { return c.t }
+
+// Kinds returns the column's onion kinds (Eq first).
+func (c *Column) Kinds() []Kind { return slices.Clone(c.kinds) }
+
+func (c *Column) has(k Kind) bool { return slices.Contains(c.kinds, k) }
+
+// HasVal reports whether the column keeps a value copy (Cells.Val): for
+// types whose EqualityKey loses information.
+func (c *Column) HasVal() bool { return c.val != nil }
+
+// ord32 reports whether the Ord onion uses the 32-bit OPE domain.
+func (c *Column) ord32() bool {
+	switch c.t.Base {
+	case SmallInt, Integer, Date, Boolean:
+		return true
+	}
+	return false
+}
+
+// PhysicalColumns returns the physical columns of the column, named
+// prefix + suffix, in a fixed order: _eq, _ord, _add, _srch, _val. The
+// per-row salt column (bytea, SaltSize bytes) is shared by the row and not
+// listed.
+func (c *Column) PhysicalColumns(prefix string) []PhysicalColumn {
+	var out []PhysicalColumn
+	add := func(suffix, typ string, k Kind) {
+		out = append(out, PhysicalColumn{Name: prefix + suffix, Suffix: suffix, SQLType: typ, Kind: k})
+	}
+	add("_eq", "bytea", KindEq)
+	if c.has(KindOrd) {
+		add("_ord", "bytea", KindOrd)
+	}
+	if c.has(KindAdd) {
+		add("_add", "bytea", KindAdd)
+	}
+	if c.has(KindSearch) {
+		add("_srch", "bigint[]", KindSearch)
+	}
+	if c.val != nil {
+		add("_val", "bytea", "")
+	}
+	return out
+}
+
+func checkSalt(salt []byte) error {
+	if len(salt) != SaltSize {
+		return fmt.Errorf("onion: salt must be %d bytes, got %d", SaltSize, len(salt))
+	}
+	return nil
+}
+
+// Encrypt returns the physical values of v in every onion of the column,
+// each at its strongest layer, with the row's salt (SaltSize bytes, fresh
+// and random per row: see rnd.NewSalt). NULL gives all-nil Cells. v must be
+// a valid Value of the column's type.
+func (c *Column) Encrypt(v Value, salt []byte) (Cells, error) {
+	if v.IsNull() {
+		return Cells{}, nil
+	}
+	if !c.t.Valid(v) {
+		return Cells{}, fmt.Errorf("onion: value is not a valid %s", c.t)
+	}
+	if err := checkSalt(salt); err != nil {
+		return Cells{}, err
+	}
+	var cells Cells
+	detCT, err := c.eqDET.EncryptDeterministically(c.t.EqualityKey(v))
+	if err != nil {
+		return Cells{}, err
+	}
+	cells.Eq = c.eqRND.EncryptProbabilistically(make([]byte, 0, rnd.CiphertextLen(len(detCT))), detCT, salt)
+	if c.val != nil {
+		cells.Val = c.val.EncryptProbabilistically(nil, c.t.AppendBinary(nil, v), salt)
+	}
+	if c.has(KindOrd) {
+		opeCT := c.encryptOPE(c.ordinal(v))
+		cells.Ord = c.ordRND.EncryptProbabilistically(make([]byte, 0, rnd.CiphertextLen(len(opeCT))), opeCT, salt)
+	}
+	if c.has(KindAdd) {
+		ct, err := c.encryptHOM(c.addInt(v))
+		if err != nil {
+			return Cells{}, err
+		}
+		cells.Add = c.homSK.AppendCiphertext(nil, ct)
+	}
+	if c.has(KindSearch) {
+		cells.Search = c.tok.Tokens(v.s)
+	}
+	return cells, nil
+}
+
+// Decrypt returns the value of cells stored at the strongest layers (as
+// Encrypt made them) with the row's salt. It reads Val for lossy types and
+// Eq otherwise (and checks that both agree when both are given). All-nil
+// cells are NULL. A ciphertext that does not decrypt (modified, truncated,
+// from another column or row, wrong key) gives ErrDecrypt.
+func (c *Column) Decrypt(cells Cells, salt []byte) (Value, error) {
+	return c.DecryptAt(cells, salt, LayerRND)
+}
+
+// DecryptAt is Decrypt for an Eq cell at layer eqLayer: LayerRND (as
+// stored initially) or LayerDET (once the Eq onion was peeled).
+func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, error) {
+	if eqLayer != LayerRND && eqLayer != LayerDET {
+		return Value{}, fmt.Errorf("onion: the Eq onion has no layer %q", eqLayer)
+	}
+	if c.val == nil {
+		if cells.Eq == nil {
+			return Value{}, nil
+		}
+	} else {
+		if cells.Val == nil {
+			if cells.Eq == nil {
+				return Value{}, nil
+			}
+			return Value{}, errors.New("onion: the value copy (Val) of this column is needed to decrypt it")
+		}
+		if len(salt) != SaltSize {
+			return Value{}, ErrDecrypt
+		}
+		b, err := c.val.Decrypt(nil, cells.Val, salt)
+		if err != nil {
+			return Value{}, ErrDecrypt
+		}
+		v, err := c.t.ParseBinary(b)
+		if err != nil || !c.t.Valid(v) {
+			return Value{}, ErrDecrypt
+		}
+		if cells.Eq != nil {
+			k, err := c.eqKey(cells.Eq, salt, eqLayer)
+			if err != nil || subtle.ConstantTimeCompare(k, c.t.EqualityKey(v)) != 1 {
+				return Value{}, ErrDecrypt
+			}
+		}
+		return v, nil
+	}
+	k, err := c.eqKey(cells.Eq, salt, eqLayer)
+	if err != nil {
+		return Value{}, ErrDecrypt
+	}
+	v, err := c.t.fromEqualityKey(k)
+	if err != nil {
+		return Value{}, ErrDecrypt
+	}
+	return v, nil
+}
+
+// eqKey returns the EqualityKey inside an Eq cell.
+func (c *Column) eqKey(cell, salt []byte, layer Layer) ([]byte, error) {
+	detCT := cell
+	if layer == LayerRND {
+		if len(salt) != SaltSize {
+			return nil, ErrDecrypt
+		}
+		var err error
+		if detCT, err = c.eqRND.Decrypt(nil, cell, salt); err != nil {
+			return nil, ErrDecrypt
+		}
+	}
+	k, err := c.eqDET.DecryptDeterministically(detCT)
+	if err != nil {
+		return nil, ErrDecrypt
+	}
+	return k, nil
+}
+
+// EqDET returns the DET-layer ciphertext of v, what the Eq onion holds once
+// peeled to DET: for comparing with = (and IN, joins) on the server. v is a
+// value of the column's ComparisonType (or of its type): all values that
+// are equal in PostgreSQL to a stored value give its ciphertext.
+func (c *Column) EqDET(v Value) ([]byte, error) {
+	if v.IsNull() {
+		return nil, nil
+	}
+	ct := c.t.ComparisonType()
+	switch c.t.Base {
+	case SmallInt, Integer, BigInt:
+		// Integers of every width share one EqualityKey.
+		if v.kind != kindInt {
+			return nil, errors.New("onion: not an integer value")
+		}
+	default:
+		if !ct.Valid(v) && !c.t.Valid(v) {
+			return nil, fmt.Errorf("onion: value is not a valid %s", ct)
+		}
+	}
+	return c.eqDET.EncryptDeterministically(ct.EqualityKey(v))
+}
+
+// Rounding says how OrdOPE maps a value that falls between two values of
+// the column's domain (a numeric with more fraction digits than the
+// column's scale).
+type Rounding int
+
+// Roundings.
+const (
+	Exact Rounding = iota // refuse values not in the domain
+	Floor                 // the greatest domain value <= v
+	Ceil                  // the least domain value >= v
+)
+
+// OrdOPE returns the OPE-layer ciphertext of v (what the Ord onion holds
+// once peeled to OPE), for range comparisons and ORDER BY on the server.
+// v is a value of the column's ComparisonType; an integer of any width is
+// accepted for integer columns. For numeric(p,s), v·10^s is rounded as r
+// says (so c < 1.555 on numeric(10,2) becomes c <= Floor(1.555) = 1.55).
+// A value outside the domain gives ErrOrdRange.
+func (c *Column) OrdOPE(v Value, r Rounding) ([]byte, error) {
+	if !c.has(KindOrd) {
+		return nil, errors.New("onion: the column has no Ord onion")
+	}
+	if v.IsNull() {
+		return nil, nil
+	}
+	var x int64
+	switch c.t.Base {
+	case Numeric:
+		if v.kind != kindNumeric {
+			return nil, errors.New("onion: not a numeric value")
+		}
+		switch v.flag {
+		case numNaN:
+			x = math.MaxInt64
+		case numPInf, numNInf:
+			return nil, ErrOrdRange
+		default:
+			bx, exact := scaledIntRounded(v, c.t.Scale, r)
+			if !exact && r == Exact {
+				return nil, fmt.Errorf("onion: %s is not a value of %s", appendNumericText(nil, v), c.t)
+			}
+			lim := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(c.t.Precision)), nil)
+			if bx.CmpAbs(lim) >= 0 {
+				return nil, ErrOrdRange
+			}
+			x = bx.Int64()
+		}
+	default:
+		if v.kind != kindInt {
+			return nil, errors.New("onion: value of the wrong kind")
+		}
+		x = v.i
+		if c.ord32() && (x < math.MinInt32 || x > math.MaxInt32) {
+			return nil, ErrOrdRange
+		}
+	}
+	return c.encryptOPE(x), nil
+}
+
+// scaledIntRounded returns v·10^scale rounded as r says, and whether it was
+// exact.
+func scaledIntRounded(v Value, scale int, r Rounding) (*big.Int, bool) {
+	x := scaledInt(v, scale)
+	back := fromScaledInt(x, scale)
+	exact := compareNumeric(back, v) == 0
+	if !exact {
+		// scaledInt truncates toward zero.
+		if r == Floor && v.flag == numNeg {
+			x.Sub(x, big.NewInt(1))
+		} else if r == Ceil && v.flag != numNeg {
+			x.Add(x, big.NewInt(1))
+		}
+	}
+	return x, exact
+}
+
+// ordinal returns the order-preserving integer form of a valid value: the
+// integer, days, microseconds, 0/1, or for numeric(p,s) v·10^s (NaN, which
+// sorts above every number, as math.MaxInt64).
+func (c *Column) ordinal(v Value) int64 {
+	if c.t.Base == Numeric {
+		if v.flag == numNaN {
+			return math.MaxInt64
+		}
+		return scaledInt(v, c.t.Scale).Int64()
+	}
+	return v.i
+}
+
+func (c *Column) encryptOPE(x int64) []byte {
+	if c.ope32 != nil {
+		return ope.AppendCiphertext32(make([]byte, 0, 8), c.ope32.EncryptOrderPreserving(int32(x)))
+	}
+	return c.ope64.EncryptOrderPreserving(x).AppendBytes(make([]byte, 0, 16))
+}
+
+// DecryptOrd returns the value of an Ord cell at layer ordLayer (LayerRND
+// with the row's salt, or LayerOPE, e.g. a MIN or MAX computed by the
+// server, salt ignored).
+func (c *Column) DecryptOrd(cell, salt []byte, ordLayer Layer) (Value, error) {
+	if !c.has(KindOrd) {
+		return Value{}, errors.New("onion: the column has no Ord onion")
+	}
+	if cell == nil {
+		return Value{}, nil
+	}
+	switch ordLayer {
+	case LayerRND:
+		if len(salt) != SaltSize {
+			return Value{}, ErrDecrypt
+		}
+		var err error
+		if cell, err = c.ordRND.Decrypt(nil, cell, salt); err != nil {
+			return Value{}, ErrDecrypt
+		}
+	case LayerOPE:
+	default:
+		return Value{}, fmt.Errorf("onion: the Ord onion has no layer %q", ordLayer)
+	}
+	var x int64
+	if c.ope32 != nil {
+		u, err := ope.ParseCiphertext32(cell)
+		if err != nil {
+			return Value{}, ErrDecrypt
+		}
+		x32, err := c.ope32.DecryptOrderPreserving(u)
+		if err != nil {
+			return Value{}, ErrDecrypt
+		}
+		x = int64(x32)
+	} else {
+		u, err := ope.Uint128FromBytes(cell)
+		if err != nil {
+			return Value{}, ErrDecrypt
+		}
+		if x, err = c.ope64.DecryptOrderPreserving(u); err != nil {
+			return Value{}, ErrDecrypt
+		}
+	}
+	var v Value
+	switch c.t.Base {
+	case Numeric:
+		if x == math.MaxInt64 {
+			v = Value{kind: kindNumeric, flag: numNaN}
+		} else {
+			v = fromScaledInt(big.NewInt(x), c.t.Scale)
+		}
+	case Boolean:
+		v = Value{kind: kindInt, i: x}
+	default:
+		v = IntValue(x)
+	}
+	if !c.t.Valid(v) {
+		return Value{}, ErrDecrypt
+	}
+	return v, nil
+}
+
+// addNaN is the Paillier plaintext of a numeric NaN: 2^1100, above any sum
+// of up to 2^64 values of a numeric(p,s) with p <= 300 (below 2^1061 in
+// magnitude). A sum at or above addNaNThreshold contains a NaN.
+var (
+	addNaN          = new(big.Int).Lsh(big.NewInt(1), 1100)
+	addNaNThreshold = new(big.Int).Lsh(big.NewInt(1), 1099)
+)
+
+// addInt returns the integer the Add onion encrypts: the integer, or
+// v·10^s for numeric(p,s) (addNaN for NaN).
+func (c *Column) addInt(v Value) *big.Int {
+	if c.t.Base == Numeric {
+		if v.flag == numNaN {
+			return addNaN
+		}
+		return scaledInt(v, c.t.Scale)
+	}
+	return big.NewInt(v.i)
+}
+
+func (c *Column) encryptHOM(m *big.Int) (*hom.Ciphertext, error) {
+	if c.homEnc != nil {
+		return c.homEnc.Encrypt(m)
+	}
+	return c.homSK.Encrypt(nil, m)
+}
+
+// AddCiphertextSize is the size of an Add cell.
+func (c *Column) AddCiphertextSize() int {
+	if c.homSK == nil {
+		return 0
+	}
+	return c.homSK.CiphertextSize()
+}
+
+// SumType returns the type of SUM over the column, as PostgreSQL types it:
+// bigint for smallint and integer, numeric for bigint and numeric.
+func (c *Column) SumType() Type {
+	switch c.t.Base {
+	case SmallInt, Integer:
+		return Type{Base: BigInt}
+	}
+	return Type{Base: Numeric}
+}
+
+// DecryptSum decrypts the Paillier sum of Add cells (the product modulo n²
+// computed by the server's aggregate or by a hom.Accumulator, in the
+// fixed-width encoding) and returns it as a Value of SumType: the sum of
+// numeric(p,s) values has display scale max(s, 0), and is NaN if any
+// summand was NaN. A nil sum (no rows) is NULL.
+func (c *Column) DecryptSum(sum []byte) (Value, error) {
+	if !c.has(KindAdd) {
+		return Value{}, errors.New("onion: the column has no Add onion")
+	}
+	if sum == nil {
+		return Value{}, nil
+	}
+	m, err := c.homSK.DecryptBytes(sum)
+	if err != nil {
+		return Value{}, ErrDecrypt
+	}
+	switch c.t.Base {
+	case SmallInt, Integer:
+		if !m.IsInt64() {
+			return Value{}, pgErr(codeNumericOutOfRange, "bigint out of range")
+		}
+		return IntValue(m.Int64()), nil
+	case BigInt:
+		return fromScaledInt(m, 0), nil
+	}
+	if m.Cmp(addNaNThreshold) >= 0 {
+		return Value{kind: kindNumeric, flag: numNaN}, nil
+	}
+	return fromScaledInt(m, c.t.Scale), nil
+}
+
+// DecryptAdd decrypts one Add cell (a single value) to a Value of the
+// column's type.
+func (c *Column) DecryptAdd(cell []byte) (Value, error) {
+	v, err := c.DecryptSum(cell)
+	if err != nil || v.IsNull() {
+		return v, err
+	}
+	switch c.t.Base {
+	case SmallInt, Integer:
+	case BigInt:
+		x := scaledInt(v, 0)
+		if !x.IsInt64() {
+			return Value{}, ErrDecrypt
+		}
+		v = IntValue(x.Int64())
+	}
+	if !c.t.Valid(v) {
+		return Value{}, ErrDecrypt
+	}
+	return v, nil
+}
+
+// SearchTokens returns the tokens every text matching a LIKE (or ILIKE,
+// caseInsensitive) pattern contains, for the server-side prefilter
+// c_srch @> tokens; nil when no prefilter is possible. The proxy must then
+// check the exact predicate on the decrypted candidates. Note that LIKE on
+// character(n) sees the blank padding, and so do the tokens.
+func (c *Column) SearchTokens(pattern string, escape rune, caseInsensitive bool) ([]int64, error) {
+	if !c.has(KindSearch) {
+		return nil, errors.New("onion: the column has no Search onion")
+	}
+	return c.tok.TokensForPattern(pattern, escape, caseInsensitive), nil
+}
+
+// PeelKey returns the RND key of the Eq or Ord onion, to peel the layer on
+// the server with pgcrypto (rnd.PeelExpr). Giving it to the server reveals
+// the inner layer of that onion for every row.
+func (c *Column) PeelKey(k Kind) ([]byte, error) {
+	switch {
+	case k == KindEq:
+		return slices.Clone(c.eqRNDKey), nil
+	case k == KindOrd && c.has(KindOrd):
+		return slices.Clone(c.ordRNDKey), nil
+	}
+	return nil, fmt.Errorf("onion: the column has no RND layer on onion %q", k)
+}
+
+// PeelRND removes the RND layer of an Eq or Ord cell in the proxy (for
+// read-decrypt-write peeling without pgcrypto): the DET or OPE ciphertext.
+// The inner layer is checked, so a bad cell gives ErrDecrypt.
+func (c *Column) PeelRND(k Kind, cell, salt []byte) ([]byte, error) {
+	if cell == nil {
+		return nil, nil
+	}
+	if len(salt) != SaltSize {
+		return nil, ErrDecrypt
+	}
+	switch {
+	case k == KindEq:
+		inner, err := c.eqRND.Decrypt(nil, cell, salt)
+		if err != nil {
+			return nil, ErrDecrypt
+		}
+		if _, err := c.eqDET.DecryptDeterministically(inner); err != nil {
+			return nil, ErrDecrypt
+		}
+		return inner, nil
+	case k == KindOrd && c.has(KindOrd):
+		inner, err := c.ordRND.Decrypt(nil, cell, salt)
+		if err != nil {
+			return nil, ErrDecrypt
+		}
+		if _, err := c.DecryptOrd(inner, nil, LayerOPE); err != nil {
+			return nil, ErrDecrypt
+		}
+		return inner, nil
+	}
+	return nil, fmt.Errorf("onion: the column has no RND layer on onion %q", k)
+}
+
+// ComparisonType returns the type PostgreSQL gives a literal compared with
+// the column (the base type without modifiers): varchar for varchar(n),
+// bpchar for character(n), numeric for numeric(p,s). Parse comparison
+// constants with it, not with the column's type: WHERE c = 'abcdefgh' on a
+// varchar(5) column is false, not an error, and WHERE n = 1.555 on a
+// numeric(10,2) column matches nothing.
+func (t Type) ComparisonType() Type {
+	switch t.Base {
+	case Varchar, Char, Numeric:
+		return Type{Base: t.Base}
+	}
+	return t
+}

@@ -1,0 +1,399 @@
+package onion
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Base is the base type of a logical column.
+type Base uint8
+
+// The supported base types.
+const (
+	Invalid Base = iota
+	SmallInt
+	Integer
+	BigInt
+	Numeric
+	Text
+	Varchar
+	Char // bpchar: character(n), or bpchar without a length
+	Date
+	Timestamp
+	Timestamptz
+	Boolean
+	Bytea
+)
+
+// Limits of type modifiers (PostgreSQL 15).
+const (
+	maxNumericPrecision = 1000
+	minNumericScale     = -1000
+	maxNumericScale     = 1000
+	maxCharLength       = 10485760
+)
+
+// Type is the logical (plaintext) type of a column, as the client sees it.
+//
+// Precision and Scale are numeric(p,s)'s modifiers; both 0 for an
+// unconstrained numeric. PostgreSQL 15 allows a scale from -1000 to 1000
+// (also greater than the precision, or negative: numeric(2,-3) rounds to
+// thousands).
+//
+// Length is varchar(n)'s or character(n)'s n. For Varchar, 0 means no limit.
+// For Char, 0 means bpchar without a length (blank-padded, unlimited: what
+// the literal 'x'::bpchar has); character without a length is character(1),
+// and TypeFromNames gives Length 1 for it.
+type Type struct {
+	Base             Base
+	Precision, Scale int
+	Length           int
+}
+
+// TypeFromNames returns the Type of a pg_query TypeName given its names
+// (["pg_catalog","int4"], ["text"], ...) and its integer modifiers (typmods,
+// e.g. [10, 2] for numeric(10,2)). The caller must refuse array types itself
+// (a TypeName with arrayBounds); internal array names such as "_int4" are
+// refused here.
+//
+// The SQL spellings "integer", "int", "smallint", "bigint", "boolean",
+// "decimal", "character varying", "character", "timestamp without time zone"
+// and "timestamp with time zone" are accepted as well. serial, bigserial and
+// smallserial are refused (they are not types: the caller decides how to
+// handle the sequence and declares the column as the integer type). The
+// single-byte internal type "char" (the name char without pg_catalog, as
+// pg_query gives for a quoted "char") is refused: character is
+// ["pg_catalog","bpchar"] with typmod 1.
+func TypeFromNames(names []string, typmods []int32) (Type, error) {
+	if len(names) == 0 {
+		return Type{}, fmt.Errorf("onion: empty type name")
+	}
+	name := strings.ToLower(names[len(names)-1])
+	qualified := false
+	switch len(names) {
+	case 1:
+	case 2:
+		if !strings.EqualFold(names[0], "pg_catalog") {
+			return Type{}, fmt.Errorf("onion: type %q is not supported for encrypted columns", strings.Join(names, "."))
+		}
+		qualified = true
+	default:
+		return Type{}, fmt.Errorf("onion: type %q is not supported for encrypted columns", strings.Join(names, "."))
+	}
+	full := strings.Join(names, ".")
+	noMods := func(t Type) (Type, error) {
+		if len(typmods) != 0 {
+			return Type{}, fmt.Errorf("onion: type modifier is not allowed for type %s", t)
+		}
+		return t, nil
+	}
+	switch name {
+	case "int2", "smallint":
+		return noMods(Type{Base: SmallInt})
+	case "int4", "integer", "int":
+		return noMods(Type{Base: Integer})
+	case "int8", "bigint":
+		return noMods(Type{Base: BigInt})
+	case "numeric", "decimal":
+		return numericType(typmods)
+	case "text":
+		return noMods(Type{Base: Text})
+	case "varchar", "character varying":
+		return charType(Varchar, typmods, 0)
+	case "bpchar":
+		return charType(Char, typmods, 0)
+	case "character":
+		return charType(Char, typmods, 1)
+	case "char":
+		if !qualified {
+			return Type{}, fmt.Errorf(`onion: type "char" (the single-byte internal type) is not supported for encrypted columns`)
+		}
+		return charType(Char, typmods, 1)
+	case "date":
+		return noMods(Type{Base: Date})
+	case "timestamp", "timestamp without time zone":
+		if len(typmods) != 0 {
+			return Type{}, fmt.Errorf("onion: timestamp(p) is not supported for encrypted columns yet; use timestamp")
+		}
+		return Type{Base: Timestamp}, nil
+	case "timestamptz", "timestamp with time zone":
+		if len(typmods) != 0 {
+			return Type{}, fmt.Errorf("onion: timestamp(p) with time zone is not supported for encrypted columns yet; use timestamp with time zone")
+		}
+		return Type{Base: Timestamptz}, nil
+	case "bool", "boolean":
+		return noMods(Type{Base: Boolean})
+	case "bytea":
+		return noMods(Type{Base: Bytea})
+	case "serial", "serial4", "bigserial", "serial8", "smallserial", "serial2":
+		return Type{}, fmt.Errorf("onion: %s is not supported for encrypted columns: declare the column with its integer type (and a sequence default if needed)", name)
+	}
+	if strings.HasPrefix(name, "_") {
+		return Type{}, fmt.Errorf("onion: array type %q is not supported for encrypted columns", full)
+	}
+	return Type{}, fmt.Errorf("onion: type %q is not supported for encrypted columns", full)
+}
+
+func numericType(typmods []int32) (Type, error) {
+	switch len(typmods) {
+	case 0:
+		return Type{Base: Numeric}, nil
+	case 1, 2:
+		p := int(typmods[0])
+		s := 0
+		if len(typmods) == 2 {
+			s = int(typmods[1])
+		}
+		if p < 1 || p > maxNumericPrecision {
+			return Type{}, fmt.Errorf("onion: NUMERIC precision %d must be between 1 and %d", p, maxNumericPrecision)
+		}
+		if s < minNumericScale || s > maxNumericScale {
+			return Type{}, fmt.Errorf("onion: NUMERIC scale %d must be between %d and %d", s, minNumericScale, maxNumericScale)
+		}
+		return Type{Base: Numeric, Precision: p, Scale: s}, nil
+	}
+	return Type{}, fmt.Errorf("onion: invalid NUMERIC type modifier")
+}
+
+func charType(b Base, typmods []int32, dflt int) (Type, error) {
+	name := "varchar"
+	if b == Char {
+		name = "char"
+	}
+	switch len(typmods) {
+	case 0:
+		return Type{Base: b, Length: dflt}, nil
+	case 1:
+		n := int(typmods[0])
+		if n < 1 {
+			return Type{}, fmt.Errorf("onion: length for type %s must be at least 1", name)
+		}
+		if n > maxCharLength {
+			return Type{}, fmt.Errorf("onion: length for type %s cannot exceed %d", name, maxCharLength)
+		}
+		return Type{Base: b, Length: n}, nil
+	}
+	return Type{}, fmt.Errorf("onion: invalid type modifier")
+}
+
+// Check reports whether t is a valid Type (a supported base and valid
+// modifiers).
+func (t Type) Check() error {
+	switch t.Base {
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea:
+		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
+			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
+		}
+	case Numeric:
+		if t.Length != 0 {
+			return fmt.Errorf("onion: invalid numeric type")
+		}
+		if t.Precision == 0 && t.Scale == 0 {
+			return nil
+		}
+		_, err := numericType([]int32{int32(t.Precision), int32(t.Scale)})
+		return err
+	case Varchar, Char:
+		if t.Precision != 0 || t.Scale != 0 || t.Length < 0 || t.Length > maxCharLength {
+			return fmt.Errorf("onion: invalid %s type", t.baseName())
+		}
+	default:
+		return fmt.Errorf("onion: invalid type")
+	}
+	return nil
+}
+
+// numericConstrained reports whether t is numeric(p,s).
+func (t Type) numericConstrained() bool { return t.Base == Numeric && t.Precision != 0 }
+
+// OID returns the PostgreSQL type OID the client sees.
+func (t Type) OID() uint32 {
+	switch t.Base {
+	case SmallInt:
+		return 21
+	case Integer:
+		return 23
+	case BigInt:
+		return 20
+	case Numeric:
+		return 1700
+	case Text:
+		return 25
+	case Varchar:
+		return 1043
+	case Char:
+		return 1042
+	case Date:
+		return 1082
+	case Timestamp:
+		return 1114
+	case Timestamptz:
+		return 1184
+	case Boolean:
+		return 16
+	case Bytea:
+		return 17
+	}
+	return 0
+}
+
+// Typmod returns the type modifier as in RowDescription: -1 when none;
+// ((p << 16) | (s & 0x7ff)) + 4 for numeric(p,s); n + 4 for varchar(n) and
+// character(n).
+func (t Type) Typmod() int32 {
+	switch t.Base {
+	case Numeric:
+		if t.numericConstrained() {
+			return int32((t.Precision<<16)|(t.Scale&0x7ff)) + 4
+		}
+	case Varchar, Char:
+		if t.Length > 0 {
+			return int32(t.Length) + 4
+		}
+	}
+	return -1
+}
+
+// Size returns the DataTypeSize of RowDescription (pg_type.typlen): -1 for
+// variable-length types.
+func (t Type) Size() int16 {
+	switch t.Base {
+	case SmallInt:
+		return 2
+	case Integer, Date:
+		return 4
+	case BigInt, Timestamp, Timestamptz:
+		return 8
+	case Boolean:
+		return 1
+	}
+	return -1
+}
+
+// baseName is the name PostgreSQL uses for the type in input error messages
+// (format_type without modifiers).
+func (t Type) baseName() string {
+	switch t.Base {
+	case SmallInt:
+		return "smallint"
+	case Integer:
+		return "integer"
+	case BigInt:
+		return "bigint"
+	case Numeric:
+		return "numeric"
+	case Text:
+		return "text"
+	case Varchar:
+		return "character varying"
+	case Char:
+		if t.Length == 0 {
+			return "bpchar"
+		}
+		return "character"
+	case Date:
+		return "date"
+	case Timestamp:
+		return "timestamp without time zone"
+	case Timestamptz:
+		return "timestamp with time zone"
+	case Boolean:
+		return "boolean"
+	case Bytea:
+		return "bytea"
+	}
+	return "invalid"
+}
+
+// String returns the type in SQL, as PostgreSQL's format_type prints it:
+// "numeric(10,2)", "character varying(20)", "character(3)", "timestamp
+// with time zone", ...
+func (t Type) String() string {
+	switch t.Base {
+	case Numeric:
+		if t.numericConstrained() {
+			return fmt.Sprintf("numeric(%d,%d)", t.Precision, t.Scale)
+		}
+	case Varchar, Char:
+		if t.Length > 0 {
+			return fmt.Sprintf("%s(%d)", t.baseName(), t.Length)
+		}
+	}
+	return t.baseName()
+}
+
+// isText reports whether t is one of the character string types.
+func (t Type) isText() bool {
+	return t.Base == Text || t.Base == Varchar || t.Base == Char
+}
+
+// Capability is an operation class the server can evaluate on a column's
+// ciphertexts, each served by one onion.
+type Capability string
+
+// The capabilities.
+const (
+	Eq     Capability = "eq"     // =, <>, IN, GROUP BY, DISTINCT (Eq onion, DET layer)
+	Ord    Capability = "ord"    // <, <=, >, >=, BETWEEN, ORDER BY, MIN, MAX (Ord onion, OPE layer)
+	Add    Capability = "add"    // SUM, AVG (Add onion, HOM layer)
+	Search Capability = "search" // LIKE, ILIKE prefilter (Search onion)
+)
+
+// Capabilities returns the capabilities the type supports:
+//
+//	smallint, integer, bigint          eq, ord, add
+//	numeric(p,s), p <= 18              eq, ord, add
+//	numeric(p,s), 18 < p <= 300        eq, add
+//	numeric(p,s), p > 300              eq
+//	numeric (unconstrained)            eq
+//	date, timestamp, timestamptz       eq, ord
+//	boolean                            eq, ord
+//	text, varchar(n), character(n)     eq, search
+//	bytea                              eq
+//
+// Ord on text is not supported yet (an order-preserving encoding of
+// strings needs a prefix OPE with proxy-side tie-breaking). Unconstrained
+// numeric has no fixed scale, so no integer form for OPE or Paillier.
+func (t Type) Capabilities() []Capability {
+	switch t.Base {
+	case SmallInt, Integer, BigInt:
+		return []Capability{Eq, Ord, Add}
+	case Numeric:
+		switch {
+		case !t.numericConstrained():
+			return []Capability{Eq}
+		case t.Precision <= maxOrdNumericPrecision:
+			return []Capability{Eq, Ord, Add}
+		case t.Precision <= maxAddNumericPrecision:
+			return []Capability{Eq, Add}
+		}
+		return []Capability{Eq}
+	case Date, Timestamp, Timestamptz, Boolean:
+		return []Capability{Eq, Ord}
+	case Text, Varchar, Char:
+		return []Capability{Eq, Search}
+	case Bytea:
+		return []Capability{Eq}
+	}
+	return nil
+}
+
+// Supports reports whether t supports capability c.
+func (t Type) Supports(c Capability) bool {
+	for _, x := range t.Capabilities() {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	// maxOrdNumericPrecision: numeric(p,s) values scaled by 10^s are
+	// integers below 10^p in magnitude, which fit an int64 for p <= 18.
+	maxOrdNumericPrecision = 18
+	// maxAddNumericPrecision bounds the scaled integers added with Paillier
+	// (below 10^300 < 2^997), so that sums of up to 2^64 of them stay far
+	// below the NaN marker (see addNaN).
+	maxAddNumericPrecision = 300
+)
