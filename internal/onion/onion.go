@@ -245,21 +245,28 @@ func (c *Column) ord32() bool {
 // per-row salt column (bytea, SaltSize bytes) is shared by the row and not
 // listed.
 func (c *Column) PhysicalColumns(prefix string) []PhysicalColumn {
+	return Layout(c.t, c.kinds, prefix)
+}
+
+// Layout returns the physical columns of a column of type t with the
+// onions of kinds (Eq is always included), named prefix + suffix, in the
+// order of PhysicalColumns. It needs no keys, so DDL can be planned with it.
+func Layout(t Type, kinds []Kind, prefix string) []PhysicalColumn {
 	var out []PhysicalColumn
 	add := func(suffix, typ string, k Kind) {
 		out = append(out, PhysicalColumn{Name: prefix + suffix, Suffix: suffix, SQLType: typ, Kind: k})
 	}
 	add("_eq", "bytea", KindEq)
-	if c.has(KindOrd) {
+	if slices.Contains(kinds, KindOrd) {
 		add("_ord", "bytea", KindOrd)
 	}
-	if c.has(KindAdd) {
+	if slices.Contains(kinds, KindAdd) {
 		add("_add", "bytea", KindAdd)
 	}
-	if c.has(KindSearch) {
+	if slices.Contains(kinds, KindSearch) {
 		add("_srch", "bigint[]", KindSearch)
 	}
-	if c.val != nil {
+	if !t.equalityLossless() {
 		add("_val", "bytea", "")
 	}
 	return out

@@ -10,50 +10,59 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
 )
 
 // SaltColumn is the physical column holding each row's random salt, from
 // which the RND layers derive their IVs.
 const SaltColumn = "pgonion_salt"
 
-// Onion kinds, in the order their physical columns are laid out.
-var onionOrder = []string{"eq", "ord", "add", "search"}
+// physicalPrefix is what the physical columns of an encrypted column are
+// named after: the logical name and an underscore, so that onion suffixes
+// give owner__eq, owner__ord, owner__add, owner__srch, owner__val. (A rename
+// renames these too; keys follow the column id, not the name.)
+func physicalPrefix(column string) string { return column + "_" }
 
-// PhysicalName returns the server-side column of one onion of an
-// encrypted column: the logical name, two underscores, the onion. (A
-// rename renames these too; keys follow the column id, not the name.)
-func PhysicalName(column, onion string) string { return column + "__" + onion }
-
-// physicalType is the server type of an onion column. Every onion is
-// stored as bytea except the search tokens (64-bit keyed hashes, GIN
-// indexable).
-func physicalType(onion string) string {
-	if onion == "search" {
-		return "int8[]"
-	}
-	return "bytea"
-}
+// EqColumn is the server-side column of an encrypted column's Eq onion.
+func EqColumn(column string) string { return physicalPrefix(column) + "_eq" }
 
 // strongestLayer is the layer an onion starts at.
-func strongestLayer(onion string) string {
-	switch onion {
-	case "eq", "ord":
+func strongestLayer(k onion.Kind) string {
+	switch k {
+	case onion.KindEq, onion.KindOrd:
 		return "rnd"
-	case "add":
+	case onion.KindAdd:
 		return "hom"
 	}
-	return onion
+	return string(k)
 }
 
-// TypeInfo describes a column type the proxy can encrypt.
-type TypeInfo struct {
-	Name         string   // canonical SQL, e.g. "numeric(10,2)"
-	Capabilities []string // what the server can compute over it: eq, ord, add, search
+// columnLayout returns the type and physical columns of an encrypted
+// catalog column.
+func columnLayout(c *catalog.Column) (onion.Type, []onion.PhysicalColumn, error) {
+	t, err := parseType(c.Type)
+	if err != nil {
+		return t, nil, err
+	}
+	var kinds []onion.Kind
+	for k := range c.Onions {
+		kinds = append(kinds, onion.Kind(k))
+	}
+	return t, onion.Layout(t, kinds, physicalPrefix(c.Name)), nil
 }
 
-// TypeResolver resolves a declared type (pg_query's TypeName: its names
-// and integer modifiers). It fails for types the proxy cannot encrypt.
-type TypeResolver func(names []string, typmods []int32) (TypeInfo, error)
+// parseType reads a type as the catalog stores it (onion.Type.String).
+func parseType(s string) (onion.Type, error) {
+	tree, err := pg_query.Parse("SELECT NULL::" + s)
+	if err != nil {
+		return onion.Type{}, fmt.Errorf("rewrite: bad catalog type %q: %w", s, err)
+	}
+	tc := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val.GetTypeCast()
+	if tc == nil {
+		return onion.Type{}, fmt.Errorf("rewrite: bad catalog type %q", s)
+	}
+	return onion.TypeFromNames(typeNames(tc.TypeName), typmods(tc.TypeName))
+}
 
 // ColumnPolicy is what the deployment says about one column.
 type ColumnPolicy struct {
@@ -81,7 +90,8 @@ func Refusal(format string, a ...any) error {
 
 // PlanCreate rewrites one CREATE TABLE statement. Plain columns keep their
 // definition; each encrypted column becomes one column per onion (see
-// PhysicalName), and the table gets the per-row salt column.
+// onion.Layout; named after physicalPrefix), and the table gets the
+// per-row salt column.
 //
 // Decisions:
 //   - serial, identity and DEFAULT on an encrypted column are refused:
@@ -93,7 +103,7 @@ func Refusal(format string, a ...any) error {
 //   - NOT NULL on an encrypted column applies to its onion columns;
 //   - CHECK, REFERENCES, EXCLUDE and generated columns over encrypted
 //     columns are refused.
-func PlanCreate(st Statement, schema string, types TypeResolver, policy PolicyFunc) (*CreatePlan, error) {
+func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, error) {
 	cs := st.Tree.Stmt.GetCreateStmt()
 	if cs == nil {
 		return nil, fmt.Errorf("rewrite: not a CREATE TABLE statement")
@@ -136,15 +146,18 @@ func PlanCreate(st Statement, schema string, types TypeResolver, policy PolicyFu
 		if len(cd.TypeName.ArrayBounds) > 0 {
 			return nil, Refusal("array type of column %s.%s cannot be encrypted; declare the column plain", table, cd.Colname)
 		}
-		info, err := types(names, typmods(cd.TypeName))
+		typ, err := onion.TypeFromNames(names, typmods(cd.TypeName))
 		if err != nil {
 			return nil, Refusal("type of column %s.%s: %v", table, cd.Colname, err)
 		}
-		caps := info.Capabilities
+		var caps []string
+		for _, cp := range typ.Capabilities() {
+			caps = append(caps, string(cp))
+		}
 		if pol.Capabilities != nil {
-			for _, c := range pol.Capabilities {
-				if !slices.Contains(info.Capabilities, c) {
-					return nil, Refusal("capability %q is not available for column %s.%s of type %s", c, table, cd.Colname, info.Name)
+			for _, cp := range pol.Capabilities {
+				if !typ.Supports(onion.Capability(cp)) {
+					return nil, Refusal("capability %q is not available for column %s.%s of type %s", cp, table, cd.Colname, typ)
 				}
 			}
 			caps = pol.Capabilities
@@ -154,7 +167,7 @@ func PlanCreate(st Statement, schema string, types TypeResolver, policy PolicyFu
 			// Paillier would expose more than RND, so it keeps only Eq.
 			caps = []string{"eq"}
 		}
-		col := catalog.Column{Position: pos, Name: cd.Colname, Type: info.Name, Policy: pol.Policy,
+		col := catalog.Column{Position: pos, Name: cd.Colname, Type: typ.String(), Policy: pol.Policy,
 			Capabilities: caps, Onions: map[string]string{}}
 		notNull, unique := false, false
 		for _, cn := range cd.Constraints {
@@ -175,20 +188,26 @@ func PlanCreate(st Statement, schema string, types TypeResolver, policy PolicyFu
 		if cd.RawDefault != nil || cd.Identity != "" || cd.Generated != "" {
 			return nil, Refusal("a server-side default, identity or generated value on encrypted column %s.%s would be computed in plaintext by the server", table, cd.Colname)
 		}
-		onions := onionsFor(caps)
-		for _, o := range onions {
-			col.Onions[o] = strongestLayer(o)
+		var kinds []onion.Kind
+		for _, cp := range caps {
+			kinds = append(kinds, onion.Kind(cp))
+		}
+		layout := onion.Layout(typ, kinds, physicalPrefix(cd.Colname))
+		for _, pc := range layout {
+			if pc.Kind != "" {
+				col.Onions[string(pc.Kind)] = strongestLayer(pc.Kind)
+			}
 		}
 		if unique {
 			if err := uniqueOnEq(&col, table); err != nil {
 				return nil, err
 			}
 		}
-		for _, o := range onions {
-			elts = append(elts, columnDef(PhysicalName(cd.Colname, o), physicalType(o), notNull && o == "eq"))
+		for _, pc := range layout {
+			elts = append(elts, columnDef(pc.Name, pc.SQLType, notNull && pc.Kind == onion.KindEq))
 		}
 		if unique {
-			elts = append(elts, uniqueConstraint([]string{PhysicalName(cd.Colname, "eq")}, primaryOf(cd.Constraints)))
+			elts = append(elts, uniqueConstraint([]string{EqColumn(cd.Colname)}, primaryOf(cd.Constraints)))
 		}
 		t.Columns = append(t.Columns, col)
 		encrypted[cd.Colname] = &t.Columns[len(t.Columns)-1]
@@ -229,7 +248,7 @@ func PlanCreate(st Statement, schema string, types TypeResolver, policy PolicyFu
 				if err := uniqueOnEq(col, table); err != nil {
 					return nil, err
 				}
-				phys[i] = PhysicalName(k, "eq")
+				phys[i] = EqColumn(k)
 			}
 		}
 		elts = append(elts, uniqueConstraint(phys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY))
@@ -252,21 +271,11 @@ func uniqueOnEq(col *catalog.Column, table string) error {
 	if col.Policy == catalog.Sensitive {
 		return Refusal("PRIMARY KEY or UNIQUE on sensitive column %s.%s: the server could only enforce it on deterministic ciphertexts, which a sensitive column never has", table, col.Name)
 	}
-	if _, ok := col.Onions["eq"]; !ok {
+	if !slices.Contains(col.Capabilities, "eq") {
 		return Refusal("PRIMARY KEY or UNIQUE on column %s.%s needs its eq capability", table, col.Name)
 	}
 	col.Onions["eq"] = "det"
 	return nil
-}
-
-func onionsFor(caps []string) []string {
-	var out []string
-	for _, o := range onionOrder {
-		if slices.Contains(caps, o) {
-			out = append(out, o)
-		}
-	}
-	return out
 }
 
 func typeNames(tn *pg_query.TypeName) []string { return stringList(tn.Names) }
@@ -321,7 +330,11 @@ func columnDef(name, typ string, notNull bool) *pg_query.Node {
 	if notNull {
 		cons = append(cons, pg_query.MakeNotNullConstraintNode(-1))
 	}
-	tn := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(strings.TrimSuffix(typ, "[]"))}, Typemod: -1}
+	base := strings.TrimSuffix(typ, "[]")
+	if base == "bigint" {
+		base = "int8" // the parser's name; "bigint" is only grammar
+	}
+	tn := &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(base)}, Typemod: -1}
 	if strings.HasSuffix(typ, "[]") {
 		tn.ArrayBounds = []*pg_query.Node{pg_query.MakeIntNode(-1)}
 	}

@@ -22,25 +22,6 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// testTypes stands in for the onion package's type resolution.
-func testTypes(names []string, mods []int32) (TypeInfo, error) {
-	n := names[len(names)-1]
-	switch n {
-	case "int4", "int8", "int2":
-		return TypeInfo{Name: map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint"}[n], Capabilities: []string{"eq", "ord", "add"}}, nil
-	case "numeric":
-		if len(mods) == 2 {
-			return TypeInfo{Name: fmt.Sprintf("numeric(%d,%d)", mods[0], mods[1]), Capabilities: []string{"eq", "ord", "add"}}, nil
-		}
-		return TypeInfo{Name: "numeric", Capabilities: []string{"eq"}}, nil
-	case "text":
-		return TypeInfo{Name: "text", Capabilities: []string{"eq", "search"}}, nil
-	case "bool", "bytea":
-		return TypeInfo{Name: map[string]string{"bool": "boolean", "bytea": "bytea"}[n], Capabilities: []string{"eq"}}, nil
-	}
-	return TypeInfo{}, fmt.Errorf("type %s cannot be encrypted", strings.Join(names, "."))
-}
-
 // testPolicy: "id" and "*_plain" are plain, "secret*" sensitive, "*_eqonly"
 // encrypted with the eq capability only, everything else encrypted.
 func testPolicy(table, column string) ColumnPolicy {
@@ -99,7 +80,7 @@ func TestPlanCreateGolden(t *testing.T) {
 		if err != nil || len(stmts) != 1 {
 			t.Fatalf("%s: %v", line, err)
 		}
-		plan, err := PlanCreate(stmts[0], "public", testTypes, testPolicy)
+		plan, err := PlanCreate(stmts[0], "public", testPolicy)
 		got := describe(plan, err)
 		fmt.Fprintf(&out, "-- %s\n%s\n\n", line, got)
 		if err == nil {

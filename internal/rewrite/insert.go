@@ -8,6 +8,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
 )
 
 // Hole is a value of an encrypted column that the proxy must encrypt before
@@ -25,9 +26,10 @@ type Hole struct {
 	Param int
 }
 
-// Cells are the SQL expressions of an encrypted value's onion columns,
-// keyed by onion ("eq", "ord", "add", "search"): literals such as
-// '\x...'::bytea for the simple protocol, or parameter references.
+// Cells are the SQL expressions of an encrypted value's physical columns,
+// keyed by onion.PhysicalColumn.Suffix ("_eq", "_ord", "_add", "_srch",
+// "_val"): literals such as '\x...'::bytea for the simple protocol, or
+// parameter references. A missing suffix is NULL.
 type Cells map[string]*pg_query.Node
 
 // InsertPlan is the rewritten form of INSERT ... VALUES.
@@ -44,8 +46,8 @@ type InsertPlan struct {
 }
 
 type insertTarget struct {
-	col    *catalog.Column // nil for a plain column
-	onions []string        // physical onion columns, in order
+	col    *catalog.Column        // nil for a plain column
+	layout []onion.PhysicalColumn // its physical columns, in order
 }
 
 // PlanInsert rewrites INSERT INTO t [(cols)] VALUES (...), ... for a table
@@ -100,9 +102,13 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 			p.targets = append(p.targets, insertTarget{})
 			continue
 		}
-		tg := insertTarget{col: c, onions: onionsOf(c)}
-		for _, o := range tg.onions {
-			cols = append(cols, pg_query.MakeResTargetNodeWithName(PhysicalName(name, o), -1))
+		_, layout, err := columnLayout(c)
+		if err != nil {
+			return nil, err
+		}
+		tg := insertTarget{col: c, layout: layout}
+		for _, pc := range layout {
+			cols = append(cols, pg_query.MakeResTargetNodeWithName(pc.Name, -1))
 		}
 		p.targets = append(p.targets, tg)
 	}
@@ -124,7 +130,7 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 				return nil, err
 			}
 			p.Holes = append(p.Holes, h)
-			for range tg.onions {
+			for range tg.layout {
 				row = append(row, nil) // rendered later
 			}
 		}
@@ -188,17 +194,6 @@ func isNegation(e *pg_query.A_Expr) bool {
 	return e.Lexpr == nil && len(names) == 1 && names[0] == "-"
 }
 
-// onionsOf lists a column's onions in physical order.
-func onionsOf(c *catalog.Column) []string {
-	var out []string
-	for _, o := range onionOrder {
-		if _, ok := c.Onions[o]; ok {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
 // Render returns the server SQL: cells gives the onion expressions of each
 // hole (in Holes order), salt the expression of each row's salt.
 //
@@ -227,14 +222,14 @@ func (p *InsertPlan) Render(cells []Cells, salt []*pg_query.Node) (string, error
 				i++
 				continue
 			}
-			for _, o := range tg.onions {
-				n := cells[h][o]
+			for _, pc := range tg.layout {
+				n := cells[h][pc.Suffix]
 				if n == nil {
 					n = nullConst()
 				}
 				out = append(out, n)
 			}
-			i += len(tg.onions)
+			i += len(tg.layout)
 			h++
 		}
 		sel.ValuesLists[r] = pg_query.MakeListNode(out)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
@@ -21,7 +22,7 @@ func planTable(t *testing.T, conn *pgx.Conn, sql string) *CreatePlan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlanCreate(stmts[0], "public", testTypes, testPolicy)
+	p, err := PlanCreate(stmts[0], "public", testPolicy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,17 +97,21 @@ func TestPlanInsert(t *testing.T) {
 		var args []any
 		for i, h := range p.Holes {
 			cells[i] = Cells{}
-			for o := range h.Column.Onions {
+			_, layout, err := columnLayout(h.Column)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pc := range layout {
 				switch {
 				case h.Const == nil && h.Param == 0:
-				case h.Param > 0 && o == "eq":
+				case h.Param > 0 && pc.Suffix == "_eq":
 					// Extended protocol: the engine binds the ciphertext
 					// as a parameter; here the client's own.
-					cells[i][o] = ParamNode(h.Param)
-				case o == "search":
-					cells[i][o] = Int8ArrayLiteral([]int64{1, -2})
+					cells[i][pc.Suffix] = ParamNode(h.Param)
+				case pc.Kind == onion.KindSearch:
+					cells[i][pc.Suffix] = Int8ArrayLiteral([]int64{1, -2})
 				default:
-					cells[i][o] = ByteaLiteral([]byte("ct:" + holeString(h)))
+					cells[i][pc.Suffix] = ByteaLiteral([]byte("ct:" + holeString(h)))
 				}
 			}
 		}

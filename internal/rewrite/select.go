@@ -14,6 +14,9 @@ type ResultColumn struct {
 	// Server is the column of the server's result holding the value (for
 	// an encrypted column: its Eq onion ciphertext).
 	Server int
+	// Val is the server column of the exact-value copy of an encrypted
+	// column whose type keeps one (onion.Column.HasVal), -1 otherwise.
+	Val int
 	// Column is the encrypted column to decrypt, nil for a plain value.
 	Column *catalog.Column
 }
@@ -87,13 +90,27 @@ func PlanSelect(st Statement, t *catalog.Table) (*SelectPlan, error) {
 
 	p := &SelectPlan{Salt: -1}
 	var targets []*pg_query.Node
+	ref := func(name string) *pg_query.Node {
+		return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(qualifier), pg_query.MakeStrNode(name)}, -1)
+	}
 	add := func(val *pg_query.Node, alias string, out ResultColumn) {
-		out.Server = len(targets)
+		out.Server, out.Val = len(targets), -1
 		targets = append(targets, pg_query.MakeResTargetNodeWithNameAndVal(alias, val, -1))
 		p.Columns = append(p.Columns, out)
 	}
-	ref := func(name string) *pg_query.Node {
-		return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(qualifier), pg_query.MakeStrNode(name)}, -1)
+	addEncrypted := func(c *catalog.Column, alias string) error {
+		_, layout, err := columnLayout(c)
+		if err != nil {
+			return err
+		}
+		add(ref(EqColumn(c.Name)), alias, ResultColumn{Name: alias, Column: c})
+		for _, pc := range layout {
+			if pc.Suffix == "_val" {
+				p.Columns[len(p.Columns)-1].Val = len(targets)
+				targets = append(targets, pg_query.MakeResTargetNodeWithVal(ref(pc.Name), -1))
+			}
+		}
+		return nil
 	}
 	anyEncrypted := false
 	for _, n := range sel.TargetList {
@@ -107,7 +124,9 @@ func PlanSelect(st Statement, t *catalog.Table) (*SelectPlan, error) {
 					if c.Policy == catalog.Plain {
 						add(ref(c.Name), c.Name, ResultColumn{Name: c.Name})
 					} else {
-						add(ref(PhysicalName(c.Name, "eq")), c.Name, ResultColumn{Name: c.Name, Column: c})
+						if err := addEncrypted(c, c.Name); err != nil {
+							return nil, err
+						}
 						anyEncrypted = true
 					}
 				}
@@ -119,7 +138,9 @@ func PlanSelect(st Statement, t *catalog.Table) (*SelectPlan, error) {
 					if alias == "" {
 						alias = c.Name
 					}
-					add(ref(PhysicalName(c.Name, "eq")), alias, ResultColumn{Name: alias, Column: c})
+					if err := addEncrypted(c, alias); err != nil {
+						return nil, err
+					}
 					anyEncrypted = true
 					continue
 				}
@@ -134,7 +155,7 @@ func PlanSelect(st Statement, t *catalog.Table) (*SelectPlan, error) {
 		if hit != nil {
 			return nil, Refusal("expression over encrypted column %s.%s in the select list is not supported yet", t.Name, hit.Name)
 		}
-		out := ResultColumn{Name: rt.Name}
+		out := ResultColumn{Name: rt.Name, Val: -1}
 		out.Server = len(targets)
 		targets = append(targets, n)
 		p.Columns = append(p.Columns, out)
