@@ -32,6 +32,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -100,6 +101,20 @@ type Table struct {
 	Physical string // the table on the server (in Schema)
 	Version  int64  // bumped on every change to the table or its columns
 	Columns  []Column
+}
+
+// newVersion prepares a new table for recording: ids for the table and
+// its columns where missing, version 1.
+func (t *Table) newVersion() {
+	if t.ID == (ID{}) {
+		t.ID = NewID()
+	}
+	for i := range t.Columns {
+		if t.Columns[i].ID == (ID{}) {
+			t.Columns[i].ID = NewID()
+		}
+	}
+	t.Version = 1
 }
 
 // Column returns the column named name, or nil.
@@ -249,15 +264,7 @@ func BindKeyStore(ctx context.Context, tx Execer, storeID string) error {
 // CreateTable records a new table (t.ID, t.Version and the column ids are
 // filled in when zero) in tx.
 func CreateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error {
-	if t.ID == (ID{}) {
-		t.ID = NewID()
-	}
-	for i := range t.Columns {
-		if t.Columns[i].ID == (ID{}) {
-			t.Columns[i].ID = NewID()
-		}
-	}
-	t.Version = 1
+	t.newVersion()
 	if _, err := tx.Exec(ctx, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES ($1, $2, $3, $4, $5, $6)",
 		t.ID, t.Schema, t.Name, t.Physical, t.Version, tableMAC(macKey, t)); err != nil {
 		return fmt.Errorf("catalog: recording table %s.%s: %w", t.Schema, t.Name, err)
@@ -402,3 +409,55 @@ func (id *ID) ScanUUID(v pgtype.UUID) error {
 }
 
 func (id ID) UUIDValue() (pgtype.UUID, error) { return pgtype.UUID{Bytes: id, Valid: true}, nil }
+
+// CreateTableSQL returns SQL statements (separated by semicolons, with
+// every value as a literal) that record t like CreateTable does, so that
+// the proxy can run them in the same statement as the client's DDL (e.g.
+// inside one DO block): the DDL and its metadata then commit or fail
+// together. t.ID, t.Version and the column ids are filled in.
+func CreateTableSQL(macKey []byte, t *Table) string {
+	t.newVersion()
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES (%s, %s, %s, %s, %d, %s);\n",
+		uuidLit(t.ID), quote(t.Schema), quote(t.Name), quote(t.Physical), t.Version, byteaLit(tableMAC(macKey, t)))
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		caps := make([]string, len(c.Capabilities))
+		for j, cp := range c.Capabilities {
+			caps[j] = quote(cp)
+		}
+		onions := "{}"
+		if len(c.Onions) > 0 {
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(c.Onions)) {
+				parts = append(parts, jsonString(k)+": "+jsonString(c.Onions[k]))
+			}
+			onions = "{" + strings.Join(parts, ", ") + "}"
+		}
+		jg := "NULL"
+		if c.JoinGroup != "" {
+			jg = quote(c.JoinGroup)
+		}
+		fmt.Fprintf(&b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %s);\n",
+			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
+			strings.Join(caps, ", "), quote(onions), jg, byteaLit(columnMAC(macKey, t, c)))
+	}
+	b.WriteString("UPDATE pgonion.catalog_version SET version = version + 1;\nNOTIFY pgonion_catalog;\n")
+	return b.String()
+}
+
+// quote is a SQL string literal (standard_conforming_strings on).
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func uuidLit(id ID) string {
+	h := id.String()
+	return "'" + h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:] + "'::uuid"
+}
+
+func byteaLit(b []byte) string { return "'\\x" + hex.EncodeToString(b) + "'::bytea" }
+
+// jsonString is a JSON string for the catalog's short, printable names.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -221,3 +221,36 @@ func TestChangesSeenByAnotherProxy(t *testing.T) {
 		t.Fatalf("other proxy's load: %v", err)
 	}
 }
+
+// TestCreateTableSQL runs the literal form of CreateTable inside a DO block
+// together with a CREATE TABLE, as the proxy will: the catalog loads and
+// authenticates, and a failing DDL leaves no metadata behind.
+func TestCreateTableSQL(t *testing.T) {
+	ctx := context.Background()
+	_, c, key := setup(t)
+	tbl := sample()
+	tbl.Columns[1].Name = "own'er" // quoting
+	doBlock := func(ddl, meta string) string {
+		return "DO $pgonion$ BEGIN " + ddl + "; " + meta + " END $pgonion$"
+	}
+	if _, err := c.Exec(ctx, doBlock("CREATE TABLE accounts (id int)", CreateTableSQL(key, tbl))); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(ctx, c, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Table("public", "accounts")
+	if got == nil || got.ID != tbl.ID || got.Column("own'er") == nil || got.Column("balance").Onions["add"] != "hom" || got.Column("balance").JoinGroup != "money" {
+		t.Fatalf("loaded %+v", got)
+	}
+	other := sample()
+	other.Name = "second"
+	if _, err := c.Exec(ctx, doBlock("CREATE TABLE accounts (id int)", CreateTableSQL(key, other))); err == nil {
+		t.Fatal("duplicate CREATE TABLE succeeded")
+	}
+	s, err = Load(ctx, c, key)
+	if err != nil || s.Table("public", "second") != nil {
+		t.Fatalf("metadata of a failed DDL was kept: %v", err)
+	}
+}
