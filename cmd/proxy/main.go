@@ -8,6 +8,7 @@
 //	proxy passwd  USER                    print an auth-file line for USER
 //	proxy keys    init|check|rotate-master create, check and re-wrap the key store
 //	proxy migrate --backend DSN [--check] create or upgrade the schema "pgonion"
+//	proxy status  --backend DSN           encrypted columns, layers and leakage
 //	proxy version
 //
 // Run `proxy COMMAND --help` for the flags of a command. Every flag can also
@@ -39,6 +40,7 @@ var commands = []command{
 	{"demo", "run the proxy in front of a throwaway PostgreSQL", runDemo},
 	{"passwd", "print an auth-file line with a SCRAM-SHA-256 verifier", runPasswd},
 	{"migrate", "create or upgrade the proxy's schema in the backend database", runMigrate},
+	{"status", "show every encrypted column, its onions and layers, and what the server can learn", runStatus},
 	{"keys", "create, check and re-wrap the key store (init, check, rotate-master)", runKeys},
 	{"version", "print the version", func([]string, io.Writer, io.Writer) error { fmt.Println("proxy", version); return nil }},
 }

@@ -18,7 +18,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/embedpg"
+	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/pgtest"
 	"github.com/pgonion/pgonion/internal/scram"
 )
@@ -333,4 +335,67 @@ func TestServeKeyStore(t *testing.T) {
 			t.Fatalf("making another master key: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestStatus records a table in the catalog with the key store that serve
+// created, then checks what `proxy status` shows, and that it refuses a
+// catalog changed behind the proxy's back.
+func TestStatus(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	dir := t.TempDir()
+	p := startedIn(t, dir, regexp.MustCompile("proxy listening"), "serve", "--listen", freeAddr(t), "--backend", dsn, "--auth", "trust")
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.wait(); err != nil {
+		t.Fatalf("serve: %v\n%s", err, p.output())
+	}
+	master, err := keys.LoadMasterKey(filepath.Join(dir, "pgonion.master"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := keys.Open(filepath.Join(dir, "pgonion.keystore"), master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	macKey, err := catalog.MACKey(store.Deriver())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = catalog.CreateTable(ctx, tx, macKey, &catalog.Table{Schema: "public", Name: "acc", Physical: "acc", Columns: []catalog.Column{
+		{Position: 1, Name: "id", Type: "integer", Policy: catalog.Plain},
+		{Position: 2, Name: "owner", Type: "text", Policy: catalog.Encrypted, Capabilities: []string{"eq", "search"}, Onions: map[string]string{"eq": "det", "search": "search"}},
+	}})
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func() (string, int) {
+		cmd := exec.Command(binary, "status", "--backend", dsn)
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := status()
+	for _, want := range []string{store.ID().String(), "public.acc.id", "everything (stored unencrypted)", "public.acc.owner", "which rows hold equal values", "which rows share words or trigrams"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("status (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+	if _, err := conn.Exec(ctx, `UPDATE pgonion.columns SET onions = '{"eq": "rnd", "search": "search"}'`); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := status(); code != 1 || !strings.Contains(out, "modified outside the proxy") {
+		t.Fatalf("tampered catalog: exit %d\n%s", code, out)
+	}
 }
