@@ -132,6 +132,25 @@ func compareOutcome(srv serverResult, text, bin []byte, err error) string {
 }
 
 // TestDifferentialText compares ParseText + AppendText/AppendBinary with
+// zonesOrUTC returns the session time zones to test d in.
+func (d diffType) zonesOrUTC() []string {
+	if len(d.zones) == 0 {
+		return []string{"UTC"}
+	}
+	return d.zones
+}
+
+// setZone sets the session TimeZone and returns the matching Env.
+func setZone(t *testing.T, conn *pgconn.PgConn, zone string) Env {
+	t.Helper()
+	exec(t, conn, "SET TimeZone = '"+zone+"'")
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Env{TimeZone: loc}
+}
+
 // PostgreSQL storing the same text-format parameter into a column of each
 // type, and reading it back in text and binary format.
 func TestDifferentialText(t *testing.T) {
@@ -139,18 +158,9 @@ func TestDifferentialText(t *testing.T) {
 	for i, d := range diffTypes() {
 		tbl := fmt.Sprintf("t%d", i)
 		exec(t, conn, fmt.Sprintf("CREATE TEMP TABLE %s (v %s)", tbl, d.sql))
-		zones := d.zones
-		if len(zones) == 0 {
-			zones = []string{"UTC"}
-		}
-		for _, zone := range zones {
+		for _, zone := range d.zonesOrUTC() {
 			t.Run(d.sql+"/"+zone, func(t *testing.T) {
-				exec(t, conn, "SET TimeZone = '"+zone+"'")
-				loc, err := time.LoadLocation(zone)
-				if err != nil {
-					t.Fatal(err)
-				}
-				env := Env{TimeZone: loc}
+				env := setZone(t, conn, zone)
 				refused := 0
 				for _, in := range d.corpus {
 					srv := insertText(t, conn, tbl, []byte(in))

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -109,18 +108,9 @@ func TestDifferentialRandom(t *testing.T) {
 		gen := generatorFor(d.t)
 		tbl := fmt.Sprintf("r%d", i)
 		exec(t, conn, fmt.Sprintf("CREATE TABLE %s (v %s)", tbl, d.sql))
-		zones := d.zones
-		if len(zones) == 0 {
-			zones = []string{"UTC"}
-		}
-		for _, zone := range zones {
+		for _, zone := range d.zonesOrUTC() {
 			t.Run(d.sql+"/"+zone, func(t *testing.T) {
-				exec(t, conn, "SET TimeZone = '"+zone+"'")
-				loc, err := time.LoadLocation(zone)
-				if err != nil {
-					t.Fatal(err)
-				}
-				env := Env{TimeZone: loc}
+				env := setZone(t, conn, zone)
 				inputs := make([]string, n)
 				for j := range inputs {
 					inputs[j] = gen(rng)
