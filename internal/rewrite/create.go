@@ -48,8 +48,26 @@ func columnLayout(c *catalog.Column) (onion.Type, []onion.PhysicalColumn, error)
 	for k := range c.Onions {
 		kinds = append(kinds, onion.Kind(k))
 	}
-	return t, onion.Layout(t, kinds, physicalPrefix(c.Name)), nil
+	return t, physicalLayout(t, kinds, c.Name), nil
 }
+
+// SaltSuffix names the salt override column of an encrypted column
+// (owner__salt): NULL while the column's salted cells use the row's salt
+// (pgonion_salt), set when an UPDATE wrote the column's cells with a salt
+// of its own. UPDATE cannot reuse the row salt, which only the server
+// holds, and must not replace it, which would break the row's other
+// columns. A NULL costs one bit of the row's null bitmap.
+const SaltSuffix = "_salt"
+
+// physicalLayout is onion.Layout followed by the salt override column.
+func physicalLayout(t onion.Type, kinds []onion.Kind, column string) []onion.PhysicalColumn {
+	prefix := physicalPrefix(column)
+	return append(onion.Layout(t, kinds, prefix), onion.PhysicalColumn{Name: prefix + SaltSuffix, Suffix: SaltSuffix, SQLType: "bytea"})
+}
+
+// SaltOverrideColumn is the server-side salt override column of an
+// encrypted column (see SaltSuffix).
+func SaltOverrideColumn(column string) string { return physicalPrefix(column) + SaltSuffix }
 
 // parseType reads a type as the catalog stores it (onion.Type.String).
 func parseType(s string) (onion.Type, error) {
@@ -192,7 +210,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		for _, cp := range caps {
 			kinds = append(kinds, onion.Kind(cp))
 		}
-		layout := onion.Layout(typ, kinds, physicalPrefix(cd.Colname))
+		layout := physicalLayout(typ, kinds, cd.Colname)
 		for _, pc := range layout {
 			if pc.Kind != "" {
 				col.Onions[string(pc.Kind)] = strongestLayer(pc.Kind)

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -106,6 +107,8 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A new row's cells use the row salt: the override stays NULL.
+		layout = slices.DeleteFunc(layout, func(pc onion.PhysicalColumn) bool { return pc.Suffix == SaltSuffix })
 		tg := insertTarget{col: c, layout: layout}
 		for _, pc := range layout {
 			cols = append(cols, pg_query.MakeResTargetNodeWithName(pc.Name, -1))

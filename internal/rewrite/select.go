@@ -17,6 +17,10 @@ type ResultColumn struct {
 	// Val is the server column of the exact-value copy of an encrypted
 	// column whose type keeps one (onion.Column.HasVal), -1 otherwise.
 	Val int
+	// Salt is the server column of the salt override of an encrypted
+	// column (see SaltSuffix), -1 otherwise: when it is not NULL, it is
+	// the salt of this column's cells instead of the row's.
+	Salt int
 	// Column is the encrypted column to decrypt, nil for a plain value.
 	Column *catalog.Column
 }
@@ -94,7 +98,7 @@ func PlanSelect(st Statement, t *catalog.Table) (*SelectPlan, error) {
 		return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(qualifier), pg_query.MakeStrNode(name)}, -1)
 	}
 	add := func(val *pg_query.Node, alias string, out ResultColumn) {
-		out.Server, out.Val = len(targets), -1
+		out.Server, out.Val, out.Salt = len(targets), -1, -1
 		targets = append(targets, pg_query.MakeResTargetNodeWithNameAndVal(alias, val, -1))
 		p.Columns = append(p.Columns, out)
 	}
@@ -105,10 +109,15 @@ func PlanSelect(st Statement, t *catalog.Table) (*SelectPlan, error) {
 		}
 		add(ref(EqColumn(c.Name)), alias, ResultColumn{Name: alias, Column: c})
 		for _, pc := range layout {
-			if pc.Suffix == "_val" {
+			switch pc.Suffix {
+			case "_val":
 				p.Columns[len(p.Columns)-1].Val = len(targets)
-				targets = append(targets, pg_query.MakeResTargetNodeWithVal(ref(pc.Name), -1))
+			case SaltSuffix:
+				p.Columns[len(p.Columns)-1].Salt = len(targets)
+			default:
+				continue
 			}
+			targets = append(targets, pg_query.MakeResTargetNodeWithVal(ref(pc.Name), -1))
 		}
 		return nil
 	}
@@ -155,7 +164,7 @@ func PlanSelect(st Statement, t *catalog.Table) (*SelectPlan, error) {
 		if hit != nil {
 			return nil, Refusal("expression over encrypted column %s.%s in the select list is not supported yet", t.Name, hit.Name)
 		}
-		out := ResultColumn{Name: rt.Name, Val: -1}
+		out := ResultColumn{Name: rt.Name, Val: -1, Salt: -1}
 		out.Server = len(targets)
 		targets = append(targets, n)
 		p.Columns = append(p.Columns, out)
