@@ -56,9 +56,12 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	f.keys.register(flag.NewFlagSet("demo-keys", flag.ContinueOnError))
 	f.keys.keystore = filepath.Join(cluster.Dir, "pgonion.keystore")
 	f.keys.masterKeyFile = filepath.Join(cluster.Dir, "pgonion.master")
-	if _, err := prepareBackend(ctx, cluster.DSN("demo"), &f.keys, log); err != nil {
+	eng, err := startEngine(ctx, cluster.DSN("demo"), &f.keys, log)
+	if err != nil {
 		return err
 	}
+	defer eng.Close()
+	cfg.Interceptors = eng.NewSession
 	ready := func(addr net.Addr) {
 		host, port, _ := net.SplitHostPort(addr.String())
 		url := fmt.Sprintf("postgres://demo@%s/demo?sslmode=disable", net.JoinHostPort(host, port))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgonion/pgonion/internal/engine"
 	"github.com/pgonion/pgonion/internal/scram"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -78,12 +79,28 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	// Keys and schema before the listener: a proxy that cannot serve
 	// encrypted data correctly never accepts a client.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	_, err = prepareBackend(ctx, f.backend, &f.keys, log)
+	eng, err := startEngine(ctx, f.backend, &f.keys, log)
 	cancel()
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
+	cfg.Interceptors = eng.NewSession
 	return serve(&f, cfg, log, nil)
+}
+
+// startEngine readies the backend and the keys (prepareBackend) and starts
+// the statement engine that encrypts and decrypts for every session.
+func startEngine(ctx context.Context, dsn string, kf *keyFlags, log *slog.Logger) (*engine.Engine, error) {
+	store, err := prepareBackend(ctx, dsn, kf, log)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.New(ctx, engine.Config{Backend: dsn, Store: store, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("starting the encryption engine: %w", err)
+	}
+	return eng, nil
 }
 
 // wireConfig checks the serving flags and builds the server configuration.

@@ -21,6 +21,23 @@ type Interceptor interface {
 	Parse(name, sql string, paramOIDs []uint32) (*Statement, error)
 }
 
+// ParameterObserver may be implemented by an Interceptor to follow the
+// server's ParameterStatus reports (e.g. TimeZone and DateStyle after a
+// SET), which the proxy needs to read and write values as the server
+// would. It is called from the session's server-reading goroutine, before
+// the client sees the report; name and value are copies.
+type ParameterObserver interface {
+	ParameterStatus(name, value string)
+}
+
+// TransactionObserver may be implemented by an Interceptor to learn when
+// the session is ready for a new statement: txStatus is the status byte of
+// ReadyForQuery ('I' idle, 'T' in a transaction block, 'E' in a failed
+// one). It is called from the session's server-reading goroutine.
+type TransactionObserver interface {
+	ReadyForQuery(txStatus byte)
+}
+
 // SessionInfo describes a client session to an InterceptorFactory.
 type SessionInfo struct {
 	User            string            // authenticated client user

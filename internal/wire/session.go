@@ -421,6 +421,13 @@ func (ss *session) serverToClient() error {
 		}
 		t := msg[0]
 		lastFatal = false
+		if t == 'S' {
+			if po, ok := ss.ic.(ParameterObserver); ok {
+				name, rest := cstring(body(msg))
+				value, _ := cstring(rest)
+				po.ParameterStatus(name, value)
+			}
+		}
 		if t == 'N' || t == 'S' || t == 'A' { // asynchronous: notice, parameter status, notification
 			_, err = ss.cw.Write(msg)
 			if err != nil {
@@ -518,6 +525,9 @@ func (ss *session) serverToClient() error {
 			scratch, err = ss.relayCommandComplete(msg, scratch, rr)
 		case 'Z':
 			ss.txStatus.Store(uint32(body(msg)[0]))
+			if to, ok := ss.ic.(TransactionObserver); ok {
+				to.ReadyForQuery(body(msg)[0])
+			}
 			_, err = ss.cw.Write(msg)
 		default:
 			_, err = ss.cw.Write(msg)

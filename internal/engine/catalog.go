@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+)
+
+// catalogCache is the proxy's copy of the verified catalog. It is reloaded
+// when another proxy (or this one) announces a change with NOTIFY
+// pgonion_catalog, and on demand when a statement names a table the copy
+// does not know (so a table created through another proxy a moment ago is
+// never mistaken for a plain one).
+type catalogCache struct {
+	dsn    string
+	macKey []byte
+	log    *slog.Logger
+
+	snap atomic.Pointer[catalog.Snapshot]
+
+	mu   sync.Mutex // serializes loads on conn
+	conn *pgx.Conn
+
+	// plain remembers names checked absent from the catalog at a version,
+	// so that statements on plain tables cost no round trip.
+	plainMu sync.Mutex
+	plain   map[string]int64
+
+	stop   context.CancelFunc
+	listen sync.WaitGroup
+}
+
+func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.Logger) (*catalogCache, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("engine: connecting to the backend: %w", err)
+	}
+	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}}
+	snap, err := catalog.Load(ctx, conn, macKey)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	c.snap.Store(snap)
+	lctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	ready := make(chan error, 1)
+	c.listen.Add(1)
+	go c.listenLoop(lctx, ready)
+	select {
+	case err := <-ready:
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+	case <-ctx.Done():
+		c.close()
+		return nil, ctx.Err()
+	}
+	return c, nil
+}
+
+func (c *catalogCache) snapshot() *catalog.Snapshot { return c.snap.Load() }
+
+// listenLoop keeps a connection listening on pgonion_catalog and reloads
+// the catalog on each notification. After a lost connection it reconnects
+// (and reloads, as notifications may have been missed).
+func (c *catalogCache) listenLoop(ctx context.Context, ready chan<- error) {
+	defer c.listen.Done()
+	first := true
+	for ctx.Err() == nil {
+		conn, err := pgx.Connect(ctx, c.dsn)
+		if err == nil {
+			_, err = conn.Exec(ctx, "LISTEN pgonion_catalog")
+		}
+		if first {
+			ready <- err
+			first = false
+			if err != nil {
+				if conn != nil {
+					conn.Close(context.Background())
+				}
+				return
+			}
+		} else if err == nil {
+			c.reload(ctx)
+		}
+		for err == nil {
+			_, err = conn.WaitForNotification(ctx)
+			if err == nil {
+				c.reload(ctx)
+			}
+		}
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+		if ctx.Err() == nil {
+			c.log.Warn("catalog listener lost its connection; reconnecting", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// reload reads the catalog if its version changed. Errors are logged: the
+// previous snapshot stays in use.
+func (c *catalogCache) reload(ctx context.Context) {
+	if err := c.refresh(ctx); err != nil {
+		c.log.Error("reloading the catalog failed", "err", err)
+	}
+}
+
+// refresh makes the snapshot current: one round trip when nothing changed.
+func (c *catalogCache) refresh(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil || c.conn.IsClosed() {
+		conn, err := pgx.Connect(ctx, c.dsn)
+		if err != nil {
+			return fmt.Errorf("engine: reconnecting to read the catalog: %w", err)
+		}
+		c.conn = conn
+	}
+	v, err := catalog.Version(ctx, c.conn)
+	if err != nil {
+		return fmt.Errorf("engine: reading the catalog version: %w", err)
+	}
+	if v == c.snapshot().Version {
+		return nil
+	}
+	snap, err := catalog.Load(ctx, c.conn, c.macKey)
+	if err != nil {
+		return err
+	}
+	c.snap.Store(snap)
+	c.plainMu.Lock()
+	clear(c.plain)
+	c.plainMu.Unlock()
+	c.log.Info("catalog reloaded", "version", snap.Version, "tables", len(snap.Tables()))
+	return nil
+}
+
+// lookup returns the catalog table schema.name, checking with the server
+// first when the snapshot does not know the name and it was not checked at
+// the current version.
+func (c *catalogCache) lookup(ctx context.Context, schema, name string) (*catalog.Table, error) {
+	snap := c.snapshot()
+	if t := snap.Table(schema, name); t != nil {
+		return t, nil
+	}
+	key := schema + "." + name
+	c.plainMu.Lock()
+	v, ok := c.plain[key]
+	c.plainMu.Unlock()
+	if ok && v == snap.Version {
+		return nil, nil
+	}
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	snap = c.snapshot()
+	if t := snap.Table(schema, name); t != nil {
+		return t, nil
+	}
+	c.plainMu.Lock()
+	if len(c.plain) > 100000 {
+		clear(c.plain)
+	}
+	c.plain[key] = snap.Version
+	c.plainMu.Unlock()
+	return nil, nil
+}
+
+func (c *catalogCache) close() {
+	if c.stop != nil {
+		c.stop()
+	}
+	c.listen.Wait()
+	c.mu.Lock()
+	if c.conn != nil {
+		c.conn.Close(context.Background())
+	}
+	c.mu.Unlock()
+}

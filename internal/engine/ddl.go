@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// planCreate turns CREATE TABLE into one DO block that creates the
+// physical table and records it in the catalog, so both commit or fail
+// together, in either protocol and inside or outside a transaction block.
+// A table without encrypted columns (by policy) is created as written and
+// not recorded.
+func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
+	cs := st.Tree.Stmt.GetCreateStmt()
+	rel := rewrite.Relation{Schema: cs.Relation.Schemaname, Name: cs.Relation.Relname}
+	if rel.Schema == "" {
+		rel.Schema = rewrite.DefaultSchema
+	}
+	if t, err := s.lookup(rel); err != nil || t != nil {
+		return nil, err // the server reports that it exists (or skips)
+	}
+	p, err := rewrite.PlanCreate(st, rewrite.DefaultSchema, s.e.policy)
+	if err != nil {
+		return nil, err
+	}
+	encrypted := false
+	for _, c := range p.Table.Columns {
+		encrypted = encrypted || c.Policy != catalog.Plain
+	}
+	if !encrypted {
+		return nil, nil
+	}
+	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table)
+	if cs.IfNotExists {
+		qualified := quoteIdent(rel.Schema) + "." + quoteIdent(rel.Name)
+		body = fmt.Sprintf("IF to_regclass(%s) IS NULL THEN\n%s\nELSE\nRAISE NOTICE 'relation %% already exists, skipping', %s USING ERRCODE = '42P07';\nEND IF;",
+			quoteLiteral(qualified), body, quoteLiteral(`"`+rel.Name+`"`))
+	}
+	s.addPending(rel, p.Table)
+	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "CREATE TABLE", e: s.e}}, nil
+}
+
+// doBlock wraps statements in an anonymous PL/pgSQL block, with a dollar
+// quote that the body cannot close.
+func doBlock(body string) string {
+	tag := "$pgonion$"
+	for strings.Contains(body, tag) {
+		b := make([]byte, 6)
+		rand.Read(b)
+		tag = "$pgonion_" + hex.EncodeToString(b) + "$"
+	}
+	return "DO " + tag + " BEGIN\n" + body + "\nEND " + tag
+}
+
+func quoteIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// ddlResult reports a DO block under the client's command tag and, once it
+// succeeded, makes the catalog cache current before the client can send
+// its next statement.
+type ddlResult struct {
+	tag string
+	e   *Engine
+}
+
+func (*ddlResult) RowDescription(*pgproto3.RowDescription) error { return nil }
+func (*ddlResult) DataRow(*pgproto3.DataRow) error               { return nil }
+
+// CommandTag implements wire.TagRewriter.
+func (r *ddlResult) CommandTag([]byte) []byte {
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	r.e.cat.reload(ctx)
+	return []byte(r.tag)
+}

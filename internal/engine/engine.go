@@ -1,0 +1,172 @@
+// Package engine is the proxy's statement engine: the wire.Interceptor of
+// every client session. For each statement it decides, from the verified
+// catalog of encrypted tables, whether the statement passes through
+// untouched (it touches no table with encrypted columns), is rewritten
+// (internal/rewrite) with its values encrypted and its results decrypted
+// (internal/onion), or is refused with SQLSTATE 0A000.
+//
+// It holds the keys (from the key store) and a cache of the catalog, kept
+// current through LISTEN/NOTIFY on the backend, so that a change made by one
+// proxy is seen by every other proxy of the same database.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/keys"
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/schemes/hom"
+	"github.com/pgonion/pgonion/internal/wire"
+)
+
+// PaillierSecret names the Paillier private key in the key store.
+const PaillierSecret = "paillier"
+
+// Config configures an Engine.
+type Config struct {
+	// Backend is the libpq DSN of the server, with the proxy's own
+	// credentials; the engine keeps two connections of its own to it (to
+	// read the catalog and to listen for catalog changes).
+	Backend string
+	// Store is the opened key store the database's data is encrypted under.
+	Store *keys.Store
+	// Policy decides how the columns of a new table are stored; nil
+	// encrypts every column with every onion its type supports.
+	Policy rewrite.PolicyFunc
+	// Logger receives catalog reloads and errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// Engine is shared by all sessions of a proxy. It is safe for concurrent
+// use.
+type Engine struct {
+	policy  rewrite.PolicyFunc
+	log     *slog.Logger
+	deriver *keys.Deriver
+	macKey  []byte
+	homKey  *hom.PrivateKey // nil when the store holds no Paillier key
+
+	homOnce sync.Once
+	homEnc  *hom.Encrypter
+	homErr  error
+
+	cat *catalogCache
+
+	colMu   sync.Mutex
+	columns map[string]*onion.Column // by columnKey
+}
+
+// New opens the engine's connections to the backend and loads the catalog.
+// The backend must be migrated (migrations.Apply) and bound to cfg.Store
+// (catalog.BindKeyStore).
+func New(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("engine: no key store")
+	}
+	e := &Engine{
+		policy:  cfg.Policy,
+		log:     cfg.Logger,
+		deriver: cfg.Store.Deriver(),
+		columns: map[string]*onion.Column{},
+	}
+	if e.policy == nil {
+		e.policy = DefaultPolicy
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if e.macKey, err = catalog.MACKey(e.deriver); err != nil {
+		return nil, err
+	}
+	if b, ok := cfg.Store.Secret(PaillierSecret); ok {
+		if e.homKey, err = hom.UnmarshalPrivateKey(b); err != nil {
+			return nil, fmt.Errorf("engine: the key store's Paillier key: %w", err)
+		}
+	}
+	if e.cat, err = openCatalogCache(ctx, cfg.Backend, e.macKey, e.log); err != nil {
+		return nil, err
+	}
+	if id := e.cat.snapshot().StoreID; id != "" && !strings.EqualFold(id, cfg.Store.ID().String()) {
+		e.cat.close()
+		return nil, fmt.Errorf("engine: the database's encrypted data belongs to key store %s, not %s", id, cfg.Store.ID())
+	}
+	return e, nil
+}
+
+// Close stops the catalog listener and the Paillier randomness pool.
+func (e *Engine) Close() {
+	e.cat.close()
+	if e.homEnc != nil {
+		e.homEnc.Close()
+	}
+}
+
+// DefaultPolicy encrypts every column with every onion its type supports.
+func DefaultPolicy(table, column string) rewrite.ColumnPolicy {
+	return rewrite.ColumnPolicy{Policy: catalog.Encrypted}
+}
+
+// NewSession is a wire.InterceptorFactory.
+func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
+	s := &session{e: e}
+	s.params.set("TimeZone", info.ServerParams["TimeZone"])
+	s.params.set("DateStyle", info.ServerParams["DateStyle"])
+	return s, nil
+}
+
+// column returns the encryptor of an encrypted catalog column, built once
+// per (column id, type, onions).
+func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
+	kinds := make([]onion.Kind, 0, len(c.Onions))
+	for k := range c.Onions {
+		kinds = append(kinds, onion.Kind(k))
+	}
+	slices.Sort(kinds)
+	key := fmt.Sprint(c.ID, c.Type, kinds)
+	e.colMu.Lock()
+	oc := e.columns[key]
+	e.colMu.Unlock()
+	if oc != nil {
+		return oc, nil
+	}
+	t, err := rewrite.ColumnType(c)
+	if err != nil {
+		return nil, err
+	}
+	var enc *hom.Encrypter
+	if slices.Contains(kinds, onion.KindAdd) {
+		if e.homKey == nil {
+			return nil, fmt.Errorf("column %s has an Add onion, but the key store holds no Paillier key", c.Name)
+		}
+		if enc, err = e.paillier(); err != nil {
+			return nil, err
+		}
+	}
+	oc, err = onion.NewColumn(t, c.ID[:], kinds, e.deriver, e.homKey, enc)
+	if err != nil {
+		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
+	}
+	e.colMu.Lock()
+	e.columns[key] = oc
+	e.colMu.Unlock()
+	return oc, nil
+}
+
+// paillier returns the shared pooled Paillier encrypter, started on first
+// use (its fixed-base tables take about 0.1 s to build).
+func (e *Engine) paillier() (*hom.Encrypter, error) {
+	e.homOnce.Do(func() {
+		e.homEnc, e.homErr = hom.NewEncrypter(e.homKey, hom.EncrypterOptions{PoolSize: 1024, Workers: max(1, runtime.GOMAXPROCS(0)/2)})
+	})
+	return e.homEnc, e.homErr
+}

@@ -1,0 +1,330 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/schemes/rnd"
+)
+
+// planInsert encrypts the values of INSERT ... VALUES: in the SQL text for
+// the simple protocol, as added parameters at each Bind for the extended
+// protocol.
+func (s *session) planInsert(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
+	clientRefs := rewrite.ParamRefs(st) // before planning rewrites the tree
+	p, err := rewrite.PlanInsert(st, t)
+	if err != nil {
+		return nil, err
+	}
+	xs := make([]*encrypted, len(p.Holes))
+	for i, h := range p.Holes {
+		if xs[i], err = s.e.encrypted(t.Name, h.Column); err != nil {
+			return nil, err
+		}
+	}
+	if ext == nil {
+		return s.insertLiterals(p, xs)
+	}
+	return s.insertParams(p, xs, clientRefs, ext)
+}
+
+// insertLiterals renders the ciphertexts as literals.
+func (s *session) insertLiterals(p *rewrite.InsertPlan, xs []*encrypted) (*stmtPlan, error) {
+	env, err := s.params.get()
+	if err != nil {
+		return nil, err
+	}
+	salts := make([][]byte, p.Rows)
+	saltNodes := make([]*pg_query.Node, p.Rows)
+	for r := range salts {
+		salts[r] = rnd.NewSalt()
+		saltNodes[r] = rewrite.ByteaLiteral(salts[r])
+	}
+	cells := make([]rewrite.Cells, len(p.Holes))
+	for i, h := range p.Holes {
+		if h.Param > 0 {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P02", Message: fmt.Sprintf("there is no parameter $%d", h.Param)}
+		}
+		v := onion.Null()
+		if h.Const != nil {
+			if v, err = xs[i].typ.ParseText([]byte(*h.Const), env); err != nil {
+				return nil, err
+			}
+		}
+		c, err := xs[i].encrypt(v, salts[h.Row])
+		if err != nil {
+			return nil, fmt.Errorf("failed to encrypt a value of %s.%s: %w", xs[i].table, h.Column.Name, err)
+		}
+		cells[i] = literalCells(c)
+	}
+	sql, err := p.Render(cells, saltNodes)
+	if err != nil {
+		return nil, err
+	}
+	return &stmtPlan{sql: sql}, nil
+}
+
+// literalCells are the SQL literals of encrypted cells.
+func literalCells(c onion.Cells) rewrite.Cells {
+	out := rewrite.Cells{}
+	if c.Eq != nil {
+		out["_eq"] = rewrite.ByteaLiteral(c.Eq)
+	}
+	if c.Ord != nil {
+		out["_ord"] = rewrite.ByteaLiteral(c.Ord)
+	}
+	if c.Add != nil {
+		out["_add"] = rewrite.ByteaLiteral(c.Add)
+	}
+	if c.Search != nil {
+		out["_srch"] = rewrite.Int8ArrayLiteral(c.Search)
+	}
+	if c.Val != nil {
+		out["_val"] = rewrite.ByteaLiteral(c.Val)
+	}
+	return out
+}
+
+// paramSlot is a parameter the proxy adds to a statement: a cell of one
+// hole (suffix), or a row's salt (hole < 0).
+type paramSlot struct {
+	hole   int
+	row    int
+	suffix string
+}
+
+// holeParams assigns the parameters of encrypted values in the extended
+// protocol. The client's own parameters keep their numbers 1..n; each
+// cell of each hole and each salt gets a parameter after them.
+type holeParams struct {
+	n       int         // the client's parameters
+	slots   []paramSlot // parameters n+1, n+2, ...
+	oids    []uint32    // server types of all parameters
+	clients []uint32    // the client's declared types, padded to n
+	// only[i] is set for client parameter i+1 when it feeds only
+	// encrypted values: the server never sees its value (it is sent as
+	// NULL), and its type is shown as the column's.
+	only []*encrypted
+}
+
+func newHoleParams(clientOIDs []uint32, clientRefs []int) *holeParams {
+	n := len(clientOIDs)
+	for _, r := range clientRefs {
+		n = max(n, r)
+	}
+	hp := &holeParams{n: n, clients: make([]uint32, n), only: make([]*encrypted, n)}
+	copy(hp.clients, clientOIDs)
+	return hp
+}
+
+// add returns the node of a new parameter.
+func (hp *holeParams) add(slot paramSlot, oid uint32) *pg_query.Node {
+	hp.slots = append(hp.slots, slot)
+	hp.oids = append(hp.oids, oid)
+	return rewrite.ParamNode(hp.n + len(hp.slots))
+}
+
+// finish checks how the client's parameters are used in the server's SQL
+// and computes the server's parameter types. holeOf maps client
+// parameters used by holes to their column.
+func (hp *holeParams) finish(serverSQL string, holeOf map[int]*encrypted) ([]uint32, error) {
+	stmts, err := rewrite.Parse(serverSQL)
+	if err != nil || len(stmts) != 1 {
+		return nil, fmt.Errorf("engine: re-parsing the rewritten statement: %v", err)
+	}
+	used := map[int]bool{}
+	for _, r := range rewrite.ParamRefs(stmts[0]) {
+		if r <= hp.n {
+			used[r] = true
+		}
+	}
+	oids := make([]uint32, hp.n, hp.n+len(hp.oids))
+	copy(oids, hp.clients)
+	for p, x := range holeOf {
+		if used[p] {
+			// The server would see the value the proxy encrypts.
+			return nil, rewrite.Refusal("parameter $%d is used both for encrypted column %s.%s and in another expression; pass the value twice", p, x.table, x.cat.Name)
+		}
+		hp.only[p-1] = x
+		if oids[p-1] == 0 {
+			oids[p-1] = oidText // unreferenced: the server needs some type
+		}
+	}
+	return append(oids, hp.oids...), nil
+}
+
+// describe shows the client its own parameters with the plaintext types.
+func (hp *holeParams) describe(server []uint32) []uint32 {
+	out := make([]uint32, hp.n)
+	copy(out, server)
+	for i, x := range hp.only {
+		if x != nil {
+			out[i] = hp.clients[i]
+			if out[i] == 0 {
+				out[i] = x.typ.OID()
+			}
+		}
+	}
+	return out
+}
+
+// bindState decodes and checks the client's parameters of one Bind.
+type bindState struct {
+	hp      *holeParams
+	b       *pgproto3.Bind
+	formats []int16
+	env     onion.Env
+}
+
+func (hp *holeParams) startBind(b *pgproto3.Bind, stmtName string, params *sessionParams) (*bindState, error) {
+	if len(b.Parameters) != hp.n {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "08P01",
+			Message: fmt.Sprintf("bind message supplies %d parameters, but prepared statement %q requires %d", len(b.Parameters), stmtName, hp.n)}
+	}
+	if nf := len(b.ParameterFormatCodes); nf > 1 && nf != hp.n {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "08P01",
+			Message: fmt.Sprintf("bind message has %d parameter formats but %d parameters", nf, hp.n)}
+	}
+	env, err := params.get()
+	if err != nil {
+		return nil, err
+	}
+	formats := make([]int16, hp.n, hp.n+len(hp.slots))
+	for i := range formats {
+		formats[i] = formatOf(b.ParameterFormatCodes, i)
+	}
+	return &bindState{hp: hp, b: b, formats: formats, env: env}, nil
+}
+
+// value reads client parameter p (1-based) for encrypted column x.
+func (bs *bindState) value(p int, x *encrypted) (onion.Value, error) {
+	return decodeParam(x, bs.hp.clients[p-1], bs.formats[p-1], bs.b.Parameters[p-1], bs.env)
+}
+
+// finish appends the added parameters (vals[i] for slot i) and hides the
+// values of parameters that fed only encrypted columns.
+func (bs *bindState) finish(vals [][]byte) {
+	params := bs.b.Parameters
+	for i, x := range bs.hp.only {
+		if x != nil {
+			params[i] = nil
+		}
+	}
+	for i, oid := range bs.hp.oids {
+		params = append(params, vals[i])
+		if oid == oidInt8Arr {
+			bs.formats = append(bs.formats, 0)
+		} else {
+			bs.formats = append(bs.formats, 1)
+		}
+	}
+	bs.b.Parameters, bs.b.ParameterFormatCodes = params, bs.formats
+}
+
+// cellValue is the Bind value of one cell: bytea in binary, the search
+// tokens as an int8[] in text.
+func cellValue(c onion.Cells, suffix string) []byte {
+	switch suffix {
+	case "_eq":
+		return c.Eq
+	case "_ord":
+		return c.Ord
+	case "_add":
+		return c.Add
+	case "_val":
+		return c.Val
+	case "_srch":
+		if c.Search == nil {
+			return nil
+		}
+		b := []byte{'{'}
+		for i, x := range c.Search {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, x, 10)
+		}
+		return append(b, '}')
+	}
+	return nil
+}
+
+// insertParams plans INSERT for the extended protocol.
+func (s *session) insertParams(p *rewrite.InsertPlan, xs []*encrypted, clientRefs []int, ext *extended) (*stmtPlan, error) {
+	hp := newHoleParams(ext.oids, clientRefs)
+	saltNodes := make([]*pg_query.Node, p.Rows)
+	for r := range saltNodes {
+		saltNodes[r] = hp.add(paramSlot{hole: -1, row: r}, oidBytea)
+	}
+	cells := make([]rewrite.Cells, len(p.Holes))
+	holeOf := map[int]*encrypted{}
+	for i, h := range p.Holes {
+		if h.Param > 0 {
+			holeOf[h.Param] = xs[i]
+		}
+		cells[i] = rewrite.Cells{}
+		if h.Const == nil && h.Param == 0 {
+			continue // NULL
+		}
+		for _, pc := range xs[i].oc.PhysicalColumns("") {
+			oid := uint32(oidBytea)
+			if pc.Suffix == "_srch" {
+				oid = oidInt8Arr
+			}
+			cells[i][pc.Suffix] = hp.add(paramSlot{hole: i, row: h.Row, suffix: pc.Suffix}, oid)
+		}
+	}
+	sql, err := p.Render(cells, saltNodes)
+	if err != nil {
+		return nil, err
+	}
+	if ext.serverOIDs, err = hp.finish(sql, holeOf); err != nil {
+		return nil, err
+	}
+	ext.describe = hp.describe
+	ext.bind = func(b *pgproto3.Bind) error {
+		bs, err := hp.startBind(b, b.PreparedStatement, &s.params)
+		if err != nil {
+			return err
+		}
+		salts := make([][]byte, p.Rows)
+		for r := range salts {
+			salts[r] = rnd.NewSalt()
+		}
+		enc := make([]onion.Cells, len(p.Holes))
+		for i, h := range p.Holes {
+			v := onion.Null()
+			switch {
+			case h.Param > 0:
+				if v, err = bs.value(h.Param, xs[i]); err != nil {
+					return err
+				}
+			case h.Const != nil:
+				if v, err = xs[i].typ.ParseText([]byte(*h.Const), bs.env); err != nil {
+					return err
+				}
+			}
+			if enc[i], err = xs[i].encrypt(v, salts[h.Row]); err != nil {
+				return fmt.Errorf("failed to encrypt a value of %s.%s: %w", xs[i].table, h.Column.Name, err)
+			}
+		}
+		vals := make([][]byte, len(hp.slots))
+		for i, sl := range hp.slots {
+			if sl.hole < 0 {
+				vals[i] = salts[sl.row]
+			} else {
+				vals[i] = cellValue(enc[sl.hole], sl.suffix)
+			}
+		}
+		bs.finish(vals)
+		return nil
+	}
+	return &stmtPlan{sql: sql}, nil
+}

@@ -1,0 +1,299 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/wire"
+)
+
+// session is the Interceptor of one client session. Query and Parse run on
+// the session's client-reading goroutine; result rewriters run on its
+// server-reading goroutine.
+type session struct {
+	e      *Engine
+	params sessionParams
+
+	// pending holds tables this session created in statements whose
+	// transaction has not ended yet (a CREATE TABLE, then an INSERT in
+	// the same query string, pipeline or transaction block): until the
+	// catalog shows them to everyone, this session must still treat them
+	// as encrypted. An entry that turns out wrong (the CREATE failed or
+	// was rolled back) only makes statements fail, never leak; entries
+	// are settled when the session is next idle outside a transaction.
+	mu      sync.Mutex
+	pending map[string]*catalog.Table
+	settle  bool // an idle ReadyForQuery arrived since the last settling
+}
+
+// ParameterStatus implements wire.ParameterObserver.
+func (s *session) ParameterStatus(name, value string) { s.params.set(name, value) }
+
+// ReadyForQuery implements wire.TransactionObserver.
+func (s *session) ReadyForQuery(txStatus byte) {
+	if txStatus != 'I' {
+		return
+	}
+	s.mu.Lock()
+	s.settle = len(s.pending) > 0
+	s.mu.Unlock()
+}
+
+func (s *session) addPending(r rewrite.Relation, t *catalog.Table) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = map[string]*catalog.Table{}
+	}
+	s.pending[r.Schema+"."+r.Name] = t
+	s.settle = false
+}
+
+// pendingTable returns the table r if this session created it in a
+// transaction that may still be open.
+func (s *session) pendingTable(r rewrite.Relation) (*catalog.Table, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 {
+		return nil, nil
+	}
+	if s.settle {
+		// Every transaction that created a pending table has ended: the
+		// catalog now has the table, or it was never created.
+		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+		err := s.e.cat.refresh(ctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		clear(s.pending)
+		s.settle = false
+		return nil, nil
+	}
+	key := r.Schema + "." + r.Name
+	t := s.pending[key]
+	if t != nil && s.e.cat.snapshot().Table(r.Schema, r.Name) != nil {
+		delete(s.pending, key)
+		return nil, nil
+	}
+	return t, nil
+}
+
+// stmtPlan is what one statement becomes.
+type stmtPlan struct {
+	sql     string
+	results wire.ResultRewriter
+	copyIn  wire.CopyInRewriter
+}
+
+// lookupTimeout bounds the catalog round trip a statement may wait for.
+const lookupTimeout = 10 * time.Second
+
+func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
+	t, err := s.pendingTable(r)
+	if err == nil && t != nil {
+		return t, nil
+	}
+	if err != nil {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "58000", Message: "pgonion cannot read its catalog: " + err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	t, err = s.e.cat.lookup(ctx, r.Schema, r.Name)
+	if err != nil {
+		// Without the catalog the proxy cannot tell whether the table is
+		// encrypted: refuse rather than risk sending plaintext.
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "58000", Message: "pgonion cannot read its catalog: " + err.Error()}
+	}
+	return t, nil
+}
+
+// Query implements wire.Interceptor.
+func (s *session) Query(sql string) (*wire.QueryPlan, error) {
+	stmts, err := rewrite.Parse(sql)
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	var plan wire.QueryPlan
+	changed := false
+	texts := make([]string, len(stmts))
+	for i, st := range stmts {
+		p, err := s.plan(st, nil)
+		if err != nil {
+			return nil, err
+		}
+		texts[i] = st.SQL
+		plan.Results = append(plan.Results, nil)
+		if p == nil {
+			continue
+		}
+		changed = true
+		texts[i] = p.sql
+		plan.Results[i] = p.results
+		if p.copyIn != nil {
+			plan.CopyIn = p.copyIn
+		}
+	}
+	if !changed {
+		return nil, nil
+	}
+	plan.SQL = strings.Join(texts, ";\n")
+	return &plan, nil
+}
+
+// Parse implements wire.Interceptor.
+func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, error) {
+	stmts, err := rewrite.Parse(sql)
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	if len(stmts) != 1 {
+		for _, st := range stmts {
+			if p, err := s.plan(st, nil); err != nil || p != nil {
+				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "cannot insert multiple commands into a prepared statement"}
+			}
+		}
+		return nil, nil
+	}
+	ext := &extended{oids: paramOIDs}
+	p, err := s.plan(stmts[0], ext)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return ext.statement(p), nil
+}
+
+// extended collects what a statement planned for the extended protocol
+// needs besides its SQL.
+type extended struct {
+	oids       []uint32 // the client's declared parameter types
+	serverOIDs []uint32
+	bind       func(b *pgproto3.Bind) error
+	describe   func(pd []uint32) []uint32
+	results    func(formats []int16) wire.ResultRewriter
+	resultFmts func(client []int16) ([]int16, error)
+	copyIn     func() wire.CopyInRewriter
+}
+
+func (x *extended) statement(p *stmtPlan) *wire.Statement {
+	st := &wire.Statement{SQL: p.sql, ParamOIDs: x.oids}
+	if x.serverOIDs != nil {
+		st.ParamOIDs = x.serverOIDs
+	}
+	if x.describe != nil {
+		st.DescribeParams = func(pd *pgproto3.ParameterDescription) error {
+			pd.ParameterOIDs = x.describe(pd.ParameterOIDs)
+			return nil
+		}
+	}
+	if x.bind != nil || x.resultFmts != nil {
+		st.Bind = func(b *pgproto3.Bind) error {
+			if x.resultFmts != nil {
+				f, err := x.resultFmts(b.ResultFormatCodes)
+				if err != nil {
+					return err
+				}
+				b.ResultFormatCodes = f
+			}
+			if x.bind != nil {
+				return x.bind(b)
+			}
+			return nil
+		}
+	}
+	switch {
+	case x.results != nil:
+		st.Results = x.results
+	case p.results != nil:
+		r := p.results
+		st.Results = func([]int16) wire.ResultRewriter { return r }
+	}
+	if x.copyIn != nil {
+		st.CopyIn = x.copyIn
+	}
+	return st
+}
+
+// plan decides what one statement becomes: nil to pass it through. ext is
+// nil for the simple protocol.
+func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
+	switch st.Kind {
+	case "Create":
+		return s.planCreate(st)
+	case "CreateTableAs":
+		return nil, rewrite.Refusal("CREATE TABLE AS and SELECT INTO are not supported by the proxy: the server would store the new table's values in plaintext; create the table, then INSERT through the proxy")
+	}
+	rels := rewrite.Relations(st)
+	var tables []*catalog.Table
+	seen := map[catalog.ID]int{}
+	for _, r := range rels {
+		t, err := s.lookup(r)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			continue
+		}
+		if seen[t.ID] == 0 {
+			tables = append(tables, t)
+		}
+		seen[t.ID]++
+	}
+	if len(tables) == 0 {
+		return nil, nil
+	}
+	t := tables[0]
+	single := len(tables) == 1 && seen[t.ID] == 1
+	switch st.Kind {
+	case "Truncate", "Lock", "Vacuum", "Grant":
+		return nil, nil // no values of the table go in or out
+	case "Insert":
+		if single && len(rels) == 1 {
+			return s.planInsert(st, t, ext)
+		}
+	case "Select":
+		if single && len(rels) == 1 {
+			return s.planSelect(st, t, ext)
+		}
+	}
+	if !single || len(rels) > 1 {
+		return nil, rewrite.Refusal("%s combining table %s with encrypted columns with other tables or subqueries is not supported yet", statementName(st), t.Name)
+	}
+	return nil, rewrite.Refusal("%s on table %s with encrypted columns is not supported yet", statementName(st), t.Name)
+}
+
+// statementName names a statement kind for messages: "Select" -> "SELECT".
+func statementName(st rewrite.Statement) string {
+	var b strings.Builder
+	for i, r := range st.Kind {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
+}
+
+// syntaxError turns a parse failure into the error PostgreSQL would give.
+// Statements the proxy cannot parse are refused, not passed on: it could
+// not tell which tables they touch.
+func syntaxError(err error) error {
+	var se *rewrite.SyntaxError
+	if errors.As(err, &se) {
+		pe := &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: se.Message}
+		if se.Position > 0 {
+			pe.Position = int32(se.Position)
+		}
+		return pe
+	}
+	return fmt.Errorf("parsing the statement: %w", err)
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+)
+
+// sessionParams follows the session settings that change how values are
+// read and shown (TimeZone, DateStyle), as the server reports them.
+type sessionParams struct {
+	mu        sync.Mutex
+	timeZone  string
+	dateStyle string
+	env       *onion.Env // nil until computed, or after a change
+	envErr    error
+}
+
+func (p *sessionParams) set(name, value string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch name {
+	case "TimeZone":
+		p.timeZone = value
+	case "DateStyle":
+		p.dateStyle = value
+	default:
+		return
+	}
+	p.env, p.envErr = nil, nil
+}
+
+// get returns the environment to read and write values in. A setting the
+// proxy cannot honour (e.g. DateStyle SQL) is an error: values of date and
+// time columns would be shown differently from PostgreSQL.
+func (p *sessionParams) get() (onion.Env, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.env == nil && p.envErr == nil {
+		env, err := onion.NewEnv(p.dateStyle, p.timeZone)
+		if err != nil {
+			p.envErr = &pgconn.PgError{Severity: "ERROR", Code: "0A000",
+				Message: fmt.Sprintf("the proxy cannot read or show encrypted values with DateStyle %q and TimeZone %q: %v", p.dateStyle, p.timeZone, err)}
+		} else {
+			p.env = &env
+		}
+	}
+	if p.envErr != nil {
+		return onion.Env{}, p.envErr
+	}
+	return *p.env, nil
+}
+
+// encrypted is an encrypted catalog column with its encryptor and layers.
+type encrypted struct {
+	table string
+	cat   *catalog.Column
+	oc    *onion.Column
+	typ   onion.Type
+	eq    onion.Layer // current layer of the Eq onion
+	ord   onion.Layer // current layer of the Ord onion ("" when none)
+}
+
+func (e *Engine) encrypted(table string, c *catalog.Column) (*encrypted, error) {
+	oc, err := e.column(c)
+	if err != nil {
+		return nil, err
+	}
+	return &encrypted{table: table, cat: c, oc: oc, typ: oc.Type(),
+		eq: onion.Layer(c.Onions["eq"]), ord: onion.Layer(c.Onions["ord"])}, nil
+}
+
+// encrypt returns the cells of v at the column's current layers: Eq and
+// Ord at RND as onion.Encrypt makes them, or, for onions already peeled,
+// at DET and OPE.
+func (x *encrypted) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
+	cells, err := x.oc.Encrypt(v, salt)
+	if err != nil || v.IsNull() {
+		return cells, err
+	}
+	if x.eq == onion.LayerDET {
+		if cells.Eq, err = x.oc.EqDET(v); err != nil {
+			return cells, err
+		}
+	}
+	if x.ord == onion.LayerOPE {
+		if cells.Ord, err = x.oc.OrdOPE(v, onion.Exact); err != nil {
+			return cells, err
+		}
+	}
+	return cells, nil
+}
+
+// decrypt reads a value back from its Eq (and Val) cells.
+func (x *encrypted) decrypt(cells onion.Cells, salt []byte) (onion.Value, error) {
+	v, err := x.oc.DecryptAt(cells, salt, x.eq)
+	if err != nil {
+		return v, fmt.Errorf("failed to decrypt column %s.%s: %w", x.table, x.cat.Name, err)
+	}
+	return v, nil
+}
+
+// Type OIDs of parameters the proxy reads in binary.
+const (
+	oidInt2    = 21
+	oidInt4    = 23
+	oidInt8    = 20
+	oidText    = 25
+	oidVarchar = 1043
+	oidBpchar  = 1042
+	oidUnknown = 705
+	oidBytea   = 17
+	oidInt8Arr = 1016
+)
+
+// decodeParam reads a client parameter bound for an encrypted column of
+// type t: declared is the type the client declared (0 when it let the
+// server infer it, in which case the client was told t), format 0 text or
+// 1 binary. Values that PostgreSQL would reject get its SQLSTATE.
+func decodeParam(x *encrypted, declared uint32, format int16, raw []byte, env onion.Env) (onion.Value, error) {
+	t := x.typ
+	if raw == nil {
+		return onion.Null(), nil
+	}
+	if format == 0 {
+		return t.ParseText(raw, env)
+	}
+	if format != 1 {
+		return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: fmt.Sprintf("unsupported format code: %d", format)}
+	}
+	switch declared {
+	case 0, t.OID():
+		return t.ParseBinary(raw)
+	case oidText, oidVarchar, oidBpchar, oidUnknown:
+		return t.ParseText(raw, env)
+	case oidInt2, oidInt4, oidInt8:
+		if t.Base != onion.SmallInt && t.Base != onion.Integer && t.Base != onion.BigInt {
+			break
+		}
+		var i int64
+		switch {
+		case declared == oidInt2 && len(raw) == 2:
+			i = int64(int16(binary.BigEndian.Uint16(raw)))
+		case declared == oidInt4 && len(raw) == 4:
+			i = int64(int32(binary.BigEndian.Uint32(raw)))
+		case declared == oidInt8 && len(raw) == 8:
+			i = int64(binary.BigEndian.Uint64(raw))
+		default:
+			return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22P03", Message: "incorrect binary data format in bind parameter"}
+		}
+		v := onion.IntValue(i)
+		if !t.Valid(v) {
+			return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: t.String() + " out of range"}
+		}
+		return v, nil
+	}
+	return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
+		Message: fmt.Sprintf("a binary parameter of type OID %d for encrypted column %s.%s (%s) is not supported; send it in text format or as %s", declared, x.table, x.cat.Name, t, t)}
+}
+
+// cellBytes reads a bytea cell of a result row, in text (hex) or binary
+// format.
+func cellBytes(raw []byte, binaryFormat bool) ([]byte, error) {
+	if raw == nil || binaryFormat {
+		return raw, nil
+	}
+	if len(raw) < 2 || raw[0] != '\\' || raw[1] != 'x' {
+		return nil, fmt.Errorf("unexpected bytea text form from the server (is bytea_output hex?)")
+	}
+	out := make([]byte, hex.DecodedLen(len(raw)-2))
+	if _, err := hex.Decode(out, raw[2:]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
