@@ -82,15 +82,15 @@ func formatOf(formats []int16, i int) int16 {
 // statement or a portal): it shows the client the plaintext types and
 // values of encrypted columns in the format it asked for.
 type decrypter struct {
-	p             *projection
-	params        *sessionParams
-	formats       []int16 // the client's result formats
-	serverBinary  bool    // the server sends ciphertext columns in binary
-	vals          [][]byte
-	buf           []byte
-	envOK         bool
-	env           onion.Env
-	tag           string // when set, replaces the command tag
+	p            *projection
+	params       *sessionParams
+	formats      []int16 // the client's result formats
+	serverBinary bool    // the server sends ciphertext columns in binary
+	vals         [][]byte
+	buf          []byte
+	envOK        bool
+	env          onion.Env
+	tag          string // when set, replaces the command tag
 }
 
 func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
