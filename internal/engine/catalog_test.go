@@ -1,0 +1,83 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/engine"
+)
+
+// TestTwoProxies runs two proxies on one database: each sees the other's
+// tables at once, and reads the rows the other wrote.
+func TestTwoProxies(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	a := startProxy(t, db, nil).connect(t, pgx.QueryExecModeCacheStatement)
+	b := startProxy(t, db, nil).connect(t, pgx.QueryExecModeCacheStatement)
+	for i := 0; i < 20; i++ {
+		// Create through one, write through the other right away: the
+		// second must never take the new table for a plain one.
+		name := "shared" + string(rune('a'+i))
+		c1, c2 := a, b
+		if i%2 == 1 {
+			c1, c2 = b, a
+		}
+		mustExec(t, c1, "CREATE TABLE "+name+" (id int, secret text)")
+		mustExec(t, c2, "INSERT INTO "+name+" VALUES ($1, $2)", 1, "from the other proxy")
+		mustExec(t, c1, "INSERT INTO "+name+" VALUES (2, 'from the creator')")
+		var n int
+		if err := db.direct(t).QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name = $1 AND column_name = 'secret__eq'", name).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("%s is not encrypted on the server: %d %v", name, n, err)
+		}
+		for _, c := range []*pgx.Conn{c1, c2} {
+			rows, err := c.Query(ctx, "SELECT secret FROM "+name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil || len(got) != 2 {
+				t.Fatalf("%s: %v %v", name, got, err)
+			}
+		}
+	}
+}
+
+// TestTamperedCatalog changes a column's recorded layer behind the
+// proxies' back: a new proxy refuses to start, a running one keeps its
+// verified copy and refuses statements it cannot check.
+func TestTamperedCatalog(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	conn := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, conn, "CREATE TABLE victim (id int, secret text)")
+	mustExec(t, conn, "INSERT INTO victim VALUES (1, 'x')")
+	direct := db.direct(t)
+	// Pretend the Eq onion was peeled to DET, as an attacker wanting
+	// equality leakage would.
+	mustExec(t, direct, `UPDATE pgonion.columns SET onions = '{"eq": "det", "search": "search"}' WHERE column_name = 'secret'`)
+	mustExec(t, direct, "UPDATE pgonion.catalog_version SET version = version + 1")
+	mustExec(t, direct, "NOTIFY pgonion_catalog")
+
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err := engine.New(cctx, engine.Config{Backend: db.dsn, Store: db.store})
+	if !errors.Is(err, catalog.ErrTampered) {
+		t.Fatalf("engine.New on a tampered catalog: %v, want ErrTampered", err)
+	}
+	// The running proxy still reads with what it verified.
+	var s string
+	if err := conn.QueryRow(ctx, "SELECT secret FROM victim").Scan(&s); err != nil || s != "x" {
+		t.Fatalf("read after tampering: %q %v", s, err)
+	}
+	// A table it does not know cannot be checked: refused, not guessed.
+	_, err = conn.Exec(ctx, "INSERT INTO unknown_table VALUES (1)")
+	if pgCode(err) != "58000" {
+		t.Fatalf("statement on an unknown table with a tampered catalog: %v, want SQLSTATE 58000", err)
+	}
+}
