@@ -16,7 +16,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/engine"
+	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/scram"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -32,6 +34,7 @@ type serveFlags struct {
 	tlsRequired     bool
 	maxMessageSize  int
 	shutdownTimeout time.Duration
+	defaultPolicy   string
 	log             logFlags
 	keys            keyFlags // serve only; the demo keeps its keys with its data
 }
@@ -45,6 +48,7 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.tlsRequired, "tls-required", false, "refuse clients that do not use TLS")
 	fs.IntVar(&f.maxMessageSize, "max-message-size", wire.DefaultMaxMessageSize, "largest client message body, in `bytes`")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, how long running transactions may take to finish")
+	fs.StringVar(&f.defaultPolicy, "default-policy", string(catalog.Encrypted), "how columns of tables created through the proxy are stored unless declared otherwise (proxy columns set): encrypted, sensitive or plain")
 	f.log.register(fs)
 }
 
@@ -79,7 +83,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	// Keys and schema before the listener: a proxy that cannot serve
 	// encrypted data correctly never accepts a client.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	eng, err := startEngine(ctx, f.backend, &f.keys, log)
+	eng, err := startEngine(ctx, f.backend, &f, log)
 	cancel()
 	if err != nil {
 		return err
@@ -91,12 +95,19 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 
 // startEngine readies the backend and the keys (prepareBackend) and starts
 // the statement engine that encrypts and decrypts for every session.
-func startEngine(ctx context.Context, dsn string, kf *keyFlags, log *slog.Logger) (*engine.Engine, error) {
-	store, err := prepareBackend(ctx, dsn, kf, log)
+func startEngine(ctx context.Context, dsn string, f *serveFlags, log *slog.Logger) (*engine.Engine, error) {
+	pol := catalog.Policy(f.defaultPolicy)
+	switch pol {
+	case catalog.Encrypted, catalog.Sensitive, catalog.Plain:
+	default:
+		return nil, usagef("bad --default-policy %q: want encrypted, sensitive or plain", f.defaultPolicy)
+	}
+	store, err := prepareBackend(ctx, dsn, &f.keys, log)
 	if err != nil {
 		return nil, err
 	}
-	eng, err := engine.New(ctx, engine.Config{Backend: dsn, Store: store, Logger: log})
+	policy := func(table, column string) rewrite.ColumnPolicy { return rewrite.ColumnPolicy{Policy: pol} }
+	eng, err := engine.New(ctx, engine.Config{Backend: dsn, Store: store, Policy: policy, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("starting the encryption engine: %w", err)
 	}

@@ -7,11 +7,8 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 )
@@ -37,35 +34,18 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *backend == "" {
-		return usagef("--backend is required")
-	}
-	store, err := k.open()
-	if err != nil {
-		return err
-	}
-	macKey, err := catalog.MACKey(store.Deriver())
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, *backend)
+	a, err := openAdmin(ctx, *backend, &k)
 	if err != nil {
-		return fmt.Errorf("cannot reach the backend: %w\nhint: check --backend", err)
+		return err
 	}
-	defer conn.Close(ctx)
-	snap, err := catalog.Load(ctx, conn, macKey)
-	if err != nil {
-		return fmt.Errorf("%w\nhint: has the database been migrated (proxy migrate)? A metadata error means someone changed the schema pgonion directly", err)
-	}
-	switch {
-	case snap.StoreID == "":
-		fmt.Fprintf(stdout, "key store %s (not yet bound to this database)\n", store.ID())
-	case !strings.EqualFold(snap.StoreID, store.ID().String()):
-		return fmt.Errorf("this database's encrypted data belongs to key store %s, not to %s\nhint: give the key store that encrypted it with --keystore", snap.StoreID, store.ID())
-	default:
-		fmt.Fprintf(stdout, "key store %s, catalog version %d\n", store.ID(), snap.Version)
+	defer a.close(ctx)
+	snap := a.snap
+	if snap.StoreID == "" {
+		fmt.Fprintf(stdout, "key store %s (not yet bound to this database)\n", a.store.ID())
+	} else {
+		fmt.Fprintf(stdout, "key store %s, catalog version %d\n", a.store.ID(), snap.Version)
 	}
 	tables := snap.Tables()
 	if len(tables) == 0 {

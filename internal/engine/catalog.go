@@ -149,6 +149,20 @@ func (c *catalogCache) refresh(ctx context.Context) error {
 	return nil
 }
 
+// withConn runs f on the cache's connection (serialized with loads).
+func (c *catalogCache) withConn(ctx context.Context, f func(conn *pgx.Conn) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil || c.conn.IsClosed() {
+		conn, err := pgx.Connect(ctx, c.dsn)
+		if err != nil {
+			return fmt.Errorf("engine: reconnecting to the backend: %w", err)
+		}
+		c.conn = conn
+	}
+	return f(c.conn)
+}
+
 // lookup returns the catalog table schema.name, checking with the server
 // first when the snapshot does not know the name and it was not checked at
 // the current version.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/catalog"
@@ -27,7 +29,11 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if t, err := s.lookup(rel); err != nil || t != nil {
 		return nil, err // the server reports that it exists (or skips)
 	}
-	p, err := rewrite.PlanCreate(st, rewrite.DefaultSchema, s.e.policy)
+	policy, err := s.e.policyFor(rel)
+	if err != nil {
+		return nil, err
+	}
+	p, err := rewrite.PlanCreate(st, rewrite.DefaultSchema, policy)
 	if err != nil {
 		return nil, err
 	}
@@ -80,4 +86,33 @@ func (r *ddlResult) CommandTag([]byte) []byte {
 	defer cancel()
 	r.e.cat.reload(ctx)
 	return []byte(r.tag)
+}
+
+// policyFor returns the policy of the columns of a new table: those
+// declared with `proxy columns set`, else the deployment's.
+func (e *Engine) policyFor(rel rewrite.Relation) (rewrite.PolicyFunc, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	var declared []catalog.ColumnPolicy
+	err := e.cat.withConn(ctx, func(conn *pgx.Conn) error {
+		var err error
+		declared, err = catalog.Policies(ctx, conn, e.macKey, rel.Schema, rel.Name)
+		return err
+	})
+	if err != nil {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "58000", Message: "pgonion cannot read the declared column policies: " + err.Error()}
+	}
+	if len(declared) == 0 {
+		return e.policy, nil
+	}
+	byColumn := map[string]rewrite.ColumnPolicy{}
+	for _, d := range declared {
+		byColumn[d.Column] = rewrite.ColumnPolicy{Policy: d.Policy, Capabilities: d.Capabilities}
+	}
+	return func(table, column string) rewrite.ColumnPolicy {
+		if p, ok := byColumn[column]; ok {
+			return p
+		}
+		return e.policy(table, column)
+	}, nil
 }

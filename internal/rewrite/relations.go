@@ -87,3 +87,11 @@ func ParamRefs(st Statement) []int {
 
 // ColumnType returns the type of a catalog column.
 func ColumnType(c *catalog.Column) (onion.Type, error) { return parseType(c.Type) }
+
+// PhysicalColumns returns the server-side columns of an encrypted catalog
+// column: one per onion, the exact-value copy of lossy types, and the salt
+// override.
+func PhysicalColumns(c *catalog.Column) ([]onion.PhysicalColumn, error) {
+	_, layout, err := columnLayout(c)
+	return layout, err
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+func runColumns(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stderr, columnsUsage)
+		if len(args) == 0 {
+			return usagef("a subcommand is required: list or set")
+		}
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "list":
+		return runColumnsList(args[1:], stdout)
+	case "set":
+		return runColumnsSet(args[1:], stdout)
+	}
+	return usagef("unknown subcommand %q: want list or set", args[0])
+}
+
+const columnsUsage = `Usage:
+  proxy columns list --backend DSN [--keystore FILE] [--master-key-file FILE]
+  proxy columns set [SCHEMA.]TABLE.COLUMN --policy POLICY [--capabilities LIST] --backend DSN ...
+
+list shows every column the proxy manages, and the policies declared for
+tables not created yet.
+
+set declares how a column is stored:
+  plain       stored unencrypted (the server sees everything)
+  sensitive   encrypted, never below RND: the server can compute nothing on it
+  encrypted   encrypted with the onions of --capabilities (default: every
+              capability of its type: eq, ord, add, search), each starting at
+              its strongest layer and peeled only when a query needs it
+
+For a table not created yet, the declaration applies when it is created
+through the proxy. For an existing encrypted column, set can only remove
+onions (fewer capabilities, or sensitive): their server-side columns are
+dropped. Adding onions or decrypting a column needs its data re-encrypted,
+which is not supported yet.`
+
+func runColumnsList(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("columns list", flag.ContinueOnError)
+	backend := fs.String("backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
+	var k keyFlags
+	k.register(fs)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), columnsUsage+"\n\nFlags:"); fs.PrintDefaults() }
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, err := openAdmin(ctx, *backend, &k)
+	if err != nil {
+		return err
+	}
+	defer a.close(ctx)
+	declared, err := catalog.Policies(ctx, a.conn, a.macKey, "", "")
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "COLUMN\tTYPE\tPOLICY\tCAPABILITIES\tONIONS")
+	n := 0
+	for _, t := range a.snap.Tables() {
+		for _, c := range t.Columns {
+			n++
+			var onions []string
+			for _, o := range slices.Sorted(maps.Keys(c.Onions)) {
+				onions = append(onions, o+"="+c.Onions[o])
+			}
+			fmt.Fprintf(w, "%s.%s.%s\t%s\t%s\t%s\t%s\n", t.Schema, t.Name, c.Name, c.Type, c.Policy, dash(strings.Join(c.Capabilities, ",")), dash(strings.Join(onions, " ")))
+		}
+	}
+	for _, d := range declared {
+		if a.snap.Table(d.Schema, d.Table) != nil {
+			continue
+		}
+		n++
+		caps := "(all of its type)"
+		if d.Capabilities != nil {
+			caps = strings.Join(d.Capabilities, ",")
+		}
+		if d.Policy != catalog.Encrypted {
+			caps = "-"
+		}
+		fmt.Fprintf(w, "%s.%s.%s\t(table not created yet)\t%s\t%s\t-\n", d.Schema, d.Table, d.Column, d.Policy, caps)
+	}
+	if n == 0 {
+		fmt.Fprintln(stdout, "no columns are managed by the proxy yet")
+		return nil
+	}
+	return w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runColumnsSet(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("columns set", flag.ContinueOnError)
+	backend := fs.String("backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
+	policy := fs.String("policy", "", "plain, sensitive or encrypted (required)")
+	capsFlag := fs.String("capabilities", "", "for encrypted: comma-separated `list` of eq, ord, add, search (default: all of the column's type)")
+	var k keyFlags
+	k.register(fs)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), columnsUsage+"\n\nFlags:"); fs.PrintDefaults() }
+	// The column may come before or after the flags.
+	var target string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		target, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if target == "" && fs.NArg() == 1 {
+		target = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	parts := strings.Split(target, ".")
+	switch len(parts) {
+	case 2:
+		parts = append([]string{rewrite.DefaultSchema}, parts...)
+	case 3:
+	default:
+		return usagef("want [SCHEMA.]TABLE.COLUMN, got %q", target)
+	}
+	want := catalog.ColumnPolicy{Schema: parts[0], Table: parts[1], Column: parts[2], Policy: catalog.Policy(*policy)}
+	switch want.Policy {
+	case catalog.Plain, catalog.Sensitive, catalog.Encrypted:
+	case "":
+		return usagef("--policy is required: plain, sensitive or encrypted")
+	default:
+		return usagef("bad --policy %q: want plain, sensitive or encrypted", *policy)
+	}
+	if *capsFlag != "" {
+		if want.Policy != catalog.Encrypted {
+			return usagef("--capabilities goes with --policy encrypted")
+		}
+		for _, c := range strings.Split(*capsFlag, ",") {
+			c = strings.TrimSpace(c)
+			switch onion.Capability(c) {
+			case onion.Capability(onion.KindEq), onion.Capability(onion.KindOrd), onion.Capability(onion.KindAdd), onion.Capability(onion.KindSearch):
+			default:
+				return usagef("bad capability %q: want eq, ord, add or search", c)
+			}
+			if !slices.Contains(want.Capabilities, c) {
+				want.Capabilities = append(want.Capabilities, c)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, err := openAdmin(ctx, *backend, &k)
+	if err != nil {
+		return err
+	}
+	defer a.close(ctx)
+	tx, err := a.conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	t := a.snap.Table(want.Schema, want.Table)
+	if t == nil {
+		if err := catalog.SetPolicy(ctx, tx, a.macKey, want); err != nil {
+			return err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s.%s.%s will be %s when table %s.%s is created through the proxy\n", want.Schema, want.Table, want.Column, describePolicy(want), want.Schema, want.Table)
+		return nil
+	}
+	msg, err := narrowColumn(ctx, tx, a.macKey, t, want)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, msg)
+	return nil
+}
+
+func describePolicy(p catalog.ColumnPolicy) string {
+	if p.Policy == catalog.Encrypted && p.Capabilities != nil {
+		return "encrypted with capabilities " + strings.Join(p.Capabilities, ",")
+	}
+	return string(p.Policy)
+}
+
+// narrowColumn applies a policy to an existing column when that only
+// removes onions: it drops their server-side columns and records the
+// column's new policy, in tx.
+func narrowColumn(ctx context.Context, tx pgx.Tx, macKey []byte, t *catalog.Table, want catalog.ColumnPolicy) (string, error) {
+	c := t.Column(want.Column)
+	if c == nil {
+		return "", fmt.Errorf("table %s.%s has no column %s\nhint: proxy columns list shows the columns", t.Schema, t.Name, want.Column)
+	}
+	name := t.Schema + "." + t.Name + "." + c.Name
+	switch {
+	case c.Policy == catalog.Plain && want.Policy == catalog.Plain:
+		return name + " is already plain", nil
+	case c.Policy == catalog.Plain:
+		return "", fmt.Errorf("%s is stored in plaintext; encrypting existing data in place is not supported yet\nhint: create a new table through the proxy and copy the data into it with INSERT ... through the proxy", name)
+	case want.Policy == catalog.Plain:
+		return "", fmt.Errorf("%s is encrypted; decrypting existing data in place is not supported\nhint: read it through the proxy and write it into a plain table", name)
+	}
+	caps := want.Capabilities
+	if want.Policy == catalog.Sensitive {
+		caps = []string{string(onion.KindEq)}
+		if c.Onions[string(onion.KindEq)] != string(onion.LayerRND) {
+			return "", fmt.Errorf("%s cannot become sensitive: its Eq onion is at %s already (a UNIQUE or PRIMARY KEY constraint, or a query, needed it)", name, c.Onions[string(onion.KindEq)])
+		}
+	}
+	if caps == nil {
+		caps = c.Capabilities
+	}
+	for _, cp := range caps {
+		if !slices.Contains(c.Capabilities, cp) {
+			return "", fmt.Errorf("%s has no %s onion; adding one needs the column's data re-encrypted, which is not supported yet\nhint: declare the capabilities before creating the table (proxy columns set on a table not created yet)", name, cp)
+		}
+	}
+	before, err := rewrite.PhysicalColumns(c)
+	if err != nil {
+		return "", err
+	}
+	next := *c
+	next.Policy = want.Policy
+	next.Capabilities = slices.Clone(caps)
+	next.Onions = map[string]string{}
+	for k, layer := range c.Onions {
+		if k == string(onion.KindEq) || slices.Contains(caps, k) {
+			next.Onions[k] = layer
+		}
+	}
+	after, err := rewrite.PhysicalColumns(&next)
+	if err != nil {
+		return "", err
+	}
+	var dropped []string
+	for _, pc := range before {
+		if !slices.ContainsFunc(after, func(o onion.PhysicalColumn) bool { return o.Name == pc.Name }) {
+			dropped = append(dropped, pc.Name)
+			if _, err := tx.Exec(ctx, "ALTER TABLE "+pgx.Identifier{t.Schema, t.Physical}.Sanitize()+" DROP COLUMN "+pgx.Identifier{pc.Name}.Sanitize()); err != nil {
+				return "", fmt.Errorf("dropping %s of %s: %w", pc.Name, name, err)
+			}
+		}
+	}
+	nt := *t
+	nt.Columns = slices.Clone(t.Columns)
+	for i := range nt.Columns {
+		if nt.Columns[i].ID == c.ID {
+			nt.Columns[i] = next
+		}
+	}
+	if err := catalog.UpdateTable(ctx, tx, macKey, &nt); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("%s is now %s", name, describePolicy(catalog.ColumnPolicy{Policy: want.Policy, Capabilities: caps}))
+	if len(dropped) > 0 {
+		msg += "; dropped server columns " + strings.Join(dropped, ", ")
+	}
+	return msg, nil
+}
