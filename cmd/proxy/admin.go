@@ -9,6 +9,7 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/keys"
+	"github.com/pgonion/pgonion/migrations"
 )
 
 // admin is what the administrative commands work with: the key store, the
@@ -23,7 +24,9 @@ type admin struct {
 // openAdmin opens the key store, connects to the backend and loads the
 // catalog, checking it belongs to the key store (unless the database is
 // not bound to one yet).
-func openAdmin(ctx context.Context, backend string, k *keyFlags) (*admin, error) {
+// With migrate set, it first applies the migrations (for commands that
+// write, e.g. declaring policies before the first start of the proxy).
+func openAdmin(ctx context.Context, backend string, k *keyFlags, migrate bool) (*admin, error) {
 	if backend == "" {
 		return nil, usagef("--backend is required")
 	}
@@ -38,6 +41,12 @@ func openAdmin(ctx context.Context, backend string, k *keyFlags) (*admin, error)
 	conn, err := pgx.Connect(ctx, backend)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the backend: %w\nhint: check --backend", err)
+	}
+	if migrate {
+		if _, err := migrations.Apply(ctx, conn, migrations.FS); err != nil {
+			conn.Close(ctx)
+			return nil, fmt.Errorf("migrating the backend's pgonion schema: %w", err)
+		}
 	}
 	snap, err := catalog.Load(ctx, conn, macKey)
 	if err != nil {

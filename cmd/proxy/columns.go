@@ -66,7 +66,7 @@ func runColumnsList(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, err := openAdmin(ctx, *backend, &k)
+	a, err := openAdmin(ctx, *backend, &k, false)
 	if err != nil {
 		return err
 	}
@@ -124,18 +124,26 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 	var k keyFlags
 	k.register(fs)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), columnsUsage+"\n\nFlags:"); fs.PrintDefaults() }
-	// The column may come before or after the flags.
+	// The column may come before, between or after the flags (all of
+	// which take a value).
 	var target string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		target, args = args[0], args[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if !strings.Contains(a, "=") && a != "-h" && a != "--help" && a != "-help" {
+				i++
+			}
+			continue
+		}
+		if target != "" {
+			return usagef("unexpected argument %q", a)
+		}
+		target = a
+		args = append(args[:i:i], args[i+1:]...)
+		i--
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if target == "" && fs.NArg() == 1 {
-		target = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
 	}
 	parts := strings.Split(target, ".")
 	switch len(parts) {
@@ -171,7 +179,7 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, err := openAdmin(ctx, *backend, &k)
+	a, err := openAdmin(ctx, *backend, &k, true)
 	if err != nil {
 		return err
 	}

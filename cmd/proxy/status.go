@@ -36,7 +36,7 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, err := openAdmin(ctx, *backend, &k)
+	a, err := openAdmin(ctx, *backend, &k, false)
 	if err != nil {
 		return err
 	}
