@@ -21,7 +21,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	var f serveFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: proxy demo [flags]\n\nStarts a throwaway PostgreSQL from the local server binaries, the proxy in\nfront of it, and serves until interrupted. Everything is deleted on exit.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: proxy demo [flags]\n\nStarts a throwaway PostgreSQL from the local server binaries and the proxy in\nfront of it, creates and fills an example table (patients) through the proxy,\nshows what a client sees and what the server stores, and serves until\ninterrupted. Everything is deleted on exit.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	// The demo is local: trust on loopback unless told otherwise.
@@ -67,6 +67,8 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		url := fmt.Sprintf("postgres://demo@%s/demo?sslmode=disable", net.JoinHostPort(host, port))
 		if err := demoCheck(url); err != nil {
 			fmt.Fprintf(stdout, "warning: self-check through the proxy failed: %v\n", err)
+		} else if err := demoShow(stdout, url, cluster.DSN("demo")); err != nil {
+			fmt.Fprintf(stdout, "warning: the example table could not be shown: %v\n", err)
 		}
 		fmt.Fprintf(stdout, "\nThe proxy is serving on %s, in front of PostgreSQL on 127.0.0.1:%d (data in %s).\n", addr, cluster.Port, cluster.Dir)
 		fmt.Fprintf(stdout, "Connect with:\n\n    psql %q\n\nor: psql -h %s -p %s -U demo demo\n\nPress Ctrl-C to stop; the server and its data are deleted on exit.\n", url, host, port)

@@ -160,8 +160,14 @@ func TestDemo(t *testing.T) {
 	if m == nil {
 		t.Fatalf("demo printed no psql command:\n%s", out)
 	}
-	if strings.Contains(out, "self-check") {
-		t.Fatalf("demo self-check failed:\n%s", out)
+	if strings.Contains(out, "warning:") {
+		t.Fatalf("demo self-check or example failed:\n%s", out)
+	}
+	// The example: plaintext through the proxy, ciphertexts on the server.
+	client := out[strings.Index(out, "Through the proxy"):strings.Index(out, "On the server")]
+	server := out[strings.Index(out, "On the server"):]
+	if !strings.Contains(client, "Ada Lovelace") || !strings.Contains(client, "120.50") || strings.Contains(server, "Ada Lovelace") || !strings.Contains(server, "name__eq") {
+		t.Fatalf("demo example output:\n%s", out)
 	}
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, m[1])
