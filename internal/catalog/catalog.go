@@ -420,6 +420,41 @@ func CreateTableSQL(macKey []byte, t *Table) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES (%s, %s, %s, %s, %d, %s);\n",
 		uuidLit(t.ID), quote(t.Schema), quote(t.Name), quote(t.Physical), t.Version, byteaLit(tableMAC(macKey, t)))
+	writeColumnsSQL(&b, macKey, t)
+	b.WriteString(bumpSQL)
+	return b.String()
+}
+
+// UpdateTableSQL is the literal form of UpdateTable, for a PL/pgSQL block
+// (it uses IF and RAISE): it fails with SQLSTATE 40001 when the table was
+// changed since t.Version. t.Version is advanced and new column ids are
+// filled in.
+func UpdateTableSQL(macKey []byte, t *Table) string {
+	for i := range t.Columns {
+		if t.Columns[i].ID == (ID{}) {
+			t.Columns[i].ID = NewID()
+		}
+	}
+	old := t.Version
+	t.Version++
+	var b strings.Builder
+	fmt.Fprintf(&b, "UPDATE pgonion.tables SET schema_name = %s, table_name = %s, physical_name = %s, version = %d, mac = %s WHERE table_id = %s AND version = %d;\n",
+		quote(t.Schema), quote(t.Name), quote(t.Physical), t.Version, byteaLit(tableMAC(macKey, t)), uuidLit(t.ID), old)
+	fmt.Fprintf(&b, "IF NOT FOUND THEN RAISE EXCEPTION 'table %%.%% was changed concurrently by another proxy', %s, %s USING ERRCODE = '40001'; END IF;\n", quote(t.Schema), quote(t.Name))
+	fmt.Fprintf(&b, "DELETE FROM pgonion.columns WHERE table_id = %s;\n", uuidLit(t.ID))
+	writeColumnsSQL(&b, macKey, t)
+	b.WriteString(bumpSQL)
+	return b.String()
+}
+
+// DropTableSQL is the literal form of DropTable.
+func DropTableSQL(id ID) string {
+	return fmt.Sprintf("DELETE FROM pgonion.tables WHERE table_id = %s;\n", uuidLit(id)) + bumpSQL
+}
+
+const bumpSQL = "UPDATE pgonion.catalog_version SET version = version + 1;\nNOTIFY pgonion_catalog;\n"
+
+func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		caps := make([]string, len(c.Capabilities))
@@ -438,12 +473,10 @@ func CreateTableSQL(macKey []byte, t *Table) string {
 		if c.JoinGroup != "" {
 			jg = quote(c.JoinGroup)
 		}
-		fmt.Fprintf(&b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %s);\n",
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
 			strings.Join(caps, ", "), quote(onions), jg, byteaLit(columnMAC(macKey, t, c)))
 	}
-	b.WriteString("UPDATE pgonion.catalog_version SET version = version + 1;\nNOTIFY pgonion_catalog;\n")
-	return b.String()
 }
 
 // quote is a SQL string literal (standard_conforming_strings on).

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -115,4 +116,86 @@ func (e *Engine) policyFor(rel rewrite.Relation) (rewrite.PolicyFunc, error) {
 		}
 		return e.policy(table, column)
 	}, nil
+}
+
+// planDrop drops tables and their catalog entries in one DO block. DROP
+// SCHEMA ... CASCADE and DROP OWNED, which could drop tables with
+// encrypted columns without naming them, are refused while such tables
+// exist in their reach.
+func (s *session) planDrop(st rewrite.Statement) (*stmtPlan, error) {
+	ds := st.Tree.Stmt.GetDropStmt()
+	if ds != nil && ds.RemoveType == pg_query.ObjectType_OBJECT_SCHEMA && ds.Behavior == pg_query.DropBehavior_DROP_CASCADE {
+		for _, n := range ds.Objects {
+			schema := n.GetString_().GetSval()
+			for _, t := range s.e.cat.snapshot().Tables() {
+				if t.Schema == schema {
+					return nil, rewrite.Refusal("DROP SCHEMA %s CASCADE would drop table %s with encrypted columns without the proxy; drop that table first", schema, t.Name)
+				}
+			}
+		}
+	}
+	var lookupErr error
+	p, err := rewrite.PlanDrop(st, func(schema, name string) *catalog.Table {
+		t, err := s.lookup(rewrite.Relation{Schema: schema, Name: name})
+		if err != nil && lookupErr == nil {
+			lookupErr = err
+		}
+		return t
+	}, rewrite.DefaultSchema)
+	if lookupErr != nil {
+		return nil, lookupErr
+	}
+	if err != nil || p == nil || len(p.Tables) == 0 {
+		return nil, err
+	}
+	body := p.SQL + ";\n"
+	for _, t := range p.Tables {
+		body += catalog.DropTableSQL(t.ID)
+	}
+	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "DROP TABLE", e: s.e}}, nil
+}
+
+// planAlter runs ALTER TABLE on the physical table and records the new
+// catalog entry in one DO block.
+func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, error) {
+	policy, err := s.e.policyFor(rewrite.Relation{Schema: t.Schema, Name: t.Name})
+	if err != nil {
+		return nil, err
+	}
+	p, err := rewrite.PlanAlter(st, t, policy)
+	if err != nil {
+		if _, ok := err.(*pgconn.PgError); !ok {
+			err = rewrite.Refusal("%s on table %s with encrypted columns is not supported: %v", statementName(st), t.Name, err)
+		}
+		return nil, err
+	}
+	body := p.SQL + ";\n"
+	if p.Table != nil {
+		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
+	}
+	tag := "ALTER TABLE"
+	if st.Kind == "Rename" {
+		tag = "ALTER TABLE" // PostgreSQL reports renames of tables and columns as ALTER TABLE
+	}
+	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: tag, e: s.e}}, nil
+}
+
+// planIndex creates the indexes of the onions an index on encrypted
+// columns needs, as one statement.
+func (s *session) planIndex(st rewrite.Statement, t *catalog.Table) (*stmtPlan, error) {
+	sql, err := rewrite.PlanIndex(st, t)
+	if err != nil {
+		return nil, err
+	}
+	stmts, err := rewrite.Parse(sql)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) == 1 {
+		return &stmtPlan{sql: sql}, nil
+	}
+	if is := st.Tree.Stmt.GetIndexStmt(); is != nil && is.Concurrent {
+		return nil, rewrite.Refusal("CREATE INDEX CONCURRENTLY on encrypted column(s) of table %s needs %d indexes, which cannot be built concurrently in one statement; create it without CONCURRENTLY", t.Name, len(stmts))
+	}
+	return &stmtPlan{sql: doBlock(sql + ";"), results: &ddlResult{tag: "CREATE INDEX", e: s.e}}, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -229,6 +230,17 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	switch st.Kind {
 	case "Create":
 		return s.planCreate(st)
+	case "Drop":
+		if ds := st.Tree.Stmt.GetDropStmt(); ds != nil && ds.RemoveType == pg_query.ObjectType_OBJECT_TABLE {
+			return s.planDrop(st)
+		}
+		if ds := st.Tree.Stmt.GetDropStmt(); ds != nil && ds.RemoveType == pg_query.ObjectType_OBJECT_SCHEMA {
+			return s.planDrop(st)
+		}
+	case "DropOwned":
+		if len(s.e.cat.snapshot().Tables()) > 0 {
+			return nil, rewrite.Refusal("DROP OWNED through the proxy could drop tables with encrypted columns without it; drop those tables first")
+		}
 	case "CreateTableAs":
 		return nil, rewrite.Refusal("CREATE TABLE AS and SELECT INTO are not supported by the proxy: the server would store the new table's values in plaintext; create the table, then INSERT through the proxy")
 	}
@@ -263,6 +275,14 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	case "Select":
 		if single && len(rels) == 1 {
 			return s.planSelect(st, t, ext)
+		}
+	case "AlterTable", "Rename", "AlterObjectSchema":
+		if single && len(rels) == 1 {
+			return s.planAlter(st, t)
+		}
+	case "Index":
+		if single && len(rels) == 1 {
+			return s.planIndex(st, t)
 		}
 	}
 	if !single || len(rels) > 1 {

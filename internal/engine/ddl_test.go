@@ -1,0 +1,124 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestDDL runs the DDL a user runs through the proxy and checks, after
+// each step, what the client reads and what the server has.
+func TestDDL(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	direct := db.direct(t)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		t.Run(mode.String(), func(t *testing.T) {
+			c := p.connect(t, mode)
+			read := func(sql string) []string {
+				t.Helper()
+				rows, err := c.Query(ctx, sql)
+				if err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+				vals, err := pgx.CollectRows(rows, pgx.RowTo[*string])
+				if err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+				var got []string
+				for _, v := range vals {
+					if v == nil {
+						got = append(got, "NULL")
+					} else {
+						got = append(got, *v)
+					}
+				}
+				return got
+			}
+			physical := func(table string) map[string]bool {
+				t.Helper()
+				rows, err := direct.Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_name = $1", table)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cols, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := map[string]bool{}
+				for _, col := range cols {
+					m[col] = true
+				}
+				return m
+			}
+			tag := func(sql, want string) {
+				t.Helper()
+				got, err := c.Exec(ctx, sql)
+				if err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+				if got.String() != want {
+					t.Fatalf("%s: tag %q, want %q", sql, got, want)
+				}
+			}
+			tag("CREATE TABLE ddl (id int, name text)", "CREATE TABLE")
+			tag("CREATE TABLE IF NOT EXISTS ddl (id int, name text)", "CREATE TABLE")
+			mustExec(t, c, "INSERT INTO ddl VALUES (1, 'one')")
+			tag("ALTER TABLE ddl ADD COLUMN note text", "ALTER TABLE")
+			if !physical("ddl")["note__eq"] || physical("ddl")["note"] {
+				t.Fatalf("added column is not encrypted: %v", physical("ddl"))
+			}
+			mustExec(t, c, "INSERT INTO ddl VALUES (2, 'two', 'a note')")
+			if got := read("SELECT note FROM ddl"); len(got) != 2 {
+				t.Fatalf("after ADD COLUMN: %v", got)
+			}
+			tag("ALTER TABLE ddl RENAME COLUMN name TO label", "ALTER TABLE")
+			if ph := physical("ddl"); !ph["label__eq"] || ph["name__eq"] {
+				t.Fatalf("after RENAME COLUMN: %v", ph)
+			}
+			if got := read("SELECT label FROM ddl"); len(got) != 2 || (got[0] != "one" && got[1] != "one") {
+				t.Fatalf("renamed column reads %v", got)
+			}
+			tag("ALTER TABLE ddl DROP COLUMN note", "ALTER TABLE")
+			if physical("ddl")["note__eq"] {
+				t.Fatal("DROP COLUMN left note__eq")
+			}
+			tag("CREATE INDEX ddl_label ON ddl (label)", "CREATE INDEX")
+			var n int
+			if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_indexes WHERE tablename = 'ddl' AND indexdef LIKE '%label__eq%'").Scan(&n); err != nil || n != 1 {
+				t.Fatalf("index on label__eq: %d %v", n, err)
+			}
+			tag("CREATE INDEX ddl_id ON ddl (id)", "CREATE INDEX")
+			if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_indexes WHERE tablename = 'ddl' AND (indexdef LIKE '%id__eq%' OR indexdef LIKE '%id__ord%')").Scan(&n); err != nil || n != 2 {
+				t.Fatalf("indexes on id's onions: %d %v", n, err)
+			}
+			tag("ALTER TABLE ddl RENAME TO ddl2", "ALTER TABLE")
+			if got := read("SELECT label FROM ddl2"); len(got) != 2 {
+				t.Fatalf("renamed table reads %v", got)
+			}
+			if _, err := c.Exec(ctx, "ALTER TABLE ddl2 ALTER COLUMN label TYPE varchar(3)"); pgCode(err) != "0A000" {
+				t.Fatalf("ALTER COLUMN TYPE on an encrypted column: %v", err)
+			}
+			tag("DROP TABLE ddl2", "DROP TABLE")
+			if err := direct.QueryRow(ctx, "SELECT count(*) FROM pgonion.tables").Scan(&n); err != nil || n != 0 {
+				t.Fatalf("catalog after DROP: %d tables, %v", n, err)
+			}
+			// The name is free again, and a new table under it is encrypted.
+			tag("CREATE TABLE ddl (id int, name text)", "CREATE TABLE")
+			mustExec(t, c, "INSERT INTO ddl VALUES (3, 'three')")
+			if got := read("SELECT name FROM ddl"); len(got) != 1 || got[0] != "three" {
+				t.Fatalf("recreated table reads %v", got)
+			}
+			tag("DROP TABLE ddl", "DROP TABLE")
+			mustExec(t, c, "CREATE SCHEMA IF NOT EXISTS s")
+			mustExec(t, c, "CREATE TABLE s.t (x int)")
+			if _, err := c.Exec(ctx, "DROP SCHEMA s CASCADE"); pgCode(err) != "0A000" {
+				t.Fatalf("DROP SCHEMA CASCADE over an encrypted table: %v", err)
+			}
+			mustExec(t, c, "DROP TABLE s.t")
+			mustExec(t, c, "DROP SCHEMA s CASCADE")
+		})
+	}
+}
