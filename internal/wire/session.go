@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
@@ -240,7 +241,7 @@ func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
 	plan, perr := ss.ic.Query(sql)
 	switch {
 	case perr != nil:
-		ss.log.Info("statement refused", "err", perr)
+		ss.log.Info("statement refused", refusalAttr(perr))
 		ss.q.push(&request{kind: 'Q', refusal: perr})
 		return writeMsg(ss.bw, scratch, &pgproto3.Query{String: refusedSQL})
 	case plan == nil:
@@ -297,7 +298,7 @@ func (ss *session) forwardCopyEnd(msg, scratch []byte) ([]byte, error) {
 // failCopy makes the server abandon the COPY (so nothing is stored) and
 // arranges for the client to see err instead of the server's error.
 func (ss *session) failCopy(err error, scratch []byte) ([]byte, error) {
-	ss.log.Info("copy refused", "err", err)
+	ss.log.Info("copy refused", refusalAttr(err))
 	if ss.copyReq != nil {
 		ss.q.refuse(ss.copyReq, err)
 	}
@@ -317,7 +318,7 @@ func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
 	ss.log.Debug("parse", "name", p.Name, "sql", p.Query)
 	st, perr := ss.ic.Parse(p.Name, p.Query, p.ParameterOIDs)
 	if perr != nil {
-		ss.log.Info("statement refused", "err", perr)
+		ss.log.Info("statement refused", refusalAttr(perr))
 		ss.q.push(&request{kind: 'P', refusal: perr})
 		return writeMsg(ss.bw, scratch, &pgproto3.Parse{Name: p.Name, Query: refusedSQL})
 	}
@@ -355,7 +356,7 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 	ss.portals[portal] = pt
 	if st.Bind != nil {
 		if err := st.Bind(&bind); err != nil {
-			ss.log.Info("bind refused", "err", err)
+			ss.log.Info("bind refused", refusalAttr(err))
 			delete(ss.portals, portal)
 			ss.q.push(&request{kind: 'B', refusal: err})
 			return writeMsg(ss.bw, scratch, &pgproto3.Bind{DestinationPortal: portal, PreparedStatement: refusedStatement})
@@ -634,6 +635,21 @@ func cstring(b []byte) (string, []byte) {
 		return string(b), nil
 	}
 	return string(b[:i]), b[i+1:]
+}
+
+// refusalAttr describes a refusal for the log. Only refusals of
+// unsupported statements (0A000), whose messages name constructs and
+// columns, are logged in full: other errors, such as a value that does not
+// parse, may quote the client's plaintext, which must not reach the log.
+func refusalAttr(err error) slog.Attr {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if pe.Code == "0A000" {
+			return slog.String("err", pe.Message)
+		}
+		return slog.String("sqlstate", pe.Code)
+	}
+	return slog.String("err", err.Error()) // the proxy's own errors quote no values
 }
 
 // boundPortal is a bound portal whose statement has an Interceptor plan.
