@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
@@ -16,7 +17,11 @@ import (
 // the statement can go to the server: a constant of the client's SQL, a
 // client parameter, or NULL.
 type Hole struct {
-	Row    int             // 0-based VALUES row
+	// Row says which salt the hole's cells are encrypted with: in an
+	// INSERT, the 0-based VALUES row, or InsertPlan.Rows for a value of ON
+	// CONFLICT DO UPDATE SET (see InsertPlan.ConflictSalt); 0 in an UPDATE,
+	// which has one salt.
+	Row    int
 	Column *catalog.Column // the encrypted column
 	// Const is the constant's text (as PostgreSQL would read it for the
 	// column's type) when the client wrote a literal.
@@ -33,17 +38,31 @@ type Hole struct {
 // parameter references. A missing suffix is NULL.
 type Cells map[string]*pg_query.Node
 
-// InsertPlan is the rewritten form of INSERT ... VALUES.
+// InsertPlan is the rewritten form of INSERT ... VALUES (or DEFAULT VALUES).
 type InsertPlan struct {
 	Table *catalog.Table
-	// Holes lists the values to encrypt, in row order.
+	// Holes lists the values to encrypt: first those of the VALUES rows,
+	// in row order (Row is the 0-based VALUES row), then those of ON
+	// CONFLICT DO UPDATE SET, in SET order (Row is Rows). The proxy
+	// encrypts each hole's cells with salt[h.Row] of Render.
 	Holes []Hole
 	// Rows is the number of VALUES rows (one salt each).
 	Rows int
+	// ConflictSalt is set when ON CONFLICT DO UPDATE SET gives encrypted
+	// columns constants, parameters, NULL or DEFAULT (the holes with Row ==
+	// Rows): Render then takes one more salt, salt[Rows], a fresh one for
+	// those holes, which becomes the salt override of the columns they set
+	// in the existing row (whose row salt the proxy does not know).
+	ConflictSalt bool
+	// Returning maps the rows of RETURNING to the client's columns; nil
+	// without RETURNING.
+	Returning *Projection
 
-	stmt    Statement
-	rows    [][]*pg_query.Node // the physical VALUES lists being built
-	targets []insertTarget     // per logical target column of the statement
+	version  int32
+	base     *pg_query.InsertStmt // the server statement, but its VALUES and its ON CONFLICT SET list
+	rows     [][]*pg_query.Node   // the physical VALUES lists, nil where Render puts a salt or cells
+	targets  []insertTarget       // per logical target column of the statement
+	conflict []dmlSetItem         // the planned ON CONFLICT DO UPDATE SET list
 }
 
 type insertTarget struct {
@@ -51,10 +70,34 @@ type insertTarget struct {
 	layout []onion.PhysicalColumn // its physical columns, in order
 }
 
-// PlanInsert rewrites INSERT INTO t [(cols)] VALUES (...), ... for a table
-// with encrypted columns. Values of encrypted columns must be constants,
-// parameters, NULL or DEFAULT; RETURNING, ON CONFLICT and INSERT ... SELECT
-// over encrypted columns are refused (for now).
+// PlanInsert rewrites INSERT INTO t [(cols)] VALUES (...), ... [ON
+// CONFLICT ...] [RETURNING ...] and INSERT INTO t DEFAULT VALUES for a
+// table with encrypted columns. st is not modified.
+//
+// Values of encrypted columns must be constants, parameters, NULL or
+// DEFAULT (which is NULL: encrypted columns have no server default); they
+// become Holes whose cells use the row's salt, so the salt override
+// columns stay NULL. A client parameter that is the value of an encrypted
+// column may not be used elsewhere in the statement.
+//
+// ON CONFLICT: DO NOTHING, with or without a conflict target; a target
+// naming an encrypted column names its Eq onion (c__eq), on which
+// PlanCreate puts the UNIQUE or PRIMARY KEY constraint (its Eq onion is
+// DET), so the server detects a duplicate exactly when the plaintexts are
+// equal. DO UPDATE SET plain = <expression not touching encrypted
+// columns>, enc = EXCLUDED.enc (each physical column from EXCLUDED's, and
+// the salt override from coalesce(EXCLUDED.c__salt, EXCLUDED.pgonion_salt),
+// since the excluded row's cells used that row's salt), enc = constant,
+// parameter, NULL or DEFAULT (holes with Row == Rows and ConflictSalt, see
+// Render), and DO UPDATE ... WHERE over plain columns. RETURNING projects
+// encrypted columns like SELECT (see projectTargetList).
+//
+// Refused with 0A000: INSERT ... SELECT, WITH, ORDER BY/LIMIT/OFFSET on
+// VALUES, expressions for encrypted columns, writing a physical column the
+// proxy owns (pgonion_salt, c__eq, ...), and ON CONFLICT clauses touching
+// encrypted columns otherwise than above (an expression, collation or
+// operator class over one in the conflict target, enc = EXCLUDED.other or
+// enc = expression in DO UPDATE SET, ...).
 func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 	ins := st.Tree.Stmt.GetInsertStmt()
 	if ins == nil {
@@ -63,31 +106,40 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 	if ins.WithClause != nil {
 		return nil, Refusal("WITH ... INSERT into table %s with encrypted columns is not supported", t.Name)
 	}
-	if ins.OnConflictClause != nil {
-		return nil, Refusal("ON CONFLICT on table %s with encrypted columns is not supported", t.Name)
-	}
-	if len(ins.ReturningList) > 0 {
-		return nil, Refusal("RETURNING on table %s with encrypted columns is not supported yet", t.Name)
-	}
-	sel := ins.SelectStmt.GetSelectStmt()
-	if sel == nil || len(sel.ValuesLists) == 0 {
+	var valuesLists []*pg_query.Node
+	switch sel := ins.SelectStmt.GetSelectStmt(); {
+	case ins.SelectStmt == nil:
+		// DEFAULT VALUES: one row, with nothing but its salt.
+		valuesLists = []*pg_query.Node{pg_query.MakeListNode(nil)}
+	case sel == nil || len(sel.ValuesLists) == 0:
 		return nil, Refusal("INSERT ... SELECT into table %s with encrypted columns is not supported; use INSERT ... VALUES", t.Name)
+	case sel.WithClause != nil || len(sel.SortClause) > 0 || sel.LimitCount != nil || sel.LimitOffset != nil:
+		return nil, Refusal("WITH, ORDER BY, LIMIT and OFFSET on the VALUES of an INSERT into table %s with encrypted columns are not supported", t.Name)
+	default:
+		valuesLists = sel.ValuesLists
+	}
+	qualifier := ins.Relation.Relname
+	if ins.Relation.Alias != nil {
+		qualifier = ins.Relation.Alias.Aliasname
 	}
 	// The target columns: the listed ones, or all in table order.
 	var names []string
 	for _, n := range ins.Cols {
 		rt := n.GetResTarget()
+		if dmlInternalColumn(t, rt.Name) {
+			return nil, Refusal("INSERT into column %s.%s is not supported: the proxy alone writes it", t.Name, rt.Name)
+		}
 		if len(rt.Indirection) > 0 {
 			return nil, Refusal("INSERT into a subfield or element of column %s.%s is not supported", t.Name, rt.Name)
 		}
 		names = append(names, rt.Name)
 	}
-	if names == nil {
+	if names == nil && ins.SelectStmt != nil {
 		for _, c := range t.Columns {
 			names = append(names, c.Name)
 		}
 	}
-	p := &InsertPlan{Table: t, Rows: len(sel.ValuesLists), stmt: st}
+	p := &InsertPlan{Table: t, Rows: len(valuesLists), version: st.version}
 	var cols []*pg_query.Node
 	cols = append(cols, pg_query.MakeResTargetNodeWithName(SaltColumn, -1))
 	for _, name := range names {
@@ -115,7 +167,7 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 		}
 		p.targets = append(p.targets, tg)
 	}
-	for r, vl := range sel.ValuesLists {
+	for r, vl := range valuesLists {
 		items := vl.GetList().Items
 		if len(items) > len(names) {
 			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "INSERT has more expressions than target columns"}
@@ -125,11 +177,14 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 		for i, item := range items {
 			tg := p.targets[i]
 			if tg.col == nil {
+				if err := dmlFindRef(item, t, nil).exprRefusal(t.Name, "VALUES"); err != nil {
+					return nil, err
+				}
 				row = append(row, item)
 				continue
 			}
 			h := Hole{Row: r, Column: tg.col}
-			if err := holeValue(item, &h, t.Name); err != nil {
+			if err := holeValue(item, &h, t.Name, "INSERT into"); err != nil {
 				return nil, err
 			}
 			p.Holes = append(p.Holes, h)
@@ -141,12 +196,106 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 		// targets) are an error on the server too; keep the count.
 		p.rows = append(p.rows, row)
 	}
-	ins.Cols = cols
+	p.base = &pg_query.InsertStmt{Relation: ins.Relation, Cols: cols, Override: ins.Override}
+	if ins.OnConflictClause != nil {
+		if err := p.planConflict(ins.OnConflictClause, qualifier); err != nil {
+			return nil, err
+		}
+	}
+	returning, proj, err := dmlReturning(ins.ReturningList, t, qualifier, false)
+	if err != nil {
+		return nil, err
+	}
+	p.Returning = proj
+	p.base.ReturningList = returning
+	rest := []protoreflect.Message{p.base.ProtoReflect()}
+	for _, row := range p.rows {
+		for _, n := range row {
+			if n != nil {
+				rest = append(rest, n.ProtoReflect())
+			}
+		}
+	}
+	for _, it := range p.conflict {
+		for _, n := range it.fixed {
+			rest = append(rest, n.ProtoReflect())
+		}
+	}
+	if err := dmlCheckParams(p.Holes, t.Name, rest...); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
+// planConflict plans the ON CONFLICT clause into p.base.OnConflictClause
+// (without its SET list, which Render adds from p.conflict).
+func (p *InsertPlan) planConflict(oc *pg_query.OnConflictClause, qualifier string) error {
+	t := p.Table
+	out := &pg_query.OnConflictClause{Action: oc.Action, Location: oc.Location}
+	if oc.Infer != nil {
+		infer, err := insertConflictTarget(oc.Infer, t, qualifier)
+		if err != nil {
+			return err
+		}
+		out.Infer = infer
+	}
+	switch oc.Action {
+	case pg_query.OnConflictAction_ONCONFLICT_NOTHING:
+	case pg_query.OnConflictAction_ONCONFLICT_UPDATE:
+		rows := []string{qualifier, "excluded"}
+		items, holes, err := dmlPlanSet(oc.TargetList, t, dmlSetContext{
+			statement: "ON CONFLICT DO UPDATE", rows: rows, excluded: true, row: p.Rows, firstHole: len(p.Holes)})
+		if err != nil {
+			return err
+		}
+		if err := dmlFindRef(oc.WhereClause, t, rows).clauseRefusal(t.Name, "ON CONFLICT DO UPDATE WHERE"); err != nil {
+			return err
+		}
+		out.WhereClause = oc.WhereClause
+		p.conflict = items
+		p.Holes = append(p.Holes, holes...)
+		p.ConflictSalt = len(holes) > 0
+	default:
+		return fmt.Errorf("rewrite: INSERT into %s: unknown ON CONFLICT action %v", t.Name, oc.Action)
+	}
+	p.base.OnConflictClause = out
+	return nil
+}
+
+// insertConflictTarget rewrites the conflict target of ON CONFLICT: an
+// encrypted column names its Eq onion; expressions, collations and
+// operator classes over encrypted columns, and a predicate over them, are
+// refused.
+func insertConflictTarget(infer *pg_query.InferClause, t *catalog.Table, qualifier string) (*pg_query.InferClause, error) {
+	rows := []string{qualifier}
+	if err := dmlFindRef(infer.WhereClause, t, rows).clauseRefusal(t.Name, "ON CONFLICT target WHERE"); err != nil {
+		return nil, err
+	}
+	out := &pg_query.InferClause{WhereClause: infer.WhereClause, Conname: infer.Conname, Location: infer.Location}
+	for _, n := range infer.IndexElems {
+		ie := n.GetIndexElem()
+		c := t.Column(ie.GetName())
+		if ie == nil || c == nil || c.Policy == catalog.Plain {
+			if err := dmlFindRef(n, t, rows).clauseRefusal(t.Name, "ON CONFLICT target"); err != nil {
+				return nil, err
+			}
+			out.IndexElems = append(out.IndexElems, n)
+			continue
+		}
+		if len(ie.Collation) > 0 || len(ie.Opclass) > 0 {
+			return nil, Refusal("a collation or operator class for encrypted column %s.%s in the ON CONFLICT target is not supported", t.Name, c.Name)
+		}
+		out.IndexElems = append(out.IndexElems, &pg_query.Node{Node: &pg_query.Node_IndexElem{IndexElem: &pg_query.IndexElem{
+			Name: EqColumn(c.Name), Ordering: ie.Ordering, NullsOrdering: ie.NullsOrdering}}})
+	}
+	return out, nil
+}
+
 // holeValue fills h from one VALUES item of an encrypted column.
-func holeValue(item *pg_query.Node, h *Hole, table string) error {
+//
+// construct names the statement for messages: "INSERT into", "UPDATE of",
+// "ON CONFLICT DO UPDATE of".
+func holeValue(item *pg_query.Node, h *Hole, table, construct string) error {
 	n := item
 	if tc := n.GetTypeCast(); tc != nil {
 		n = tc.Arg // the column's type decides how the text is read
@@ -182,14 +331,14 @@ func holeValue(item *pg_query.Node, h *Hole, table string) error {
 	case n.GetAExpr() != nil && isNegation(n.GetAExpr()):
 		// -5 parses as the unary minus of 5.
 		inner := Hole{Column: h.Column}
-		if err := holeValue(n.GetAExpr().Rexpr, &inner, table); err != nil || inner.Const == nil {
-			return Refusal("expression in INSERT into encrypted column %s.%s: only constants, parameters and NULL are supported", table, h.Column.Name)
+		if err := holeValue(n.GetAExpr().Rexpr, &inner, table, construct); err != nil || inner.Const == nil {
+			return Refusal("expression in %s encrypted column %s.%s: only constants, parameters and NULL are supported", construct, table, h.Column.Name)
 		}
 		s := "-" + *inner.Const
 		h.Const = &s
 		return nil
 	}
-	return Refusal("expression in INSERT into encrypted column %s.%s: only constants, parameters and NULL are supported", table, h.Column.Name)
+	return Refusal("expression in %s encrypted column %s.%s: only constants, parameters and NULL are supported", construct, table, h.Column.Name)
 }
 
 func isNegation(e *pg_query.A_Expr) bool {
@@ -197,20 +346,34 @@ func isNegation(e *pg_query.A_Expr) bool {
 	return e.Lexpr == nil && len(names) == 1 && names[0] == "-"
 }
 
-// Render returns the server SQL: cells gives the onion expressions of each
-// hole (in Holes order), salt the expression of each row's salt.
+// Render returns the server SQL. cells gives the onion expressions of each
+// hole, in Holes order (a missing suffix is NULL; a NULL value has no
+// cells). salt gives the expressions of the salts, each onion.SaltSize
+// fresh random bytes: salt[r] is row r's (written to pgonion_salt) for r <
+// Rows, and when ConflictSalt is set, salt[Rows] is the one with which the
+// proxy encrypted the ON CONFLICT DO UPDATE holes (written to the salt
+// override of each encrypted column they set). In short: len(salt) is Rows,
+// plus one with ConflictSalt, and hole h's cells are encrypted with
+// salt[h.Row].
 //
-// For the simple protocol the cells are ciphertext literals (ByteaLiteral,
+// For the simple protocol the cells and salts are literals (ByteaLiteral,
 // Int8ArrayLiteral). For the extended protocol they are parameters
 // (ParamNode) numbered after the client's own, which keep their numbers in
 // the plain columns' expressions; a client parameter that only fed an
 // encrypted column is then unreferenced, so its type must be declared in
 // the Parse message and its Bind value replaced by NULL.
+//
+// Render does not modify the plan: it may be called again, and
+// concurrently.
 func (p *InsertPlan) Render(cells []Cells, salt []*pg_query.Node) (string, error) {
-	if len(cells) != len(p.Holes) || len(salt) != p.Rows {
-		return "", fmt.Errorf("rewrite: Render got %d cells and %d salts for %d holes and %d rows", len(cells), len(salt), len(p.Holes), p.Rows)
+	salts := p.Rows
+	if p.ConflictSalt {
+		salts++
 	}
-	sel := p.stmt.Tree.Stmt.GetInsertStmt().SelectStmt.GetSelectStmt()
+	if len(cells) != len(p.Holes) || len(salt) != salts {
+		return "", fmt.Errorf("rewrite: INSERT into %s: Render got %d cells and %d salts for %d holes and %d salts", p.Table.Name, len(cells), len(salt), len(p.Holes), salts)
+	}
+	lists := make([]*pg_query.Node, len(p.rows))
 	h := 0
 	for r, row := range p.rows {
 		out := make([]*pg_query.Node, 0, len(row))
@@ -235,9 +398,29 @@ func (p *InsertPlan) Render(cells []Cells, salt []*pg_query.Node) (string, error
 			i += len(tg.layout)
 			h++
 		}
-		sel.ValuesLists[r] = pg_query.MakeListNode(out)
+		lists[r] = pg_query.MakeListNode(out)
 	}
-	return p.stmt.Deparse()
+	ins := &pg_query.InsertStmt{
+		Relation: p.base.Relation,
+		Cols:     p.base.Cols,
+		SelectStmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: &pg_query.SelectStmt{
+			ValuesLists: lists, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT, Op: pg_query.SetOperation_SETOP_NONE}}},
+		ReturningList: p.base.ReturningList,
+		Override:      p.base.Override,
+	}
+	if oc := p.base.OnConflictClause; oc != nil {
+		var conflictSalt *pg_query.Node
+		if p.ConflictSalt {
+			conflictSalt = salt[p.Rows]
+		}
+		ins.OnConflictClause = &pg_query.OnConflictClause{Action: oc.Action, Infer: oc.Infer,
+			TargetList: dmlRenderSet(p.conflict, cells, conflictSalt), WhereClause: oc.WhereClause, Location: oc.Location}
+	}
+	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_InsertStmt{InsertStmt: ins}}, p.version)
+	if err != nil {
+		return "", fmt.Errorf("rewrite: deparsing INSERT into %s: %w", p.Table.Name, err)
+	}
+	return sql, nil
 }
 
 // ByteaLiteral returns '\x<hex>'::bytea, or NULL for nil.

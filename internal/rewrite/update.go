@@ -1,0 +1,316 @@
+package rewrite
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+)
+
+// UpdatePlan is the rewritten form of an UPDATE of a table with encrypted
+// columns.
+type UpdatePlan struct {
+	Table *catalog.Table
+	// Holes lists the values of the encrypted columns the statement sets,
+	// in SET order, all with Row 0: the proxy encrypts each with the one
+	// salt it passes to Render.
+	Holes []Hole
+	// Returning maps the rows of RETURNING to the client's columns; nil
+	// without RETURNING.
+	Returning *Projection
+
+	version int32                // of the parse tree format
+	base    *pg_query.UpdateStmt // the server statement, but its SET list
+	set     []dmlSetItem
+}
+
+// PlanUpdate rewrites UPDATE t SET ... [FROM ...] [WHERE ...] [RETURNING
+// ...] for a table with encrypted columns. st is not modified.
+//
+// An encrypted column may be set to a constant, a parameter, NULL or
+// DEFAULT (which is NULL: encrypted columns have no server default); it
+// becomes a Hole, and SET c__eq = <cell>, c__ord = <cell>, ... for every
+// physical column of its layout plus c__salt = <salt> (see Render): the
+// row salt cannot be reused, since only the server holds it, nor
+// replaced, since the row's other columns depend on it. SET (a, b) =
+// (1, 2) and SET (a, b) = ROW(1, 2) are planned as SET a = 1, b = 2, which
+// is what PostgreSQL does with them; SET (a, b) = (SELECT ...) is refused
+// when it sets an encrypted column.
+//
+// Plain columns may be set to any expression that does not touch an
+// encrypted column; WHERE (including WHERE CURRENT OF), FROM and WITH may
+// not touch encrypted columns either, nor may WITH modify data. Column
+// references count by name (a column of a FROM table named like an
+// encrypted column of t is refused too); other tables in FROM are not
+// looked up: the caller must refuse (or plan) FROM tables with encrypted
+// columns of their own. RETURNING projects encrypted columns like SELECT
+// (see projectTargetList); RETURNING * is refused with FROM, where it would
+// expand to the other tables' columns too.
+//
+// Refused with 0A000: anything else that touches an encrypted column,
+// setting a physical column the proxy owns (pgonion_salt, c__eq, ...), a
+// subfield or element of an encrypted column, and a client parameter that
+// is both the value of an encrypted column and used elsewhere. Two SETs of
+// one encrypted column fail like on PostgreSQL (42601).
+func PlanUpdate(st Statement, t *catalog.Table) (*UpdatePlan, error) {
+	upd := st.Tree.Stmt.GetUpdateStmt()
+	if upd == nil {
+		return nil, fmt.Errorf("rewrite: not an UPDATE statement")
+	}
+	qualifier := upd.Relation.Relname
+	if upd.Relation.Alias != nil {
+		qualifier = upd.Relation.Alias.Aliasname
+	}
+	if err := dmlCheckWith(upd.WithClause, t, "UPDATE"); err != nil {
+		return nil, err
+	}
+	selfAliases, err := dmlOtherTables(upd.FromClause, t, "FROM")
+	if err != nil {
+		return nil, err
+	}
+	rows := append([]string{qualifier}, selfAliases...)
+	if err := dmlFindRef(upd.WhereClause, t, rows).clauseRefusal(t.Name, "WHERE"); err != nil {
+		return nil, err
+	}
+	p := &UpdatePlan{Table: t, version: st.version}
+	p.set, p.Holes, err = dmlPlanSet(upd.TargetList, t, dmlSetContext{statement: "UPDATE", rows: rows})
+	if err != nil {
+		return nil, err
+	}
+	returning, proj, err := dmlReturning(upd.ReturningList, t, qualifier, len(upd.FromClause) > 0)
+	if err != nil {
+		return nil, err
+	}
+	p.Returning = proj
+	p.base = &pg_query.UpdateStmt{
+		Relation:      upd.Relation,
+		WhereClause:   upd.WhereClause,
+		FromClause:    upd.FromClause,
+		ReturningList: returning,
+		WithClause:    upd.WithClause,
+	}
+	rest := []protoreflect.Message{p.base.ProtoReflect()}
+	for _, it := range p.set {
+		for _, n := range it.fixed {
+			rest = append(rest, n.ProtoReflect())
+		}
+	}
+	if err := dmlCheckParams(p.Holes, t.Name, rest...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Render returns the server SQL. cells gives the onion expressions of each
+// hole, in Holes order (a missing suffix is NULL; a NULL value has no
+// cells); salt is the expression of the one fresh salt (onion.SaltSize
+// random bytes) with which the proxy encrypted every hole's cells. It is
+// written to the salt override column (c__salt) of each encrypted column
+// the statement sets. salt may be nil only when there are no Holes.
+//
+// For the simple protocol the cells and the salt are literals
+// (ByteaLiteral, Int8ArrayLiteral). For the extended protocol they are
+// parameters (ParamNode) numbered after the client's own, which keep their
+// numbers in the plain columns' expressions; a client parameter that only
+// fed an encrypted column is then unreferenced, so its type must be
+// declared in the Parse message and its Bind value replaced by NULL.
+//
+// Render does not modify the plan: it may be called again, and
+// concurrently.
+func (p *UpdatePlan) Render(cells []Cells, salt *pg_query.Node) (string, error) {
+	if len(cells) != len(p.Holes) {
+		return "", fmt.Errorf("rewrite: UPDATE of %s: Render got %d cells for %d holes", p.Table.Name, len(cells), len(p.Holes))
+	}
+	if salt == nil && len(p.Holes) > 0 {
+		return "", fmt.Errorf("rewrite: UPDATE of %s: Render needs a salt for its %d holes", p.Table.Name, len(p.Holes))
+	}
+	u := &pg_query.UpdateStmt{
+		Relation:      p.base.Relation,
+		TargetList:    dmlRenderSet(p.set, cells, salt),
+		WhereClause:   p.base.WhereClause,
+		FromClause:    p.base.FromClause,
+		ReturningList: p.base.ReturningList,
+		WithClause:    p.base.WithClause,
+	}
+	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_UpdateStmt{UpdateStmt: u}}, p.version)
+	if err != nil {
+		return "", fmt.Errorf("rewrite: deparsing UPDATE of %s: %w", p.Table.Name, err)
+	}
+	return sql, nil
+}
+
+// deparseNode returns the SQL text of one statement node.
+func deparseNode(n *pg_query.Node, version int32) (string, error) {
+	return Statement{Tree: &pg_query.RawStmt{Stmt: n}, version: version}.Deparse()
+}
+
+// dmlSetItem is one item of a planned SET list (UPDATE, or ON CONFLICT DO
+// UPDATE).
+type dmlSetItem struct {
+	// fixed are the server's SET items as they are: a plain column's, or
+	// the copies of EXCLUDED's physical columns for enc = EXCLUDED.enc.
+	fixed []*pg_query.Node
+	// hole is the index in the plan's Holes of the value of an encrypted
+	// column, -1 for fixed items.
+	hole int
+	// column and layout are the encrypted column of the hole and its
+	// physical columns but the salt override.
+	column *catalog.Column
+	layout []onion.PhysicalColumn
+}
+
+// dmlSetContext says where a SET list is.
+type dmlSetContext struct {
+	statement string   // "UPDATE" or "ON CONFLICT DO UPDATE", for messages
+	rows      []string // the names of t's whole row in scope
+	excluded  bool     // enc = EXCLUDED.enc is allowed (ON CONFLICT)
+	row       int      // the Row of the holes
+	firstHole int      // the index in the plan's Holes of the first hole
+}
+
+// dmlPlanSet plans a SET list of table t (see PlanUpdate); it returns the
+// items in order and the holes (numbered from ctx.firstHole).
+func dmlPlanSet(targets []*pg_query.Node, t *catalog.Table, ctx dmlSetContext) ([]dmlSetItem, []Hole, error) {
+	targets, err := dmlExpandMultiAssign(targets, t, ctx.statement)
+	if err != nil {
+		return nil, nil, err
+	}
+	var items []dmlSetItem
+	var holes []Hole
+	var assigned []string // encrypted columns set so far
+	for _, n := range targets {
+		rt := n.GetResTarget()
+		if dmlInternalColumn(t, rt.Name) {
+			return nil, nil, Refusal("%s of column %s.%s is not supported: the proxy alone writes it", ctx.statement, t.Name, rt.Name)
+		}
+		c := t.Column(rt.Name)
+		if c == nil && len(rt.Indirection) > 0 {
+			// SET t.enc = ... is not SQL (the server would report the
+			// unknown column t), but must not carry enc's value there.
+			if ec := t.Column(fieldName(rt.Indirection[0])); ec != nil && ec.Policy != catalog.Plain {
+				return nil, nil, Refusal("%s of %s.%s: a qualified SET target is not supported", ctx.statement, rt.Name, ec.Name)
+			}
+		}
+		if c == nil || c.Policy == catalog.Plain {
+			// A plain column, or an unknown one the server reports.
+			if err := dmlFindRef(rt.Val, t, ctx.rows).exprRefusal(t.Name, "SET "+rt.Name); err != nil {
+				return nil, nil, err
+			}
+			items = append(items, dmlSetItem{fixed: []*pg_query.Node{n}, hole: -1})
+			continue
+		}
+		if len(rt.Indirection) > 0 {
+			return nil, nil, Refusal("%s of a subfield or element of encrypted column %s.%s is not supported", ctx.statement, t.Name, c.Name)
+		}
+		if slices.Contains(assigned, c.Name) {
+			return nil, nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: fmt.Sprintf("multiple assignments to same column %q", c.Name)}
+		}
+		assigned = append(assigned, c.Name)
+		_, layout, err := columnLayout(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		layout = slices.DeleteFunc(layout, func(pc onion.PhysicalColumn) bool { return pc.Suffix == SaltSuffix })
+		if ctx.excluded {
+			if from, ok := dmlExcludedColumn(rt.Val); ok {
+				if from != c.Name {
+					return nil, nil, Refusal("%s of encrypted column %s.%s from EXCLUDED.%s is not supported: only EXCLUDED.%s", ctx.statement, t.Name, c.Name, from, c.Name)
+				}
+				items = append(items, dmlSetItem{fixed: dmlExcludedCopy(c, layout), hole: -1})
+				continue
+			}
+		}
+		h := Hole{Row: ctx.row, Column: c}
+		if err := holeValue(rt.Val, &h, t.Name, ctx.statement+" of"); err != nil {
+			return nil, nil, err
+		}
+		items = append(items, dmlSetItem{hole: ctx.firstHole + len(holes), column: c, layout: layout})
+		holes = append(holes, h)
+	}
+	return items, holes, nil
+}
+
+// dmlExpandMultiAssign returns targets with each SET (a, b) = (x, y) or
+// ROW(x, y) item replaced by a = x, b = y, which is how PostgreSQL
+// evaluates them. SET (a, b) = (SELECT ...) stays, but is refused when it
+// sets an encrypted column. targets is not modified.
+func dmlExpandMultiAssign(targets []*pg_query.Node, t *catalog.Table, statement string) ([]*pg_query.Node, error) {
+	out := make([]*pg_query.Node, 0, len(targets))
+	for _, n := range targets {
+		rt := n.GetResTarget()
+		ma := rt.Val.GetMultiAssignRef()
+		if ma == nil {
+			out = append(out, n)
+			continue
+		}
+		row := ma.Source.GetRowExpr()
+		if row == nil {
+			c := t.Column(rt.Name)
+			switch {
+			case c == nil || c.Policy == catalog.Plain:
+				out = append(out, n) // the server evaluates or rejects it
+				continue
+			case ma.Source.GetSubLink() != nil:
+				return nil, Refusal("%s of encrypted column %s.%s from a multiple-column SET (...) = (SELECT ...) is not supported; assign constants or parameters", statement, t.Name, c.Name)
+			}
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression"}
+		}
+		if len(row.Args) != int(ma.Ncolumns) {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "number of columns does not match number of values"}
+		}
+		out = append(out, &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{
+			Name: rt.Name, Indirection: rt.Indirection, Val: row.Args[ma.Colno-1], Location: rt.Location}}})
+	}
+	return out, nil
+}
+
+// dmlExcludedColumn returns the column name of EXCLUDED.name.
+func dmlExcludedColumn(n *pg_query.Node) (string, bool) {
+	cr := n.GetColumnRef()
+	if cr == nil || len(cr.Fields) != 2 || fieldName(cr.Fields[0]) != "excluded" || fieldName(cr.Fields[1]) == "" {
+		return "", false
+	}
+	return fieldName(cr.Fields[1]), true
+}
+
+// dmlExcludedCopy is SET c = EXCLUDED.c for an encrypted column: each
+// physical column from EXCLUDED's, and the salt override from the
+// excluded row's, whose cells used its row salt unless it has an override.
+func dmlExcludedCopy(c *catalog.Column, layout []onion.PhysicalColumn) []*pg_query.Node {
+	excluded := func(name string) *pg_query.Node {
+		return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode("excluded"), pg_query.MakeStrNode(name)}, -1)
+	}
+	var out []*pg_query.Node
+	for _, pc := range layout {
+		out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(pc.Name, excluded(pc.Name), -1))
+	}
+	salt := &pg_query.Node{Node: &pg_query.Node_CoalesceExpr{CoalesceExpr: &pg_query.CoalesceExpr{
+		Args: []*pg_query.Node{excluded(SaltOverrideColumn(c.Name)), excluded(SaltColumn)}, Location: -1}}}
+	return append(out, pg_query.MakeResTargetNodeWithNameAndVal(SaltOverrideColumn(c.Name), salt, -1))
+}
+
+// dmlRenderSet returns the server's SET list of planned items: cells are
+// indexed by the items' holes, salt is the salt of their cells.
+func dmlRenderSet(items []dmlSetItem, cells []Cells, salt *pg_query.Node) []*pg_query.Node {
+	var out []*pg_query.Node
+	for _, it := range items {
+		if it.hole < 0 {
+			out = append(out, it.fixed...)
+			continue
+		}
+		for _, pc := range it.layout {
+			v := cells[it.hole][pc.Suffix]
+			if v == nil {
+				v = nullConst()
+			}
+			out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(pc.Name, v, -1))
+		}
+		out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(SaltOverrideColumn(it.column.Name), salt, -1))
+	}
+	return out
+}
