@@ -14,57 +14,118 @@ import (
 	"github.com/pgonion/pgonion/internal/schemes/rnd"
 )
 
+// holesPlan is a statement whose values of encrypted columns (holes) the
+// proxy encrypts: INSERT, UPDATE, INSERT ... ON CONFLICT DO UPDATE.
+type holesPlan struct {
+	holes  []rewrite.Hole
+	xs     []*encrypted // the column of each hole
+	salts  int          // fresh salts the statement needs; hole h uses salt h.Row
+	render func(cells []rewrite.Cells, salts []*pg_query.Node) (string, error)
+}
+
 // planInsert encrypts the values of INSERT ... VALUES: in the SQL text for
 // the simple protocol, as added parameters at each Bind for the extended
 // protocol.
 func (s *session) planInsert(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
-	clientRefs := rewrite.ParamRefs(st) // before planning rewrites the tree
+	clientRefs := rewrite.ParamRefs(st)
 	p, err := rewrite.PlanInsert(st, t)
 	if err != nil {
 		return nil, err
 	}
-	xs := make([]*encrypted, len(p.Holes))
-	for i, h := range p.Holes {
-		if xs[i], err = s.e.encrypted(t.Name, h.Column); err != nil {
+	hp := &holesPlan{holes: p.Holes, salts: p.Rows, render: p.Render}
+	if p.ConflictSalt {
+		hp.salts++
+	}
+	return s.planHoles(t, hp, clientRefs, p.Returning, ext)
+}
+
+// planUpdate encrypts the values UPDATE sets, with one fresh salt for the
+// statement (recorded in the columns' salt overrides).
+func (s *session) planUpdate(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
+	clientRefs := rewrite.ParamRefs(st)
+	p, err := rewrite.PlanUpdate(st, t)
+	if err != nil {
+		return nil, err
+	}
+	hp := &holesPlan{holes: p.Holes, salts: 1, render: func(cells []rewrite.Cells, salts []*pg_query.Node) (string, error) {
+		return p.Render(cells, salts[0])
+	}}
+	return s.planHoles(t, hp, clientRefs, p.Returning, ext)
+}
+
+// planDelete only decrypts what RETURNING returns.
+func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
+	p, err := rewrite.PlanDelete(st, t)
+	if err != nil {
+		return nil, err
+	}
+	sp := &stmtPlan{sql: p.SQL}
+	if p.Returning != nil {
+		proj, err := s.e.newProjection(t, p.Returning.Columns, p.Returning.Salt)
+		if err != nil {
+			return nil, err
+		}
+		s.returnRows(sp, proj, ext)
+	}
+	return sp, nil
+}
+
+func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, returning *rewrite.Projection, ext *extended) (*stmtPlan, error) {
+	hp.xs = make([]*encrypted, len(hp.holes))
+	for i, h := range hp.holes {
+		var err error
+		if hp.xs[i], err = s.e.encrypted(t.Name, h.Column); err != nil {
 			return nil, err
 		}
 	}
+	var sp *stmtPlan
+	var err error
 	if ext == nil {
-		return s.insertLiterals(p, xs)
+		sp, err = s.holesLiterals(hp)
+	} else {
+		sp, err = s.holesParams(hp, clientRefs, ext)
 	}
-	return s.insertParams(p, xs, clientRefs, ext)
+	if err != nil || returning == nil {
+		return sp, err
+	}
+	proj, err := s.e.newProjection(t, returning.Columns, returning.Salt)
+	if err != nil {
+		return nil, err
+	}
+	s.returnRows(sp, proj, ext)
+	return sp, nil
 }
 
-// insertLiterals renders the ciphertexts as literals.
-func (s *session) insertLiterals(p *rewrite.InsertPlan, xs []*encrypted) (*stmtPlan, error) {
+// holesLiterals renders the ciphertexts as literals.
+func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 	env, err := s.params.get()
 	if err != nil {
 		return nil, err
 	}
-	salts := make([][]byte, p.Rows)
-	saltNodes := make([]*pg_query.Node, p.Rows)
+	salts := make([][]byte, p.salts)
+	saltNodes := make([]*pg_query.Node, p.salts)
 	for r := range salts {
 		salts[r] = rnd.NewSalt()
 		saltNodes[r] = rewrite.ByteaLiteral(salts[r])
 	}
-	cells := make([]rewrite.Cells, len(p.Holes))
-	for i, h := range p.Holes {
+	cells := make([]rewrite.Cells, len(p.holes))
+	for i, h := range p.holes {
 		if h.Param > 0 {
 			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P02", Message: fmt.Sprintf("there is no parameter $%d", h.Param)}
 		}
 		v := onion.Null()
 		if h.Const != nil {
-			if v, err = xs[i].typ.ParseText([]byte(*h.Const), env); err != nil {
+			if v, err = p.xs[i].typ.ParseText([]byte(*h.Const), env); err != nil {
 				return nil, err
 			}
 		}
-		c, err := xs[i].encrypt(v, salts[h.Row])
+		c, err := p.xs[i].encrypt(v, salts[h.Row])
 		if err != nil {
-			return nil, fmt.Errorf("failed to encrypt a value of %s.%s: %w", xs[i].table, h.Column.Name, err)
+			return nil, fmt.Errorf("failed to encrypt a value of %s.%s: %w", p.xs[i].table, h.Column.Name, err)
 		}
 		cells[i] = literalCells(c)
 	}
-	sql, err := p.Render(cells, saltNodes)
+	sql, err := p.render(cells, saltNodes)
 	if err != nil {
 		return nil, err
 	}
@@ -256,24 +317,24 @@ func cellValue(c onion.Cells, suffix string) []byte {
 	return nil
 }
 
-// insertParams plans INSERT for the extended protocol.
-func (s *session) insertParams(p *rewrite.InsertPlan, xs []*encrypted, clientRefs []int, ext *extended) (*stmtPlan, error) {
+// holesParams plans a statement with holes for the extended protocol.
+func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*stmtPlan, error) {
 	hp := newHoleParams(ext.oids, clientRefs)
-	saltNodes := make([]*pg_query.Node, p.Rows)
+	saltNodes := make([]*pg_query.Node, p.salts)
 	for r := range saltNodes {
 		saltNodes[r] = hp.add(paramSlot{hole: -1, row: r}, oidBytea)
 	}
-	cells := make([]rewrite.Cells, len(p.Holes))
+	cells := make([]rewrite.Cells, len(p.holes))
 	holeOf := map[int]*encrypted{}
-	for i, h := range p.Holes {
+	for i, h := range p.holes {
 		if h.Param > 0 {
-			holeOf[h.Param] = xs[i]
+			holeOf[h.Param] = p.xs[i]
 		}
 		cells[i] = rewrite.Cells{}
 		if h.Const == nil && h.Param == 0 {
 			continue // NULL
 		}
-		for _, pc := range xs[i].oc.PhysicalColumns("") {
+		for _, pc := range p.xs[i].oc.PhysicalColumns("") {
 			oid := uint32(oidBytea)
 			if pc.Suffix == "_srch" {
 				oid = oidInt8Arr
@@ -281,7 +342,7 @@ func (s *session) insertParams(p *rewrite.InsertPlan, xs []*encrypted, clientRef
 			cells[i][pc.Suffix] = hp.add(paramSlot{hole: i, row: h.Row, suffix: pc.Suffix}, oid)
 		}
 	}
-	sql, err := p.Render(cells, saltNodes)
+	sql, err := p.render(cells, saltNodes)
 	if err != nil {
 		return nil, err
 	}
@@ -294,25 +355,25 @@ func (s *session) insertParams(p *rewrite.InsertPlan, xs []*encrypted, clientRef
 		if err != nil {
 			return err
 		}
-		salts := make([][]byte, p.Rows)
+		salts := make([][]byte, p.salts)
 		for r := range salts {
 			salts[r] = rnd.NewSalt()
 		}
-		enc := make([]onion.Cells, len(p.Holes))
-		for i, h := range p.Holes {
+		enc := make([]onion.Cells, len(p.holes))
+		for i, h := range p.holes {
 			v := onion.Null()
 			switch {
 			case h.Param > 0:
-				if v, err = bs.value(h.Param, xs[i]); err != nil {
+				if v, err = bs.value(h.Param, p.xs[i]); err != nil {
 					return err
 				}
 			case h.Const != nil:
-				if v, err = xs[i].typ.ParseText([]byte(*h.Const), bs.env); err != nil {
+				if v, err = p.xs[i].typ.ParseText([]byte(*h.Const), bs.env); err != nil {
 					return err
 				}
 			}
-			if enc[i], err = xs[i].encrypt(v, salts[h.Row]); err != nil {
-				return fmt.Errorf("failed to encrypt a value of %s.%s: %w", xs[i].table, h.Column.Name, err)
+			if enc[i], err = p.xs[i].encrypt(v, salts[h.Row]); err != nil {
+				return fmt.Errorf("failed to encrypt a value of %s.%s: %w", p.xs[i].table, h.Column.Name, err)
 			}
 		}
 		vals := make([][]byte, len(hp.slots))

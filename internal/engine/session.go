@@ -269,12 +269,20 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	case "Truncate", "Lock", "Vacuum", "Grant":
 		return nil, nil // no values of the table go in or out
 	case "Insert":
-		if single && len(rels) == 1 {
+		if single {
 			return s.planInsert(st, t, ext)
 		}
 	case "Select":
 		if single && len(rels) == 1 {
 			return s.planSelect(st, t, ext)
+		}
+	case "Update":
+		if single {
+			return s.planUpdate(st, t, ext)
+		}
+	case "Delete":
+		if single {
+			return s.planDelete(st, t, ext)
 		}
 	case "AlterTable", "Rename", "AlterObjectSchema":
 		if single && len(rels) == 1 {
