@@ -225,7 +225,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 			elts = append(elts, columnDef(pc.Name, pc.SQLType, notNull && pc.Kind == onion.KindEq))
 		}
 		if unique {
-			elts = append(elts, uniqueConstraint([]string{EqColumn(cd.Colname)}, primaryOf(cd.Constraints)))
+			elts = append(elts, uniqueConstraint(columnConstraintName(cd.Constraints, table, []string{cd.Colname}), []string{EqColumn(cd.Colname)}, primaryOf(cd.Constraints)))
 		}
 		t.Columns = append(t.Columns, col)
 		encrypted[cd.Colname] = &t.Columns[len(t.Columns)-1]
@@ -269,7 +269,11 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 				phys[i] = EqColumn(k)
 			}
 		}
-		elts = append(elts, uniqueConstraint(phys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY))
+		name := c.Conname
+		if name == "" {
+			name = constraintNameFor(table, keys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY)
+		}
+		elts = append(elts, uniqueConstraint(name, phys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY))
 	}
 	if len(encrypted) == 0 {
 		// Nothing to protect: the table is created as the client wrote it.
@@ -359,8 +363,12 @@ func columnDef(name, typ string, notNull bool) *pg_query.Node {
 	return pg_query.MakeSimpleColumnDefNode(name, tn, cons, -1)
 }
 
-func uniqueConstraint(cols []string, primary bool) *pg_query.Node {
-	c := &pg_query.Constraint{Contype: pg_query.ConstrType_CONSTR_UNIQUE, Location: -1}
+// uniqueConstraint is PRIMARY KEY or UNIQUE over physical columns, named
+// name: the client's name, or the one PostgreSQL would have chosen for
+// the logical columns (constraintNameFor), so that ON CONFLICT ON
+// CONSTRAINT and error messages use the names the client expects.
+func uniqueConstraint(name string, cols []string, primary bool) *pg_query.Node {
+	c := &pg_query.Constraint{Contype: pg_query.ConstrType_CONSTR_UNIQUE, Conname: name, Location: -1}
 	if primary {
 		c.Contype = pg_query.ConstrType_CONSTR_PRIMARY
 	}
@@ -446,4 +454,30 @@ func walkColumnRefs(m protoreflect.Message, f func(string)) {
 		}
 		return true
 	})
+}
+
+// columnConstraintName is the name of a column's PRIMARY KEY or UNIQUE
+// constraint: the one it was given, or PostgreSQL's default.
+func columnConstraintName(cons []*pg_query.Node, table string, cols []string) string {
+	for _, n := range cons {
+		if c := n.GetConstraint(); c != nil && (c.Contype == pg_query.ConstrType_CONSTR_PRIMARY || c.Contype == pg_query.ConstrType_CONSTR_UNIQUE) && c.Conname != "" {
+			return c.Conname
+		}
+	}
+	return constraintNameFor(table, cols, primaryOf(cons))
+}
+
+// constraintNameFor is the name PostgreSQL gives an unnamed PRIMARY KEY
+// (table_pkey) or UNIQUE constraint (table_col1_col2_key) over the logical
+// columns, when it fits in 63 bytes; longer names are left to the server
+// (which shortens them its own way, over the physical column names).
+func constraintNameFor(table string, cols []string, primary bool) string {
+	name := table + "_pkey"
+	if !primary {
+		name = table + "_" + strings.Join(cols, "_") + "_key"
+	}
+	if len(name) > 63 {
+		return ""
+	}
+	return name
 }
