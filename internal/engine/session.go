@@ -280,6 +280,10 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 		if single {
 			return s.planUpdate(st, t, ext)
 		}
+	case "Copy":
+		if single {
+			return s.planCopy(st, t, ext)
+		}
 	case "Delete":
 		if single {
 			return s.planDelete(st, t, ext)

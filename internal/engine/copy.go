@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgcopy"
+	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/schemes/rnd"
+	"github.com/pgonion/pgonion/internal/wire"
+)
+
+// planCopy rewrites COPY t FROM STDIN: the proxy reads the client's rows
+// (text or csv), encrypts the encrypted columns' values and sends the
+// server rows in the default text format.
+func (s *session) planCopy(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
+	p, err := rewrite.PlanCopy(st, t)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	cc := &copyColumns{table: t.Name, opts: p.Options, names: p.Columns()}
+	for _, f := range p.Fields {
+		cf := copyField{suffixes: f.Suffixes}
+		if f.Column != nil {
+			if cf.x, err = s.e.encrypted(t.Name, f.Column); err != nil {
+				return nil, err
+			}
+		}
+		cc.fields = append(cc.fields, cf)
+	}
+	newRewriter := func() wire.CopyInRewriter { return &copyEncrypter{cc: cc, params: &s.params} }
+	sp := &stmtPlan{sql: p.SQL}
+	if ext == nil {
+		sp.copyIn = newRewriter()
+	} else {
+		ext.copyIn = newRewriter
+	}
+	return sp, nil
+}
+
+// copyColumns describes the client's fields of one COPY.
+type copyColumns struct {
+	table  string
+	names  []string // the client's columns, for messages and HEADER MATCH
+	fields []copyField
+	opts   pgcopy.Options
+}
+
+type copyField struct {
+	x        *encrypted // nil for a plain column
+	suffixes []string   // the cells the server expects, in order
+}
+
+// copyEncrypter is the CopyInRewriter of one COPY execution. Rows are
+// encrypted in batches (each CopyData message's complete rows), spread
+// over the cores: Paillier encryption dominates the cost of a row.
+type copyEncrypter struct {
+	cc     *copyColumns
+	params *sessionParams
+	r      *pgcopy.Reader
+	env    onion.Env
+
+	batch   []copyRow
+	arena   []byte
+	workers int
+}
+
+// copyRow is one client row of a batch: its fields as offsets into the
+// batch arena (from < 0 for NULL) and its input line.
+type copyRow struct {
+	fields []span
+	line   int64
+}
+
+type span struct{ from, to int }
+
+// CopyInResponse shows the client one text column per field it sends. It
+// runs on the server-reading goroutine and touches no other state: a
+// client may send its data before the server's response arrives.
+func (c *copyEncrypter) CopyInResponse(cr *pgproto3.CopyInResponse) error {
+	cr.OverallFormat = 0
+	cr.ColumnFormatCodes = make([]uint16, len(c.cc.fields))
+	return nil
+}
+
+// start readies the reader at the first data.
+func (c *copyEncrypter) start() error {
+	if c.r != nil {
+		return nil
+	}
+	env, err := c.params.get()
+	if err != nil {
+		return err
+	}
+	c.env = env
+	if c.r, err = pgcopy.NewReader(c.cc.opts, c.cc.table, c.cc.names); err != nil {
+		return err
+	}
+	c.workers = max(1, runtime.GOMAXPROCS(0))
+	return nil
+}
+
+func (c *copyEncrypter) Data(dst, src []byte) ([]byte, error) {
+	if err := c.start(); err != nil {
+		return dst, err
+	}
+	c.r.Feed(src)
+	return c.drain(dst)
+}
+
+func (c *copyEncrypter) Done(dst []byte) ([]byte, error) {
+	if err := c.start(); err != nil {
+		return dst, err
+	}
+	c.r.Close()
+	return c.drain(dst)
+}
+
+// drain encrypts every complete row the reader holds.
+func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
+	c.batch, c.arena = c.batch[:0], c.arena[:0]
+	for {
+		row, err := c.r.Next()
+		if err == io.EOF || (err == nil && row == nil) {
+			break
+		}
+		if err != nil {
+			return dst, err
+		}
+		cr := copyRow{fields: make([]span, len(row)), line: c.r.Line()}
+		for i, f := range row {
+			if f == nil {
+				cr.fields[i] = span{-1, -1}
+				continue
+			}
+			from := len(c.arena)
+			c.arena = append(c.arena, f...)
+			cr.fields[i] = span{from, len(c.arena)}
+		}
+		c.batch = append(c.batch, cr)
+	}
+	if len(c.batch) == 0 {
+		return dst, nil
+	}
+	parts := min(c.workers, (len(c.batch)+7)/8)
+	if parts <= 1 {
+		return c.encryptRows(dst, c.batch)
+	}
+	outs := make([][]byte, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	per := (len(c.batch) + parts - 1) / parts
+	for i := range parts {
+		lo, hi := i*per, min(len(c.batch), (i+1)*per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = c.encryptRows(nil, c.batch[lo:hi])
+		}()
+	}
+	wg.Wait()
+	for i := range parts {
+		if errs[i] != nil {
+			return dst, errs[i]
+		}
+		dst = append(dst, outs[i]...)
+	}
+	return dst, nil
+}
+
+// encryptRows appends the server's text-format rows for rows to dst. It
+// only reads shared state, so batches may run concurrently.
+func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) {
+	var w pgcopy.Writer
+	w.Reset(dst)
+	for _, row := range rows {
+		salt := rnd.NewSalt()
+		w.Bytea(salt)
+		for i, f := range c.cc.fields {
+			sp := row.fields[i]
+			var raw []byte
+			if sp.from >= 0 {
+				raw = c.arena[sp.from:sp.to]
+			}
+			if f.x == nil {
+				w.Field(raw)
+				continue
+			}
+			v := onion.Null()
+			if raw != nil {
+				var err error
+				if v, err = f.x.typ.ParseText(raw, c.env); err != nil {
+					return nil, withCopyContext(err, c.cc.table, row.line, c.cc.names[i])
+				}
+			}
+			cells, err := f.x.encrypt(v, salt)
+			if err != nil {
+				return nil, fmt.Errorf("failed to encrypt a value of %s.%s (COPY line %d): %w", c.cc.table, c.cc.names[i], row.line, err)
+			}
+			for _, sfx := range f.suffixes {
+				if sfx == "_srch" {
+					w.Int8Array(cells.Search)
+					continue
+				}
+				if b := cellValue(cells, sfx); b != nil {
+					w.Bytea(b)
+				} else {
+					w.Null()
+				}
+			}
+		}
+		w.EndRow()
+	}
+	return w.Bytes(), nil
+}
+
+// withCopyContext adds PostgreSQL's COPY error context to a value error.
+func withCopyContext(err error, table string, line int64, column string) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		cp := *pe
+		cp.Where = fmt.Sprintf("COPY %s, line %d, column %s", table, line, column)
+		return &cp
+	}
+	return err
+}
