@@ -29,9 +29,12 @@ type catalogCache struct {
 	conn *pgx.Conn
 
 	// plain remembers names checked absent from the catalog at a version,
-	// so that statements on plain tables cost no round trip.
-	plainMu sync.Mutex
-	plain   map[string]int64
+	// so that statements on plain tables cost no round trip; plainSQL
+	// remembers statement texts that passed through unchanged at a
+	// version, so that they are not even parsed again.
+	plainMu  sync.Mutex
+	plain    map[string]int64
+	plainSQL map[string]int64
 
 	stop   context.CancelFunc
 	listen sync.WaitGroup
@@ -42,7 +45,7 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 	if err != nil {
 		return nil, fmt.Errorf("engine: connecting to the backend: %w", err)
 	}
-	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}}
+	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}, plainSQL: map[string]int64{}}
 	snap, err := catalog.Load(ctx, conn, macKey)
 	if err != nil {
 		conn.Close(ctx)
@@ -144,6 +147,7 @@ func (c *catalogCache) refresh(ctx context.Context) error {
 	c.snap.Store(snap)
 	c.plainMu.Lock()
 	clear(c.plain)
+	clear(c.plainSQL)
 	c.plainMu.Unlock()
 	c.log.Info("catalog reloaded", "version", snap.Version, "tables", len(snap.Tables()))
 	return nil
@@ -192,6 +196,40 @@ func (c *catalogCache) lookup(ctx context.Context, schema, name string) (*catalo
 	c.plain[key] = snap.Version
 	c.plainMu.Unlock()
 	return nil, nil
+}
+
+// maxPlainSQL bounds the pass-through cache (texts of up to maxPlainText
+// bytes are cached).
+const (
+	maxPlainSQL  = 10000
+	maxPlainText = 4096
+)
+
+// passesThrough reports whether sql passed through unchanged at the
+// current catalog version.
+func (c *catalogCache) passesThrough(sql string) bool {
+	if len(sql) > maxPlainText {
+		return false
+	}
+	v := c.snapshot().Version
+	c.plainMu.Lock()
+	defer c.plainMu.Unlock()
+	got, ok := c.plainSQL[sql]
+	return ok && got == v
+}
+
+// rememberPassThrough records that sql passed through unchanged at
+// version v.
+func (c *catalogCache) rememberPassThrough(sql string, v int64) {
+	if len(sql) > maxPlainText {
+		return
+	}
+	c.plainMu.Lock()
+	defer c.plainMu.Unlock()
+	if len(c.plainSQL) >= maxPlainSQL {
+		clear(c.plainSQL)
+	}
+	c.plainSQL[sql] = v
 }
 
 func (c *catalogCache) close() {

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,38 @@ func TestTamperedCatalog(t *testing.T) {
 	_, err = conn.Exec(ctx, "INSERT INTO unknown_table VALUES (1)")
 	if pgCode(err) != "58000" {
 		t.Fatalf("statement on an unknown table with a tampered catalog: %v, want SQLSTATE 58000", err)
+	}
+}
+
+// TestPhysicalTableRefusesPlaintext sends, directly to the server, the
+// plaintext statements a client would send if the proxy's rewriting were
+// bypassed (e.g. by a proxy whose copy of the catalog is a moment old):
+// the physical table rejects them. (Not all: a positional INSERT whose
+// first value is exactly 16 bytes long passes the salt check. That, and
+// the milliseconds a NOTIFY takes, is the residual risk of a catalog copy
+// that is behind; see README, "Encrypted tables".)
+func TestPhysicalTableRefusesPlaintext(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	mustExec(t, p.connect(t, pgx.QueryExecModeSimpleProtocol), "CREATE TABLE guarded (id int, secret text)")
+	direct := db.direct(t)
+	for _, sql := range []string{
+		"INSERT INTO guarded VALUES (1, 'secret')",   // an int into the salt
+		"INSERT INTO guarded VALUES ('secret', 'x')", // too short for a salt
+		"INSERT INTO guarded (id, secret) VALUES (1, 'secret')",
+		"INSERT INTO guarded (secret) VALUES ('secret')",
+		"UPDATE guarded SET secret = 'secret'",
+	} {
+		if _, err := direct.Exec(ctx, sql); err == nil {
+			t.Errorf("%s: accepted", sql)
+		}
+	}
+	if _, err := direct.PgConn().CopyFrom(ctx, strings.NewReader("1\tsecret\n"), "COPY guarded FROM STDIN"); err == nil {
+		t.Error("plaintext COPY accepted")
+	}
+	var n int
+	if err := direct.QueryRow(ctx, "SELECT count(*) FROM guarded").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("guarded holds %d rows (%v)", n, err)
 	}
 }

@@ -118,8 +118,34 @@ func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
 	return t, nil
 }
 
+// cacheable reports whether a statement that passed through may skip
+// planning next time at the same catalog version: not DDL, whose planning
+// consults policies and sessions' pending tables.
+func cacheable(stmts []rewrite.Statement) bool {
+	for _, st := range stmts {
+		switch st.Kind {
+		case "Create", "Drop", "DropOwned", "CreateTableAs", "AlterTable", "Rename", "AlterObjectSchema", "Index":
+			return false
+		}
+	}
+	return true
+}
+
+// fastPath reports whether sql is known to pass through: at the current
+// catalog version, with no table of this session pending.
+func (s *session) fastPath(sql string) bool {
+	s.mu.Lock()
+	pending := len(s.pending)
+	s.mu.Unlock()
+	return pending == 0 && s.e.cat.passesThrough(sql)
+}
+
 // Query implements wire.Interceptor.
 func (s *session) Query(sql string) (*wire.QueryPlan, error) {
+	if s.fastPath(sql) {
+		return nil, nil
+	}
+	version := s.e.cat.snapshot().Version
 	stmts, err := rewrite.Parse(sql)
 	if err != nil {
 		return nil, syntaxError(err)
@@ -145,6 +171,9 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 		}
 	}
 	if !changed {
+		if cacheable(stmts) {
+			s.e.cat.rememberPassThrough(sql, version)
+		}
 		return nil, nil
 	}
 	plan.SQL = strings.Join(texts, ";\n")
@@ -153,6 +182,10 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 
 // Parse implements wire.Interceptor.
 func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, error) {
+	if s.fastPath(sql) {
+		return nil, nil
+	}
+	version := s.e.cat.snapshot().Version
 	stmts, err := rewrite.Parse(sql)
 	if err != nil {
 		return nil, syntaxError(err)
@@ -167,8 +200,14 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 	}
 	ext := &extended{oids: paramOIDs}
 	p, err := s.plan(stmts[0], ext)
-	if err != nil || p == nil {
+	if err != nil {
 		return nil, err
+	}
+	if p == nil {
+		if cacheable(stmts) {
+			s.e.cat.rememberPassThrough(sql, version)
+		}
+		return nil, nil
 	}
 	return ext.statement(p), nil
 }

@@ -598,7 +598,7 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 // encrypted columns were all dropped), the server skips the ADD, and
 // dropping its absent default does nothing.
 func ddlAddSalt() (add, dropDefault *pg_query.AlterTableCmd) {
-	def := columnDef(SaltColumn, "bytea", true)
+	def := saltColumnDef()
 	uuid := &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("gen_random_uuid")}, Funcformat: pg_query.CoercionForm_COERCE_EXPLICIT_CALL, Location: -1}
 	send := &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("uuid_send")},
 		Args: []*pg_query.Node{{Node: &pg_query.Node_FuncCall{FuncCall: uuid}}}, Funcformat: pg_query.CoercionForm_COERCE_EXPLICIT_CALL, Location: -1}

@@ -174,7 +174,7 @@ func copyStream(t *testing.T, p *CopyPlan, chunks []string) ([]byte, error) {
 				return err
 			}
 			salt++
-			w.Bytea([]byte{byte(salt)})
+			w.Bytea(bytes.Repeat([]byte{byte(salt)}, 16))
 			for i, f := range p.Fields {
 				v := row[i]
 				if f.Column == nil {

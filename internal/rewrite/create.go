@@ -3,6 +3,7 @@ package rewrite
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -140,7 +141,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 	t := &catalog.Table{Schema: schema, Name: table, Physical: table}
 	encrypted := map[string]*catalog.Column{}
 	var elts []*pg_query.Node
-	elts = append(elts, columnDef(SaltColumn, "bytea", true))
+	elts = append(elts, saltColumnDef())
 	pos := 0
 	for _, n := range cs.TableElts {
 		cd := n.GetColumnDef()
@@ -480,4 +481,23 @@ func constraintNameFor(table string, cols []string, primary bool) string {
 		return ""
 	}
 	return name
+}
+
+// saltColumnDef is the per-row salt column, checked to be exactly one
+// salt long. Besides catching bugs, the check makes the server refuse the
+// plaintext INSERT a client could send if it reached the physical table
+// without the proxy's rewriting (e.g. through a proxy whose catalog copy
+// is a moment old): a positional INSERT's first value lands in the salt
+// column, and other columns have the onion names no client writes.
+func saltColumnDef() *pg_query.Node {
+	n := columnDef(SaltColumn, "bytea", true)
+	tree, err := pg_query.Parse("SELECT octet_length(" + SaltColumn + ") = " + strconv.Itoa(onion.SaltSize))
+	if err != nil {
+		panic(err)
+	}
+	expr := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+	cd := n.GetColumnDef()
+	cd.Constraints = append(cd.Constraints, &pg_query.Node{Node: &pg_query.Node_Constraint{Constraint: &pg_query.Constraint{
+		Contype: pg_query.ConstrType_CONSTR_CHECK, RawExpr: expr, InitiallyValid: true, Location: -1}}})
+	return n
 }

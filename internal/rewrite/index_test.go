@@ -178,7 +178,7 @@ func TestPlanIndexOnions(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT indisunique FROM pg_index WHERE indexrelid = 'i5_ord'::regclass").Scan(&unique); err != nil || unique {
 		t.Errorf("i5_ord unique %v, %v", unique, err)
 	}
-	insert := `INSERT INTO acc (pgonion_salt, id, owner__eq, balance__eq, balance__ord) VALUES ('\x00', $1, '\x01', '\x0102', $2)`
+	insert := `INSERT INTO acc (pgonion_salt, id, owner__eq, balance__eq, balance__ord) VALUES ('\x00000000000000000000000000000000', $1, '\x01', '\x0102', $2)`
 	if _, err := conn.Exec(ctx, insert, 1, []byte{1}); err != nil {
 		t.Fatal(err)
 	}

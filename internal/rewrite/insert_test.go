@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -124,7 +125,7 @@ func TestPlanInsert(t *testing.T) {
 		}
 		salts := make([]*pg_query.Node, p.Rows)
 		for r := range salts {
-			salts[r] = ByteaLiteral([]byte{byte(r)})
+			salts[r] = ByteaLiteral(bytes.Repeat([]byte{byte(r)}, 16))
 		}
 		sql, err := p.Render(cells, salts)
 		if err != nil {
@@ -167,7 +168,7 @@ func TestInsertDefaultValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "INSERT INTO dv (pgonion_salt) VALUES (E'\\\\x0707'::bytea) RETURNING dv.k_plain AS k_plain, dv.owner__eq AS owner, dv.owner__salt, dv.pgonion_salt"
+	const want = "INSERT INTO dv (pgonion_salt) VALUES (E'\\\\x07070707070707070707070707070707'::bytea) RETURNING dv.k_plain AS k_plain, dv.owner__eq AS owner, dv.owner__salt, dv.pgonion_salt"
 	if sql != want {
 		t.Fatalf("got  %s\nwant %s", sql, want)
 	}
@@ -179,7 +180,7 @@ func TestInsertDefaultValues(t *testing.T) {
 	rows.Close()
 	var k int
 	var salt []byte
-	if err := conn.QueryRow(ctx, "SELECT k_plain, pgonion_salt FROM dv WHERE owner__eq IS NULL").Scan(&k, &salt); err != nil || k != 1 || string(salt) != "\x07\x07" {
+	if err := conn.QueryRow(ctx, "SELECT k_plain, pgonion_salt FROM dv WHERE owner__eq IS NULL").Scan(&k, &salt); err != nil || k != 1 || string(salt) != strings.Repeat("\x07", 16) {
 		t.Fatalf("row %d salt %x, %v", k, salt, err)
 	}
 }
@@ -225,7 +226,7 @@ func TestPlanInsertConflictEffects(t *testing.T) {
 		// The seeded row 1 has email ann@x: DET makes the duplicate visible.
 		{"INSERT INTO acc (id, email) VALUES (10, 'ann@x'), (11, 'new@x') ON CONFLICT DO NOTHING", 1,
 			"11:balance__add 11:balance__eq 11:balance__ord 11:balance__salt 11:email__eq 11:email__salt 11:email__srch 11:id 11:n__eq 11:n__salt 11:n__val 11:note_plain 11:owner__eq 11:owner__salt 11:owner__srch 11:pgonion_salt",
-			map[string]string{"11:email__eq": hexCT("email", "_eq", "new@x"), "11:pgonion_salt": `\x2222`}},
+			map[string]string{"11:email__eq": hexCT("email", "_eq", "new@x"), "11:pgonion_salt": `\x22222222222222222222222222222222`}},
 		{"INSERT INTO acc (id, email) VALUES (10, 'ann@x') ON CONFLICT (email) DO NOTHING", 0, "", nil},
 		{"INSERT INTO acc (id, email) VALUES (10, 'ann@x') ON CONFLICT (email) DO UPDATE SET note_plain = 'dup'", 1,
 			"1:note_plain", map[string]string{"1:note_plain": "dup"}},
@@ -233,13 +234,13 @@ func TestPlanInsertConflictEffects(t *testing.T) {
 		// becomes the salt override; the row keeps its own salt.
 		{"INSERT INTO acc AS a (id, owner, balance) VALUES (1, 'o2', 7) ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, note_plain = a.note_plain || '+'", 1,
 			"1:note_plain 1:owner__eq 1:owner__salt 1:owner__srch",
-			map[string]string{"1:owner__eq": hexCT("owner", "_eq", "o2"), "1:owner__salt": `\x2121`, "1:note_plain": "n1+"}},
+			map[string]string{"1:owner__eq": hexCT("owner", "_eq", "o2"), "1:owner__salt": `\x21212121212121212121212121212121`, "1:note_plain": "n1+"}},
 		{"INSERT INTO acc (id, owner) VALUES (1, 'o'), (2, 'p'), (20, 'q') ON CONFLICT (id) DO UPDATE SET owner = 'k', n = NULL", 3,
 			"1:n__eq 1:n__salt 1:n__val 1:owner__eq 1:owner__salt 1:owner__srch " +
 				"20:balance__add 20:balance__eq 20:balance__ord 20:balance__salt 20:email__eq 20:email__salt 20:email__srch 20:id 20:n__eq 20:n__salt 20:n__val 20:note_plain 20:owner__eq 20:owner__salt 20:owner__srch 20:pgonion_salt " +
 				"2:n__salt 2:owner__eq 2:owner__salt 2:owner__srch",
-			map[string]string{"1:owner__eq": hexCT("owner", "_eq", "k"), "1:owner__salt": `\xcccc`, "2:owner__salt": `\xcccc`,
-				"20:owner__eq": hexCT("owner", "_eq", "q"), "20:pgonion_salt": `\x2323`}},
+			map[string]string{"1:owner__eq": hexCT("owner", "_eq", "k"), "1:owner__salt": `\xcccccccccccccccccccccccccccccccc`, "2:owner__salt": `\xcccccccccccccccccccccccccccccccc`,
+				"20:owner__eq": hexCT("owner", "_eq", "q"), "20:pgonion_salt": `\x23232323232323232323232323232323`}},
 		{"INSERT INTO acc (id, owner) VALUES (1, 'o') ON CONFLICT (id) DO UPDATE SET owner = 'k' WHERE acc.note_plain = 'no such note'", 0, "", nil},
 	} {
 		stmts, err := Parse(tc.sql)

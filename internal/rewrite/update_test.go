@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -73,7 +74,9 @@ func dmlTestCells(t *testing.T, holes []Hole) []Cells {
 }
 
 // dmlTestSalt is a stand-in salt (short, for readable golden files).
-func dmlTestSalt(b byte) *pg_query.Node { return ByteaLiteral([]byte{b, b}) }
+// dmlTestSalt is a stand-in salt: 16 bytes b (the physical table checks
+// the length).
+func dmlTestSalt(b byte) *pg_query.Node { return ByteaLiteral(bytes.Repeat([]byte{b}, 16)) }
 
 // dmlTestArgs returns the arguments of a rendered statement: args for the
 // client's parameters, where those of holes are replaced by stand-in
@@ -415,7 +418,7 @@ func TestPlanUpdateEffects(t *testing.T) {
 				continue
 			}
 			if strings.HasSuffix(col, SaltSuffix) {
-				if v != `\xeeee` {
+				if v != `\xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee` {
 					t.Errorf("%s: row %s: %s = %v, want the statement's salt", tc.sql, id, col, v)
 				}
 				continue
@@ -502,7 +505,7 @@ func TestUpdateWhereCurrentOf(t *testing.T) {
 	if _, err := tx.Exec(ctx, sql); err != nil {
 		t.Fatalf("the server rejects %q: %v", sql, err)
 	}
-	if err := tx.QueryRow(ctx, "SELECT owner__salt FROM acc WHERE id = 2").Scan(&salt); err != nil || string(salt) != "\xee\xee" {
+	if err := tx.QueryRow(ctx, "SELECT owner__salt FROM acc WHERE id = 2").Scan(&salt); err != nil || string(salt) != strings.Repeat("\xee", 16) {
 		t.Fatalf("owner__salt of the cursor's row = %x, %v", salt, err)
 	}
 }
