@@ -71,12 +71,18 @@ echo '"postgres" ""' > "$work/userlist.txt"
 [ "$(id -u)" = 0 ] && chown postgres "$work/pgbouncer.ini" "$work/userlist.txt"
 as_pg pgbouncer "$work/pgbouncer.ini" >/dev/null 2>&1 &
 pids+=($!)
-"$work/proxy" serve --listen "127.0.0.1:$PROXY" --auth trust --log-level warn \
+# pgbench's tables were created directly, so they are plain: this measures
+# the proxy's relay and the engine's pass-through path (a statement text
+# seen before is not parsed again). Both proxies share one key store, made
+# by the first.
+keyflags=(--keystore "$work/pgonion.keystore" --master-key-file "$work/pgonion.master")
+"$work/proxy" serve --listen "127.0.0.1:$PROXY" --auth trust --log-level warn "${keyflags[@]}" \
   --backend "postgres://postgres@127.0.0.1:$PGPORT/bench?sslmode=disable" 2>"$work/proxy.log" &
 pids+=($!)
+for _ in $(seq 100); do "$bindir/pg_isready" -q -h 127.0.0.1 -p "$PROXY" && break; sleep 0.1; done
 # The same proxy confined to one OS thread for Go code: on a small machine
 # shared with the server, fewer scheduler wake-ups can beat parallelism.
-GOMAXPROCS=1 "$work/proxy" serve --listen "127.0.0.1:$PROXY1" --auth trust --log-level warn \
+GOMAXPROCS=1 "$work/proxy" serve --listen "127.0.0.1:$PROXY1" --auth trust --log-level warn "${keyflags[@]}" \
   --backend "postgres://postgres@127.0.0.1:$PGPORT/bench?sslmode=disable" 2>"$work/proxy1.log" &
 pids+=($!)
 for port in $BOUNCER $PROXY $PROXY1; do
