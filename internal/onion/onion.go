@@ -112,6 +112,9 @@ type Column struct {
 	tok           *search.Tokenizer
 
 	eqRNDKey, ordRNDKey []byte // for peeling on the server (pgcrypto)
+
+	opeCache detCache[int64, []byte]
+	tokCache detCache[string, []int64]
 }
 
 // NewColumn returns the encryptor of a column of type t with stable id
@@ -314,7 +317,8 @@ func (c *Column) Encrypt(v Value, salt []byte) (Cells, error) {
 		cells.Add = c.homSK.AppendCiphertext(nil, ct)
 	}
 	if c.has(KindSearch) {
-		cells.Search = c.tok.Tokens(v.s)
+		toks := c.tokCache.get(v.s, c.tok.Tokens)
+		cells.Search = toks[:len(toks):len(toks)]
 	}
 	return cells, nil
 }
@@ -507,6 +511,11 @@ func (c *Column) ordinal(v Value) int64 {
 }
 
 func (c *Column) encryptOPE(x int64) []byte {
+	ct := c.opeCache.get(x, c.computeOPE)
+	return ct[:len(ct):len(ct)] // shared: an append must not write into it
+}
+
+func (c *Column) computeOPE(x int64) []byte {
 	if c.ope32 != nil {
 		return ope.AppendCiphertext32(make([]byte, 0, 8), c.ope32.EncryptOrderPreserving(int32(x)))
 	}
