@@ -122,3 +122,32 @@ func TestDDL(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateInTransaction creates a table and writes it in one
+// transaction block, where no other session can see the catalog entry yet:
+// the session itself must still encrypt. After a rollback the name is free.
+func TestCreateInTransaction(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		c := p.connect(t, mode)
+		mustExec(t, c, "BEGIN")
+		mustExec(t, c, "CREATE TABLE intx (a text)")
+		mustExec(t, c, "INSERT INTO intx VALUES ('written in the creating transaction')")
+		var got string
+		if err := c.QueryRow(ctx, "SELECT a FROM intx").Scan(&got); err != nil || got != "written in the creating transaction" {
+			t.Fatalf("%v: read %q %v", mode, got, err)
+		}
+		mustExec(t, c, "ROLLBACK")
+		mustExec(t, c, "BEGIN")
+		mustExec(t, c, "CREATE TABLE intx (a text)")
+		mustExec(t, c, "INSERT INTO intx VALUES ('secret in a transaction')")
+		mustExec(t, c, "COMMIT")
+		var n int
+		if err := db.direct(t).QueryRow(ctx, "SELECT count(*) FROM intx WHERE a__eq IS NOT NULL").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("%v: %d encrypted rows, %v", mode, n, err)
+		}
+		mustExec(t, c, "DROP TABLE intx")
+	}
+}
