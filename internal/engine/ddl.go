@@ -173,11 +173,8 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	if p.Table != nil {
 		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
 	}
-	tag := "ALTER TABLE"
-	if st.Kind == "Rename" {
-		tag = "ALTER TABLE" // PostgreSQL reports renames of tables and columns as ALTER TABLE
-	}
-	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: tag, e: s.e}}, nil
+	// PostgreSQL reports renames of tables and columns as ALTER TABLE too.
+	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil
 }
 
 // planIndex creates the indexes of the onions an index on encrypted

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
@@ -66,4 +68,27 @@ func redact(dsn string) string {
 		return "?"
 	}
 	return u.Redacted()
+}
+
+// TestByteaOutputEscape reads encrypted columns after the session chose
+// bytea_output = escape, which changes how the server sends ciphertexts
+// in the simple protocol.
+func TestByteaOutputEscape(t *testing.T) {
+	ctx := context.Background()
+	p := startProxy(t, newEncDB(t), nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, c, "CREATE TABLE esc (b bytea, s text)")
+	mustExec(t, c, `INSERT INTO esc VALUES ('\x00015c7f80ff', 'back\slash')`)
+	mustExec(t, c, "SET bytea_output = escape")
+	var b, s string
+	if err := c.QueryRow(ctx, "SELECT b::text, s FROM esc").Scan(&b, &s); err == nil {
+		t.Fatalf("a cast of an encrypted column was not refused")
+	}
+	if err := c.QueryRow(ctx, "SELECT s FROM esc").Scan(&s); err != nil || s != `back\slash` {
+		t.Fatalf("text column: %q %v", s, err)
+	}
+	var raw []byte
+	if err := c.QueryRow(ctx, "SELECT b FROM esc").Scan(&raw); err != nil || string(raw) != "\x00\x01\\\x7f\x80\xff" {
+		t.Fatalf("bytea column: %x %v", raw, err)
+	}
 }

@@ -192,11 +192,3 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 	row.Values = d.vals
 	return nil
 }
-
-// CommandTag implements wire.TagRewriter.
-func (d *decrypter) CommandTag(tag []byte) []byte {
-	if d.tag != "" {
-		return []byte(d.tag)
-	}
-	return tag
-}

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -164,18 +165,36 @@ func decodeParam(x *encrypted, declared uint32, format int16, raw []byte, env on
 		Message: fmt.Sprintf("a binary parameter of type OID %d for encrypted column %s.%s (%s) is not supported; send it in text format or as %s", declared, x.table, x.cat.Name, t, t)}
 }
 
-// cellBytes reads a bytea cell of a result row, in text (hex) or binary
-// format.
+// cellBytes reads a bytea cell of a result row, in binary format or in
+// either text form (hex, or escape when the session set bytea_output).
 func cellBytes(raw []byte, binaryFormat bool) ([]byte, error) {
 	if raw == nil || binaryFormat {
 		return raw, nil
 	}
-	if len(raw) < 2 || raw[0] != '\\' || raw[1] != 'x' {
-		return nil, fmt.Errorf("unexpected bytea text form from the server (is bytea_output hex?)")
+	if len(raw) >= 2 && raw[0] == '\\' && raw[1] == 'x' {
+		out := make([]byte, hex.DecodedLen(len(raw)-2))
+		if _, err := hex.Decode(out, raw[2:]); err != nil {
+			return nil, fmt.Errorf("engine: malformed bytea from the server: %w", err)
+		}
+		return out, nil
 	}
-	out := make([]byte, hex.DecodedLen(len(raw)-2))
-	if _, err := hex.Decode(out, raw[2:]); err != nil {
-		return nil, err
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c != '\\':
+			out = append(out, c)
+		case i+1 < len(raw) && raw[i+1] == '\\':
+			out = append(out, '\\')
+			i++
+		case i+3 < len(raw) && isOctal(raw[i+1]) && isOctal(raw[i+2]) && isOctal(raw[i+3]):
+			out = append(out, (raw[i+1]-'0')<<6|(raw[i+2]-'0')<<3|(raw[i+3]-'0'))
+			i += 3
+		default:
+			return nil, errors.New("engine: malformed bytea (escape format) from the server")
+		}
 	}
 	return out, nil
 }
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
