@@ -89,12 +89,16 @@ func TestPgbenchInit(t *testing.T) {
 	ctx := context.Background()
 	db := newEncDB(t)
 	p := startProxy(t, db, noAdd)
-	// Steps d(rop) t(ables) g(enerate, client side: INSERT and COPY)
-	// v(acuum); p (primary keys added after the load) needs the Eq onion
-	// peeled to DET, which is not supported yet.
-	out, err := exec.Command(pgbench, "-i", "-I", "dtgv", "-s", "1", p.url).CombinedOutput()
+	// The default steps: d(rop) t(ables) g(enerate, client side: INSERT
+	// and COPY) v(acuum) p(rimary keys, added after the load: the proxy
+	// peels the key columns' Eq onions to DET for them).
+	out, err := exec.Command(pgbench, "-i", "-s", "1", p.url).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	var pks int
+	if err := db.direct(t).QueryRow(ctx, "SELECT count(*) FROM pg_indexes WHERE indexname IN ('pgbench_accounts_pkey', 'pgbench_branches_pkey', 'pgbench_tellers_pkey') AND indexdef LIKE '%__eq)%'").Scan(&pks); err != nil || pks != 3 {
+		t.Fatalf("primary keys on the Eq onions: %d, %v", pks, err)
 	}
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 	for table, want := range map[string]int{"pgbench_accounts": 100000, "pgbench_branches": 1, "pgbench_tellers": 10} {
@@ -121,6 +125,11 @@ func TestPgbenchInit(t *testing.T) {
 	if rows.Err() != nil || seen != 100000 {
 		t.Fatalf("read %d rows: %v", seen, rows.Err())
 	}
+	// The key is enforced over the peeled ciphertexts, also for new rows.
+	if _, err := c.Exec(ctx, "INSERT INTO pgbench_branches (bid, bbalance) VALUES (1, 5)"); pgCode(err) != "23505" {
+		t.Fatalf("duplicate key through the proxy: %v, want 23505", err)
+	}
+	mustExec(t, c, "INSERT INTO pgbench_branches (bid, bbalance) VALUES (2, 5)")
 	// The server holds ciphertexts only.
 	var plainCols int
 	if err := db.direct(t).QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name LIKE 'pgbench_%' AND column_name IN ('aid', 'bid', 'tid', 'abalance', 'bbalance', 'tbalance', 'filler', 'delta', 'mtime')").Scan(&plainCols); err != nil || plainCols != 0 {

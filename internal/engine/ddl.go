@@ -13,7 +13,9 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/schemes/rnd"
 )
 
 // planCreate turns CREATE TABLE into one DO block that creates the
@@ -169,7 +171,15 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 		}
 		return nil, err
 	}
-	body := p.SQL + ";\n"
+	body := ""
+	if len(p.PeelEq) > 0 {
+		peel, err := s.e.peelEqSQL(t, p.PeelEq)
+		if err != nil {
+			return nil, err
+		}
+		body = peel
+	}
+	body += p.SQL + ";\n"
 	if p.Table != nil {
 		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
 	}
@@ -195,4 +205,38 @@ func (s *session) planIndex(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 		return nil, rewrite.Refusal("CREATE INDEX CONCURRENTLY on encrypted column(s) of table %s needs %d indexes, which cannot be built concurrently in one statement; create it without CONCURRENTLY", t.Name, len(stmts))
 	}
 	return &stmtPlan{sql: doBlock(sql + ";"), results: &ddlResult{tag: "CREATE INDEX", e: s.e}}, nil
+}
+
+// peelEqSQL returns the statements that peel the Eq onions of columns of t
+// from RND to DET on the server, with pgcrypto: each cell is decrypted
+// with the column's RND key and its cell's salt (the override, else the
+// row's).
+//
+// Warning: the statement carries the RND key of each peeled onion, so the
+// server (and its statement log) learns it, as in CryptDB: after the peel
+// the server can tell which rows of the column are equal, and that is all
+// the key gives it, since the ciphertexts under it are then gone.
+func (e *Engine) peelEqSQL(t *catalog.Table, columns []string) (string, error) {
+	var b strings.Builder
+	b.WriteString("CREATE EXTENSION IF NOT EXISTS pgcrypto;\n")
+	for _, name := range columns {
+		c := t.Column(name)
+		if c == nil || c.Policy != catalog.Encrypted {
+			return "", fmt.Errorf("engine: cannot peel column %s.%s", t.Name, name)
+		}
+		x, err := e.encrypted(t.Name, c)
+		if err != nil {
+			return "", err
+		}
+		key, err := x.oc.PeelKey(onion.KindEq)
+		if err != nil {
+			return "", err
+		}
+		eq := quoteIdent(rewrite.EqColumn(name))
+		salt := "coalesce(" + quoteIdent(rewrite.SaltOverrideColumn(name)) + ", " + quoteIdent(rewrite.SaltColumn) + ")"
+		fmt.Fprintf(&b, "UPDATE %s.%s SET %s = %s WHERE %s IS NOT NULL;\n",
+			quoteIdent(t.Schema), quoteIdent(t.Physical), eq,
+			rnd.PeelExpr(eq, salt, "'\\x"+hex.EncodeToString(key)+"'::bytea"), eq)
+	}
+	return b.String(), nil
 }

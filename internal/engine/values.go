@@ -85,13 +85,15 @@ func (x *encrypted) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
 	if err != nil || v.IsNull() {
 		return cells, err
 	}
+	// A peeled onion holds exactly what peeling the RND layer on the
+	// server leaves, so new and peeled cells compare equal.
 	if x.eq == onion.LayerDET {
-		if cells.Eq, err = x.oc.EqDET(v); err != nil {
+		if cells.Eq, err = x.oc.PeelRND(onion.KindEq, cells.Eq, salt); err != nil {
 			return cells, err
 		}
 	}
-	if x.ord == onion.LayerOPE {
-		if cells.Ord, err = x.oc.OrdOPE(v, onion.Exact); err != nil {
+	if x.ord == onion.LayerOPE && cells.Ord != nil {
+		if cells.Ord, err = x.oc.PeelRND(onion.KindOrd, cells.Ord, salt); err != nil {
 			return cells, err
 		}
 	}

@@ -32,6 +32,11 @@ type AlterPlan struct {
 	// fills in, and Position one more than the largest position so far
 	// (positions of dropped columns are not reused).
 	Table *catalog.Table
+	// PeelEq lists the encrypted columns whose Eq onion must be peeled from
+	// RND to DET before SQL runs (in the same transaction): ADD PRIMARY KEY
+	// or UNIQUE over them needs deterministic ciphertexts. Table records
+	// their Eq onion at DET.
+	PeelEq []string
 }
 
 // ddlMaxIdentifier is the longest identifier PostgreSQL keeps
@@ -359,6 +364,7 @@ type ddlAlter struct {
 	changed   bool  // nt differs from orig
 	rewritten bool  // the subcommands differ from the client's
 	saltAdded bool
+	peel      []string         // Eq onions to peel to DET first
 	out       []*pg_query.Node // the subcommands of the statement
 	after     []*pg_query.Node // those of a second ALTER TABLE, if any
 }
@@ -374,7 +380,7 @@ func ddlPlanAlterTable(st Statement, at *pg_query.AlterTableStmt, t *catalog.Tab
 			return nil, err
 		}
 	}
-	plan := &AlterPlan{SQL: st.SQL}
+	plan := &AlterPlan{SQL: st.SQL, PeelEq: a.peel}
 	if a.changed {
 		plan.Table = a.nt
 	}
@@ -667,11 +673,26 @@ func (a *ddlAlter) addConstraint(n *pg_query.Node, cmd *pg_query.AlterTableCmd, 
 		if col.Policy == catalog.Sensitive {
 			return Refusal("%s over sensitive column %s.%s: the server could only enforce it on deterministic ciphertexts, which a sensitive column never has", name, table, k)
 		}
-		if col.Onions["eq"] != string(onion.LayerDET) {
-			return Refusal("%s over encrypted column %s.%s: the server can enforce uniqueness only on the deterministic (DET) ciphertexts of its Eq onion, and this column's Eq onion is at %s, whose ciphertexts of equal values differ; declare the column UNIQUE or PRIMARY KEY in CREATE TABLE, which puts its Eq onion at DET", name, table, k, strings.ToUpper(col.Onions["eq"]))
+		switch col.Onions["eq"] {
+		case string(onion.LayerDET):
+		case string(onion.LayerRND):
+			// The server can enforce uniqueness only on deterministic
+			// ciphertexts: the Eq onion is peeled to DET (the caller
+			// does it, with the RND key), as CryptDB does when a query
+			// needs equality. The server learns which rows are equal.
+			col.Onions["eq"] = string(onion.LayerDET)
+			a.changed = true
+			if !slices.Contains(a.peel, k) {
+				a.peel = append(a.peel, k)
+			}
+		default:
+			return Refusal("%s over encrypted column %s.%s: its Eq onion is at %s", name, table, k, strings.ToUpper(col.Onions["eq"]))
 		}
 	}
 	nc := proto.Clone(c).(*pg_query.Constraint)
+	if nc.Conname == "" {
+		nc.Conname = constraintNameFor(table, keys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY)
+	}
 	nc.Keys = nil
 	for _, k := range keys {
 		if enc[k] != nil {
