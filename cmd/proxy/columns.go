@@ -37,7 +37,7 @@ func runColumns(args []string, stdout, stderr io.Writer) error {
 
 const columnsUsage = `Usage:
   proxy columns list --backend DSN [--keystore FILE] [--master-key-file FILE]
-  proxy columns set [SCHEMA.]TABLE.COLUMN --policy POLICY [--capabilities LIST] --backend DSN ...
+  proxy columns set [SCHEMA.]TABLE.COLUMN --policy POLICY [--capabilities LIST] [--join-group NAME] --backend DSN ...
 
 list shows every column the proxy manages, and the policies declared for
 tables not created yet.
@@ -49,11 +49,21 @@ set declares how a column is stored:
               capability of its type: eq, ord, add, search), each starting at
               its strongest layer and peeled only when a query needs it
 
+--join-group NAME (encrypted columns with the eq capability) puts the
+column in a join group: the columns of one group share their DET and OPE
+keys, so the server can evaluate joins (a.x = b.y) and comparisons
+between them, and learns which of their values are equal (with ord: how
+they are ordered) across the columns. Use it for keys that queries join
+on, e.g. orders.customer_id and customers.id. NAME is a lowercase
+identifier; --join-group '' means no group.
+
 For a table not created yet, the declaration applies when it is created
-through the proxy. For an existing encrypted column, set can only remove
-onions (fewer capabilities, or sensitive): their server-side columns are
-dropped. Adding onions or decrypting a column needs its data re-encrypted,
-which is not supported yet.`
+through the proxy; each set replaces the column's whole declaration
+(without --join-group the column is in no group). For an existing
+encrypted column, set can only remove onions (fewer capabilities, or
+sensitive): their server-side columns are dropped. Adding onions,
+decrypting a column or changing its join group needs its data
+re-encrypted, which is not supported yet.`
 
 func runColumnsList(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("columns list", flag.ContinueOnError)
@@ -76,7 +86,7 @@ func runColumnsList(args []string, stdout io.Writer) error {
 		return err
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "COLUMN\tTYPE\tPOLICY\tCAPABILITIES\tONIONS")
+	fmt.Fprintln(w, "COLUMN\tTYPE\tPOLICY\tCAPABILITIES\tJOIN GROUP\tONIONS")
 	n := 0
 	for _, t := range a.snap.Tables() {
 		for _, c := range t.Columns {
@@ -85,7 +95,7 @@ func runColumnsList(args []string, stdout io.Writer) error {
 			for _, o := range slices.Sorted(maps.Keys(c.Onions)) {
 				onions = append(onions, o+"="+c.Onions[o])
 			}
-			fmt.Fprintf(w, "%s.%s.%s\t%s\t%s\t%s\t%s\n", t.Schema, t.Name, c.Name, c.Type, c.Policy, dash(strings.Join(c.Capabilities, ",")), dash(strings.Join(onions, " ")))
+			fmt.Fprintf(w, "%s.%s.%s\t%s\t%s\t%s\t%s\t%s\n", t.Schema, t.Name, c.Name, c.Type, c.Policy, dash(strings.Join(c.Capabilities, ",")), dash(c.JoinGroup), dash(strings.Join(onions, " ")))
 		}
 	}
 	for _, d := range declared {
@@ -100,7 +110,7 @@ func runColumnsList(args []string, stdout io.Writer) error {
 		if d.Policy != catalog.Encrypted {
 			caps = "-"
 		}
-		fmt.Fprintf(w, "%s.%s.%s\t(table not created yet)\t%s\t%s\t-\n", d.Schema, d.Table, d.Column, d.Policy, caps)
+		fmt.Fprintf(w, "%s.%s.%s\t(table not created yet)\t%s\t%s\t%s\t-\n", d.Schema, d.Table, d.Column, d.Policy, caps, dash(d.JoinGroup))
 	}
 	if n == 0 {
 		fmt.Fprintln(stdout, "no columns are managed by the proxy yet")
@@ -121,6 +131,7 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 	backend := fs.String("backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
 	policy := fs.String("policy", "", "plain, sensitive or encrypted (required)")
 	capsFlag := fs.String("capabilities", "", "for encrypted: comma-separated `list` of eq, ord, add, search (default: all of the column's type)")
+	joinGroup := fs.String("join-group", "", "for encrypted: the join group `NAME` of the column, whose members share DET and OPE keys ('' for none)")
 	var k keyFlags
 	k.register(fs)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), columnsUsage+"\n\nFlags:"); fs.PrintDefaults() }
@@ -145,6 +156,8 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	joinGiven := false
+	fs.Visit(func(f *flag.Flag) { joinGiven = joinGiven || f.Name == "join-group" })
 	parts := strings.Split(target, ".")
 	switch len(parts) {
 	case 2:
@@ -177,6 +190,16 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 			}
 		}
 	}
+	if want.JoinGroup = *joinGroup; want.JoinGroup != "" {
+		switch {
+		case !catalog.ValidJoinGroupName(want.JoinGroup):
+			return usagef("bad --join-group %q: want a lowercase identifier ([a-z_][a-z0-9_]*, at most 63 characters)", want.JoinGroup)
+		case want.Policy != catalog.Encrypted:
+			return usagef("--join-group goes with --policy encrypted (a %s column shares no keys)", want.Policy)
+		case want.Capabilities != nil && !slices.Contains(want.Capabilities, string(onion.KindEq)):
+			return usagef("--join-group needs the eq capability: add eq to --capabilities")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	a, err := openAdmin(ctx, *backend, &k, true)
@@ -191,6 +214,18 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 	defer tx.Rollback(ctx)
 	t := a.snap.Table(want.Schema, want.Table)
 	if t == nil {
+		var left string // the join group an implicit replacement drops
+		if !joinGiven {
+			declared, err := catalog.Policies(ctx, tx, a.macKey, want.Schema, want.Table)
+			if err != nil {
+				return err
+			}
+			for _, d := range declared {
+				if d.Column == want.Column {
+					left = d.JoinGroup
+				}
+			}
+		}
 		if err := catalog.SetPolicy(ctx, tx, a.macKey, want); err != nil {
 			return err
 		}
@@ -198,9 +233,12 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s.%s.%s will be %s when table %s.%s is created through the proxy\n", want.Schema, want.Table, want.Column, describePolicy(want), want.Schema, want.Table)
+		if left != "" {
+			fmt.Fprintf(stdout, "note: it is no longer in join group %s (each set replaces the whole declaration; add --join-group %s to keep it)\n", left, left)
+		}
 		return nil
 	}
-	msg, err := narrowColumn(ctx, tx, a.macKey, t, want)
+	msg, err := narrowColumn(ctx, tx, a.macKey, t, want, joinGiven)
 	if err != nil {
 		return err
 	}
@@ -212,16 +250,22 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 }
 
 func describePolicy(p catalog.ColumnPolicy) string {
+	s := string(p.Policy)
 	if p.Policy == catalog.Encrypted && p.Capabilities != nil {
-		return "encrypted with capabilities " + strings.Join(p.Capabilities, ",")
+		s = "encrypted with capabilities " + strings.Join(p.Capabilities, ",")
 	}
-	return string(p.Policy)
+	if p.JoinGroup != "" {
+		s += " in join group " + p.JoinGroup
+	}
+	return s
 }
 
 // narrowColumn applies a policy to an existing column when that only
 // removes onions: it drops their server-side columns and records the
-// column's new policy, in tx.
-func narrowColumn(ctx context.Context, tx pgx.Tx, macKey []byte, t *catalog.Table, want catalog.ColumnPolicy) (string, error) {
+// column's new policy, in tx. The column's join group cannot change: with
+// setJoinGroup, want.JoinGroup must be its current group; without, the
+// column keeps its group.
+func narrowColumn(ctx context.Context, tx pgx.Tx, macKey []byte, t *catalog.Table, want catalog.ColumnPolicy, setJoinGroup bool) (string, error) {
 	c := t.Column(want.Column)
 	if c == nil {
 		return "", fmt.Errorf("table %s.%s has no column %s\nhint: proxy columns list shows the columns", t.Schema, t.Name, want.Column)
@@ -235,6 +279,14 @@ func narrowColumn(ctx context.Context, tx pgx.Tx, macKey []byte, t *catalog.Tabl
 	case want.Policy == catalog.Plain:
 		return "", fmt.Errorf("%s is encrypted; decrypting existing data in place is not supported\nhint: read it through the proxy and write it into a plain table", name)
 	}
+	if setJoinGroup && want.JoinGroup != c.JoinGroup {
+		in := "in no join group"
+		if c.JoinGroup != "" {
+			in = "in join group " + c.JoinGroup
+		}
+		return "", fmt.Errorf("%s is %s; changing the join group of an existing column needs its data re-encrypted under other keys, which is not supported yet\n"+
+			"hint: declare the join group before creating the table (proxy columns set on a table not created yet), or create a new table through the proxy and copy the data into it", name, in)
+	}
 	caps := want.Capabilities
 	if want.Policy == catalog.Sensitive {
 		caps = []string{string(onion.KindEq)}
@@ -244,6 +296,9 @@ func narrowColumn(ctx context.Context, tx pgx.Tx, macKey []byte, t *catalog.Tabl
 	}
 	if caps == nil {
 		caps = c.Capabilities
+	}
+	if err := catalog.CheckJoinGroup(c.JoinGroup, want.Policy, caps); err != nil {
+		return "", fmt.Errorf("%s cannot become %s: %v\nhint: a column cannot leave its join group once its table exists", name, describePolicy(catalog.ColumnPolicy{Policy: want.Policy, Capabilities: want.Capabilities}), err)
 	}
 	for _, cp := range caps {
 		if !slices.Contains(c.Capabilities, cp) {
@@ -286,7 +341,7 @@ func narrowColumn(ctx context.Context, tx pgx.Tx, macKey []byte, t *catalog.Tabl
 	if err := catalog.UpdateTable(ctx, tx, macKey, &nt); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("%s is now %s", name, describePolicy(catalog.ColumnPolicy{Policy: want.Policy, Capabilities: caps}))
+	msg := fmt.Sprintf("%s is now %s", name, describePolicy(catalog.ColumnPolicy{Policy: want.Policy, Capabilities: caps, JoinGroup: next.JoinGroup}))
 	if len(dropped) > 0 {
 		msg += "; dropped server columns " + strings.Join(dropped, ", ")
 	}

@@ -130,3 +130,142 @@ func pgxConnect(t *testing.T, dsn string) *pgx.Conn {
 	t.Cleanup(func() { c.Close(context.Background()) })
 	return c
 }
+
+// TestColumnsJoinGroups declares join groups with `proxy columns set
+// --join-group`, creates the tables through the proxy, and checks that
+// `columns list` shows the groups and that a created column's group
+// cannot change.
+func TestColumnsJoinGroups(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	dir := t.TempDir()
+	proxyCmd := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(binary, args...)
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	set := func(args ...string) (string, int) {
+		t.Helper()
+		return proxyCmd(append([]string{"columns", "set", "--backend", dsn}, args...)...)
+	}
+	// listed returns the cells of `columns list` about column
+	// (schema.table.column): column, type, policy, capabilities, join
+	// group, onions.
+	cells := regexp.MustCompile(`\s{2,}`)
+	listed := func(column string) []string {
+		t.Helper()
+		out, code := proxyCmd("columns", "list", "--backend", dsn)
+		if code != 0 || !slices.Equal(cells.Split(strings.SplitN(out, "\n", 2)[0], -1), []string{"COLUMN", "TYPE", "POLICY", "CAPABILITIES", "JOIN GROUP", "ONIONS"}) {
+			t.Fatalf("columns list: exit %d\n%s", code, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if f := cells.Split(strings.TrimSpace(line), -1); f[0] == column && len(f) == 6 {
+				return f
+			}
+		}
+		t.Fatalf("columns list lacks %s:\n%s", column, out)
+		return nil
+	}
+	if out, code := proxyCmd("keys", "init"); code != 0 {
+		t.Fatalf("keys init: %s", out)
+	}
+	for _, args := range [][]string{
+		{"orders.customer_id", "--policy", "encrypted", "--capabilities", "eq,ord", "--join-group", "customer"},
+		{"customers.id", "--join-group=customer", "--policy", "encrypted"},
+		{"customers.region", "--policy", "encrypted", "--join-group", "region"},
+	} {
+		if out, code := set(args...); code != 0 || !strings.Contains(out, "in join group") || !strings.Contains(out, "when table public.") {
+			t.Fatalf("columns set %v: exit %d\n%s", args, code, out)
+		}
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"orders.x", "--policy", "encrypted", "--join-group", "Customer"}, "bad --join-group"},
+		{[]string{"orders.x", "--policy", "encrypted", "--join-group", "a-b"}, "bad --join-group"},
+		{[]string{"orders.x", "--policy", "sensitive", "--join-group", "customer"}, "--join-group goes with --policy encrypted"},
+		{[]string{"orders.x", "--policy", "plain", "--join-group", "customer"}, "--join-group goes with --policy encrypted"},
+		{[]string{"orders.x", "--policy", "encrypted", "--capabilities", "ord", "--join-group", "customer"}, "needs the eq capability"},
+	} {
+		if out, code := set(bad.args...); code != 2 || !strings.Contains(out, bad.want) || !strings.Contains(out, "hint:") {
+			t.Fatalf("columns set %v: exit %d\n%s\nwant exit 2 and %q with a hint", bad.args, code, out, bad.want)
+		}
+	}
+	if f := listed("public.orders.customer_id"); f[1] != "(table not created yet)" || f[3] != "eq,ord" || f[4] != "customer" {
+		t.Fatalf("declared join group not listed: %q", f)
+	}
+	// Declarations replace each other: without --join-group, the column
+	// leaves its group (and set says so); --join-group '' clears it too.
+	if out, code := set("customers.id", "--policy", "encrypted"); code != 0 || !strings.Contains(out, "no longer in join group customer") {
+		t.Fatalf("redeclaring without the group: exit %d\n%s", code, out)
+	}
+	if f := listed("public.customers.id"); f[4] != "-" {
+		t.Fatalf("join group still listed: %q", f)
+	}
+	if out, code := set("customers.id", "--policy", "encrypted", "--join-group", "customer"); code != 0 {
+		t.Fatalf("rejoining: exit %d\n%s", code, out)
+	}
+	if out, code := set("customers.region", "--policy", "encrypted", "--join-group", ""); code != 0 || strings.Contains(out, "join group") {
+		t.Fatalf("clearing with --join-group '': exit %d\n%s", code, out)
+	}
+	if f := listed("public.customers.region"); f[4] != "-" {
+		t.Fatalf("cleared join group still listed: %q", f)
+	}
+
+	addr := freeAddr(t)
+	p := startedIn(t, dir, regexp.MustCompile("proxy listening"), "serve", "--listen", addr, "--backend", dsn, "--auth", "trust")
+	db := strings.SplitN(dsn[strings.LastIndex(dsn, "/")+1:], "?", 2)[0]
+	c, err := pgx.Connect(ctx, "postgres://app@"+addr+"/"+db+"?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "CREATE TABLE customers (id int, region text)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "CREATE TABLE orders (id int, customer_id int)"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.wait(); err != nil {
+		t.Fatalf("serve: %v\n%s", err, p.output())
+	}
+
+	for column, group := range map[string]string{"public.orders.customer_id": "customer", "public.customers.id": "customer"} {
+		if f := listed(column); f[1] != "integer" || f[4] != group {
+			t.Fatalf("created column %s is not listed in join group %s: %q", column, group, f)
+		}
+	}
+	for _, column := range []string{"public.orders.id", "public.customers.region"} {
+		if f := listed(column); f[4] != "-" {
+			t.Fatalf("column %s listed in a join group: %q", column, f)
+		}
+	}
+	// The group of a created column cannot change.
+	for _, args := range [][]string{
+		{"orders.customer_id", "--policy", "encrypted", "--join-group", "other"},
+		{"orders.customer_id", "--policy", "encrypted", "--join-group", ""},
+		{"orders.id", "--policy", "encrypted", "--join-group", "customer"},
+	} {
+		if out, code := set(args...); code != 1 || !strings.Contains(out, "changing the join group") || !strings.Contains(out, "hint:") {
+			t.Fatalf("columns set %v: exit %d\n%s\nwant exit 1 refusing to change the join group, with a hint", args, code, out)
+		}
+	}
+	if out, code := set("orders.customer_id", "--policy", "sensitive"); code != 1 || !strings.Contains(out, "cannot become sensitive") || !strings.Contains(out, "hint:") {
+		t.Fatalf("making a grouped column sensitive: exit %d\n%s", code, out)
+	}
+	// Narrowing keeps the group, with or without --join-group.
+	if out, code := set("orders.customer_id", "--policy", "encrypted", "--capabilities", "eq"); code != 0 ||
+		!strings.Contains(out, "in join group customer") || !strings.Contains(out, "dropped server columns customer_id__ord") {
+		t.Fatalf("narrowing a grouped column: exit %d\n%s", code, out)
+	}
+	if out, code := set("orders.customer_id", "--policy", "encrypted", "--capabilities", "eq", "--join-group", "customer"); code != 0 || !strings.Contains(out, "in join group customer") {
+		t.Fatalf("restating the join group: exit %d\n%s", code, out)
+	}
+	if f := listed("public.orders.customer_id"); f[3] != "eq" || f[4] != "customer" {
+		t.Fatalf("narrowed column left its join group: %q", f)
+	}
+}

@@ -38,6 +38,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -132,6 +133,25 @@ type Snapshot struct {
 	Version int64 // the catalog version it was read at
 	StoreID string
 	tables  map[string]*Table // by schema + "." + name
+
+	byIDOnce sync.Once
+	byID     map[ID]*Column
+}
+
+// ColumnByID returns the column with id, or nil.
+func (s *Snapshot) ColumnByID(id ID) *Column {
+	if s == nil {
+		return nil
+	}
+	s.byIDOnce.Do(func() {
+		s.byID = map[ID]*Column{}
+		for _, t := range s.tables {
+			for i := range t.Columns {
+				s.byID[t.Columns[i].ID] = &t.Columns[i]
+			}
+		}
+	})
+	return s.byID[id]
 }
 
 // Table returns the table schema.name, or nil when the proxy does not

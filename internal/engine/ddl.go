@@ -110,7 +110,7 @@ func (e *Engine) policyFor(rel rewrite.Relation) (rewrite.PolicyFunc, error) {
 	}
 	byColumn := map[string]rewrite.ColumnPolicy{}
 	for _, d := range declared {
-		byColumn[d.Column] = rewrite.ColumnPolicy{Policy: d.Policy, Capabilities: d.Capabilities}
+		byColumn[d.Column] = rewrite.ColumnPolicy{Policy: d.Policy, Capabilities: d.Capabilities, JoinGroup: d.JoinGroup}
 	}
 	return func(table, column string) rewrite.ColumnPolicy {
 		if p, ok := byColumn[column]; ok {

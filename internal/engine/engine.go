@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/keys"
@@ -63,6 +64,8 @@ type Engine struct {
 
 	colMu   sync.Mutex
 	columns map[string]*onion.Column // by columnKey
+
+	peels atomic.Int64 // onion peels done (Peels)
 }
 
 // New opens the engine's connections to the backend and loads the catalog.
@@ -132,7 +135,7 @@ func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 		kinds = append(kinds, onion.Kind(k))
 	}
 	slices.Sort(kinds)
-	key := fmt.Sprint(c.ID, c.Type, kinds)
+	key := fmt.Sprint(c.ID, c.Type, kinds, c.JoinGroup)
 	e.colMu.Lock()
 	oc := e.columns[key]
 	e.colMu.Unlock()
@@ -152,7 +155,11 @@ func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 			return nil, err
 		}
 	}
-	oc, err = onion.NewColumn(t, c.ID[:], kinds, e.deriver, e.homKey, enc)
+	var joinID []byte
+	if c.JoinGroup != "" {
+		joinID = []byte(c.JoinGroup)
+	}
+	oc, err = onion.NewColumnJoined(t, c.ID[:], joinID, kinds, e.deriver, e.homKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
 	}

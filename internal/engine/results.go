@@ -1,37 +1,62 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/wire"
 )
 
 // projection is the planned result of a statement that returns rows from
-// a table with encrypted columns: which server columns make each column the
+// tables with encrypted columns: which server columns make each column the
 // client sees.
 type projection struct {
 	cols    []projColumn
-	salt    int // server column of the row salt, -1 when none
+	salt    int // server column of the row salt, -1 when none (single-table plans)
 	nServer int // columns of the server's result
+	// visible is how many of cols the client sees (0: all); the others
+	// are read by residual checks.
+	visible   int
+	residuals []residual
 }
 
 type projColumn struct {
-	name   string
-	server int // server column of the plain value or of the Eq cell
-	val    int // server column of the exact-value cell, -1 when none
-	salt   int // server column of the salt override, -1 when none
-	x      *encrypted
+	name    string
+	server  int // server column of the plain value, the Eq cell, or the aggregate
+	val     int // server column of the exact-value cell, -1 when none
+	salt    int // server column of the salt override, -1 when none
+	rowSalt int // server column of the row salt, -1 for the projection's
+	count   int // DecodeAvg: server column of the count
+	decode  rewrite.Decode
+	x       *encrypted
+}
+
+// typ is the type the client sees for an encrypted column.
+func (c *projColumn) typ() onion.Type {
+	switch c.decode {
+	case rewrite.DecodeSum:
+		return c.x.oc.SumType()
+	case rewrite.DecodeAvg:
+		return numericType
+	}
+	return c.x.typ
 }
 
 func (e *Engine) newProjection(t *catalog.Table, cols []rewrite.ResultColumn, salt int) (*projection, error) {
 	p := &projection{salt: salt}
 	for _, rc := range cols {
-		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt}
+		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: -1, count: -1}
 		if rc.Column != nil {
 			x, err := e.encrypted(t.Name, rc.Column)
 			if err != nil {
@@ -46,18 +71,26 @@ func (e *Engine) newProjection(t *catalog.Table, cols []rewrite.ResultColumn, sa
 	return p, nil
 }
 
+// shown is the number of columns the client sees.
+func (p *projection) shown() int {
+	if p.visible > 0 || len(p.residuals) > 0 {
+		return p.visible
+	}
+	return len(p.cols)
+}
+
 // serverFormats returns the result format codes to ask the server for, given
 // the client's: the client's for plain columns, binary for ciphertexts.
 func (p *projection) serverFormats(client []int16) ([]int16, error) {
-	if len(client) > 1 && len(client) != len(p.cols) {
+	if len(client) > 1 && len(client) != p.shown() {
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "08P01",
-			Message: fmt.Sprintf("bind message has %d result formats but query has %d columns", len(client), len(p.cols))}
+			Message: fmt.Sprintf("bind message has %d result formats but query has %d columns", len(client), p.shown())}
 	}
 	out := make([]int16, p.nServer)
 	for i := range out {
 		out[i] = 1
 	}
-	for i, c := range p.cols {
+	for i, c := range p.cols[:p.shown()] {
 		if c.x == nil {
 			out[c.server] = formatOf(client, i)
 		}
@@ -80,7 +113,8 @@ func formatOf(formats []int16, i int) int16 {
 
 // decrypter is the ResultRewriter of one execution (a simple-protocol
 // statement or a portal): it shows the client the plaintext types and
-// values of encrypted columns in the format it asked for.
+// values of encrypted columns in the format it asked for, drops the rows
+// that fail residual checks, and applies the proxy-side LIMIT and OFFSET.
 type decrypter struct {
 	p            *projection
 	params       *sessionParams
@@ -91,14 +125,18 @@ type decrypter struct {
 	envOK        bool
 	env          onion.Env
 	tag          string // when set, replaces the command tag
+
+	ex      atomic.Pointer[execState] // set at Bind when there are residual checks
+	matched int64                     // rows that passed the residual checks
+	sent    int64                     // rows sent to the client
 }
 
 func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
 	if len(rd.Fields) != d.p.nServer {
 		return fmt.Errorf("engine: the server returned %d columns, the plan expects %d", len(rd.Fields), d.p.nServer)
 	}
-	fields := make([]pgproto3.FieldDescription, len(d.p.cols))
-	for i, c := range d.p.cols {
+	fields := make([]pgproto3.FieldDescription, d.p.shown())
+	for i, c := range d.p.cols[:len(fields)] {
 		if c.x == nil {
 			fields[i] = rd.Fields[c.server]
 			if c.name != "" {
@@ -106,7 +144,7 @@ func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
 			}
 			continue
 		}
-		t := c.x.typ
+		t := c.typ()
 		fields[i] = pgproto3.FieldDescription{
 			Name:         []byte(c.name),
 			DataTypeOID:  t.OID(),
@@ -117,6 +155,59 @@ func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
 	}
 	rd.Fields = fields
 	return nil
+}
+
+// cellValue computes the plaintext of encrypted column c from a row.
+func (d *decrypter) cellValue(c *projColumn, row *pgproto3.DataRow, rowSalt []byte) (onion.Value, error) {
+	raw := row.Values[c.server]
+	switch c.decode {
+	case rewrite.DecodeOrd:
+		cell, err := cellBytes(raw, d.serverBinary)
+		if err != nil {
+			return onion.Value{}, err
+		}
+		v, err := c.x.oc.DecryptOrd(cell, nil, onion.LayerOPE)
+		if err != nil {
+			return v, fmt.Errorf("failed to decrypt MIN or MAX of column %s.%s: %w", c.x.table, c.x.cat.Name, err)
+		}
+		return v, nil
+	case rewrite.DecodeSum, rewrite.DecodeAvg:
+		cells, err := cellBytes(raw, d.serverBinary)
+		if err != nil {
+			return onion.Value{}, err
+		}
+		sum, err := c.x.sum(cells)
+		if err != nil || c.decode == rewrite.DecodeSum {
+			return sum, err
+		}
+		count, err := countValue(row.Values[c.count], d.serverBinary)
+		if err != nil {
+			return onion.Value{}, err
+		}
+		return avgValue(c.x.oc.SumType(), sum, count)
+	}
+	var cells onion.Cells
+	var err error
+	if cells.Eq, err = cellBytes(raw, d.serverBinary); err != nil {
+		return onion.Value{}, err
+	}
+	if c.val >= 0 {
+		if cells.Val, err = cellBytes(row.Values[c.val], d.serverBinary); err != nil {
+			return onion.Value{}, err
+		}
+	}
+	salt := rowSalt
+	if c.rowSalt >= 0 {
+		if salt, err = cellBytes(row.Values[c.rowSalt], d.serverBinary); err != nil {
+			return onion.Value{}, err
+		}
+	}
+	if c.salt >= 0 && row.Values[c.salt] != nil {
+		if salt, err = cellBytes(row.Values[c.salt], d.serverBinary); err != nil {
+			return onion.Value{}, err
+		}
+	}
+	return c.x.decrypt(cells, salt)
 }
 
 func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
@@ -130,6 +221,10 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		}
 		d.env, d.envOK = env, true
 	}
+	ex := d.ex.Load()
+	if len(d.p.residuals) > 0 && ex != nil && ex.limit >= 0 && d.sent >= ex.limit {
+		return wire.ErrSkipRow
+	}
 	d.vals = d.vals[:0]
 	if d.buf == nil {
 		d.buf = make([]byte, 0, 512) // non-nil: an empty value is not NULL
@@ -142,32 +237,45 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 			return err
 		}
 	}
+	shown := d.p.shown()
+	// Residual checks first: a row that fails them is not decrypted
+	// further.
+	for i, r := range d.p.residuals {
+		c := &d.p.cols[r.col]
+		v, err := d.cellValue(c, row, rowSalt)
+		if err != nil {
+			return err
+		}
+		var pat *pglike.Pattern
+		if ex != nil {
+			pat = ex.patterns[i]
+		} else {
+			pat = r.pattern
+		}
+		if v.IsNull() || pat == nil {
+			return wire.ErrSkipRow
+		}
+		if pat.Match(string(c.x.typ.AppendText(nil, v, d.env))) == r.like.Negate {
+			return wire.ErrSkipRow
+		}
+	}
+	if len(d.p.residuals) > 0 {
+		d.matched++
+		if ex != nil && d.matched <= ex.offset {
+			return wire.ErrSkipRow
+		}
+	}
 	// Offsets into buf, resolved to slices once buf stops growing.
 	type span struct{ from, to int }
-	spans := make([]span, len(d.p.cols))
-	for i, c := range d.p.cols {
+	spans := make([]span, shown)
+	for i := range shown {
+		c := &d.p.cols[i]
 		if c.x == nil {
 			d.vals = append(d.vals, row.Values[c.server])
 			spans[i] = span{-1, -1}
 			continue
 		}
-		var cells onion.Cells
-		var err error
-		if cells.Eq, err = cellBytes(row.Values[c.server], d.serverBinary); err != nil {
-			return err
-		}
-		if c.val >= 0 {
-			if cells.Val, err = cellBytes(row.Values[c.val], d.serverBinary); err != nil {
-				return err
-			}
-		}
-		salt := rowSalt
-		if c.salt >= 0 && row.Values[c.salt] != nil {
-			if salt, err = cellBytes(row.Values[c.salt], d.serverBinary); err != nil {
-				return err
-			}
-		}
-		v, err := c.x.decrypt(cells, salt)
+		v, err := d.cellValue(c, row, rowSalt)
 		if err != nil {
 			return err
 		}
@@ -177,10 +285,11 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 			continue
 		}
 		from := len(d.buf)
+		t := c.typ()
 		if formatOf(d.formats, i) == 1 {
-			d.buf = c.x.typ.AppendBinary(d.buf, v)
+			d.buf = t.AppendBinary(d.buf, v)
 		} else {
-			d.buf = c.x.typ.AppendText(d.buf, v, d.env)
+			d.buf = t.AppendText(d.buf, v, d.env)
 		}
 		spans[i] = span{from, len(d.buf)}
 	}
@@ -190,5 +299,31 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		}
 	}
 	row.Values = d.vals
+	d.sent++
 	return nil
+}
+
+// CommandTag reports the rows the client got when the proxy dropped some.
+func (d *decrypter) CommandTag(tag []byte) []byte {
+	if d.tag != "" {
+		return []byte(d.tag)
+	}
+	if len(d.p.residuals) > 0 && bytes.HasPrefix(tag, []byte("SELECT ")) {
+		return strconv.AppendInt([]byte("SELECT "), d.sent, 10)
+	}
+	return tag
+}
+
+// countValue reads a bigint count (text or binary).
+func countValue(raw []byte, binaryFormat bool) (int64, error) {
+	if raw == nil {
+		return 0, nil
+	}
+	if binaryFormat {
+		if len(raw) != 8 {
+			return 0, errors.New("engine: malformed count from the server")
+		}
+		return int64(binary.BigEndian.Uint64(raw)), nil
+	}
+	return strconv.ParseInt(string(raw), 10, 64)
 }

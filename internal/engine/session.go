@@ -286,6 +286,7 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	rels := rewrite.Relations(st)
 	var tables []*catalog.Table
 	seen := map[catalog.ID]int{}
+	byName := map[string]*catalog.Table{}
 	for _, r := range rels {
 		t, err := s.lookup(r)
 		if err != nil {
@@ -294,6 +295,7 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 		if t == nil {
 			continue
 		}
+		byName[r.Schema+"."+r.Name] = t
 		if seen[t.ID] == 0 {
 			tables = append(tables, t)
 		}
@@ -312,9 +314,7 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 			return s.planInsert(st, t, ext)
 		}
 	case "Select":
-		if single && len(rels) == 1 {
-			return s.planSelect(st, t, ext)
-		}
+		return s.planQuery(st, byName, ext)
 	case "Update":
 		if single {
 			return s.planUpdate(st, t, ext)

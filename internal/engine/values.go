@@ -58,14 +58,13 @@ func (p *sessionParams) get() (onion.Env, error) {
 	return *p.env, nil
 }
 
-// encrypted is an encrypted catalog column with its encryptor and layers.
+// encrypted is an encrypted catalog column with its encryptor.
 type encrypted struct {
+	e     *Engine
 	table string
 	cat   *catalog.Column
 	oc    *onion.Column
 	typ   onion.Type
-	eq    onion.Layer // current layer of the Eq onion
-	ord   onion.Layer // current layer of the Ord onion ("" when none)
 }
 
 func (e *Engine) encrypted(table string, c *catalog.Column) (*encrypted, error) {
@@ -73,8 +72,21 @@ func (e *Engine) encrypted(table string, c *catalog.Column) (*encrypted, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &encrypted{table: table, cat: c, oc: oc, typ: oc.Type(),
-		eq: onion.Layer(c.Onions["eq"]), ord: onion.Layer(c.Onions["ord"])}, nil
+	return &encrypted{e: e, table: table, cat: c, oc: oc, typ: oc.Type()}, nil
+}
+
+// layers returns the current layers of the column's Eq and Ord onions:
+// from the newest catalog snapshot, since a statement prepared earlier
+// may run after a peel. Peeling only goes inward, so the newest snapshot
+// is never behind the data this proxy wrote.
+func (x *encrypted) layers() (eq, ord onion.Layer) {
+	c := x.cat
+	if x.e != nil {
+		if live := x.e.cat.snapshot().ColumnByID(c.ID); live != nil {
+			c = live
+		}
+	}
+	return onion.Layer(c.Onions["eq"]), onion.Layer(c.Onions["ord"])
 }
 
 // encrypt returns the cells of v at the column's current layers: Eq and
@@ -85,14 +97,15 @@ func (x *encrypted) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
 	if err != nil || v.IsNull() {
 		return cells, err
 	}
+	eq, ord := x.layers()
 	// A peeled onion holds exactly what peeling the RND layer on the
 	// server leaves, so new and peeled cells compare equal.
-	if x.eq == onion.LayerDET {
+	if eq == onion.LayerDET {
 		if cells.Eq, err = x.oc.PeelRND(onion.KindEq, cells.Eq, salt); err != nil {
 			return cells, err
 		}
 	}
-	if x.ord == onion.LayerOPE && cells.Ord != nil {
+	if ord == onion.LayerOPE && cells.Ord != nil {
 		if cells.Ord, err = x.oc.PeelRND(onion.KindOrd, cells.Ord, salt); err != nil {
 			return cells, err
 		}
@@ -100,9 +113,23 @@ func (x *encrypted) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
 	return cells, nil
 }
 
-// decrypt reads a value back from its Eq (and Val) cells.
+// decrypt reads a value back from its Eq (and Val) cells. The cell is
+// read at the Eq onion's current layer, else at the other one: a row read
+// while another proxy peels the onion, or written by a proxy that had not
+// yet seen the peel, still decrypts (both layers authenticate, so a wrong
+// guess fails rather than giving a wrong value).
 func (x *encrypted) decrypt(cells onion.Cells, salt []byte) (onion.Value, error) {
-	v, err := x.oc.DecryptAt(cells, salt, x.eq)
+	layer, _ := x.layers()
+	v, err := x.oc.DecryptAt(cells, salt, layer)
+	if err != nil {
+		other := onion.LayerDET
+		if layer == onion.LayerDET {
+			other = onion.LayerRND
+		}
+		if w, err2 := x.oc.DecryptAt(cells, salt, other); err2 == nil {
+			return w, nil
+		}
+	}
 	if err != nil {
 		return v, fmt.Errorf("failed to decrypt column %s.%s: %w", x.table, x.cat.Name, err)
 	}
@@ -200,3 +227,27 @@ func cellBytes(raw []byte, binaryFormat bool) ([]byte, error) {
 }
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// sum decrypts the concatenated Add ciphertexts of a group (the server's
+// string_agg): their product modulo n² encrypts the sum. No ciphertexts
+// (no rows, or only NULLs) is NULL, like SUM.
+func (x *encrypted) sum(cells []byte) (onion.Value, error) {
+	if cells == nil {
+		return onion.Null(), nil
+	}
+	size := x.oc.AddCiphertextSize()
+	if size == 0 || len(cells)%size != 0 {
+		return onion.Value{}, fmt.Errorf("failed to decrypt a sum of column %s.%s: %w", x.table, x.cat.Name, onion.ErrDecrypt)
+	}
+	acc := x.e.homKey.NewAccumulator()
+	for i := 0; i < len(cells); i += size {
+		if err := acc.AddBytes(cells[i : i+size]); err != nil {
+			return onion.Value{}, fmt.Errorf("failed to decrypt a sum of column %s.%s: %w", x.table, x.cat.Name, onion.ErrDecrypt)
+		}
+	}
+	v, err := x.oc.DecryptSum(x.e.homKey.AppendCiphertext(nil, acc.Sum()))
+	if err != nil {
+		return v, fmt.Errorf("failed to decrypt a sum of column %s.%s: %w", x.table, x.cat.Name, err)
+	}
+	return v, nil
+}

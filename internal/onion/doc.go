@@ -57,15 +57,23 @@
 // A Column (NewColumn) holds the keys of one column, derived from the key
 // store's root key with keys.Deriver.Derive(columnID, onion, layer, size):
 // ("eq","rnd",32), ("eq","det",64), ("ord","rnd",32), ("ord","ope",32),
-// ("search","search",32) and ("val","rnd",32). Encrypt gives every onion
-// at its strongest layer:
+// ("search","search",32) and ("val","rnd",32). A column of a join group
+// (NewColumnJoined: columns compared with each other on the server, as in
+// a.x = b.y or a.d < b.e) takes its DET and OPE keys from the group
+// instead, Derive(joinID, "join-eq", "det", 64) and Derive(joinID,
+// "join-ord", "ope", 32), with joinID as the DET associated data; its RND,
+// Search and Val keys stay its own. EqJoinable and OrdJoinable tell which
+// types can share a group. Encrypt gives every onion at its strongest
+// layer:
 //
 //	onion   physical     layers (outer -> inner)  plaintext inside
 //	Eq      _eq bytea    RND (AES-CBC) -> DET     EqualityKey(v)
-//	                     (AES-SIV, column id AD)
+//	                     (AES-SIV, column or      (column id, or join id
+//	                     join id AD)              in a join group)
 //	Ord     _ord bytea   RND (AES-CBC) -> OPE     order-preserving integer
 //	                     (Boldyreva; 8 or 16      form, big-endian fixed
-//	                     bytes big-endian)        width
+//	                     bytes big-endian)        width; for texts of an
+//	                                              8-byte prefix only
 //	Add     _add bytea   HOM (Paillier)           integer form
 //	Search  _srch int8[] SEARCH (HMAC tokens)     words and trigrams
 //	Val     _val bytea   AES-GCM, column id and   binary form (only for
@@ -89,9 +97,22 @@
 // as the largest int64 for Ord (PostgreSQL sorts NaN above all numbers)
 // and 2^1100 for Add (a sum at or above 2^1099 decodes as NaN). The Ord
 // onion uses the 32-bit OPE domain for smallint, integer, date and boolean
-// and the 64-bit one for bigint, timestamps and numeric(p,s) with p <= 18.
-// Once the RND layer is peeled, comparing the bytea values on the server
-// (memcmp order) is comparing the plaintexts.
+// and the 64-bit one for bigint, timestamps, numeric(p,s) with p <= 18 and
+// texts (and for smallint and integer columns of a join group, so that
+// integers of all widths compare). Once the RND layer is peeled, comparing
+// the bytea values on the server (memcmp order) is comparing the
+// plaintexts.
+//
+// The Ord onion of text, varchar(n) and character(n) ("OPE on a prefix",
+// OrdIsPrefix) encrypts the first 8 bytes of the value's UTF-8 bytes (of
+// the value without trailing spaces for character types), zero-padded and
+// read as a big-endian unsigned integer (top bit flipped into int64). In
+// the C collation (byte order; the database uses --locale=C) a < b implies
+// prefix(a) <= prefix(b), so range comparisons on the server are a
+// superset filter: c < k is sent as c_ord <= OrdOPE(k), c > k as c_ord >=
+// OrdOPE(k), and the proxy checks the exact predicate on the decrypted
+// values and sorts runs of equal prefixes (Type.Compare). DecryptOrd
+// cannot give a text back (ErrOrdPrefix): the proxy decrypts the Eq onion.
 //
 // # What the server learns
 //
@@ -110,6 +131,15 @@
 //	             BY, MIN, MAX, =                about the upper half of the bits
 //	                                            of each value, and distances
 //	                                            (Boldyreva et al. 2011)
+//	Ord/OPE      prefilters of <, <=, >, >=,    the order of the 8-byte
+//	(texts)      BETWEEN, ORDER BY, MIN, MAX    prefixes of the values and
+//	             (the proxy checks and breaks   their equality (which rows
+//	             ties)                          share a prefix, its
+//	                                            frequency), and about the
+//	                                            upper half of the bits of
+//	                                            each prefix: roughly its
+//	                                            first 4 bytes, the first
+//	                                            characters of the value
 //	Add/HOM      SUM, AVG (product modulo n²)   nothing else (IND-CPA, fixed
 //	                                            width); malleable: the server
 //	                                            can change sums undetected
@@ -123,6 +153,10 @@
 // A layer peeled with pgcrypto (PeelKey, rnd.PeelExpr) reveals its key to
 // the server, and so the inner layer of every row of that onion.
 //
+// In a join group the DET and OPE layers of all member columns share
+// keys: once peeled, the server also learns equality (and for OPE order)
+// across the columns of the group, not only within each column.
+//
 // # Comparison constants
 //
 // Constants compared with a column have the column's ComparisonType
@@ -132,5 +166,8 @@
 // than the column's scale with Floor or Ceil). Note that comparing a
 // character(n) column with a text value (not an untyped literal) makes
 // PostgreSQL strip the padding and compare as text: the rewriter has to
-// tell these apart.
+// tell these apart: compared as text, a constant with trailing spaces
+// equals no character(n) value (EqDET, which reads its argument as bpchar,
+// would strip them), and OrdOPEText gives the prefix of a text constant as
+// it is. For text types OrdOPE is a superset filter, see OrdIsPrefix.
 package onion

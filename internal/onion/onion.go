@@ -64,14 +64,26 @@ const SaltSize = rnd.SaltSize
 // Key derivation labels: Deriver.Derive(columnID, onion, layer, size).
 const (
 	labelVal = "val" // the authoritative value copy of lossy types
+	// The DET and OPE keys of a join group: Derive(joinID, labelJoinEq,
+	// "det", ...) and Derive(joinID, labelJoinOrd, "ope", ...). Column
+	// keys never use these onion labels, so group keys and column keys are
+	// always derived from different HKDF info strings.
+	labelJoinEq  = "join-eq"
+	labelJoinOrd = "join-ord"
 )
 
 // Errors of the onion layer.
 var (
 	// ErrOrdRange is returned by OrdOPE for a value outside the Ord onion's
-	// domain (e.g. 100000 for a smallint column, whose domain is int32):
+	// domain (e.g. 100000 for a smallint column outside a join group, whose
+	// domain is int32):
 	// the caller folds such comparisons to constants.
 	ErrOrdRange = errors.New("onion: value outside the order-preserving domain of the column")
+	// ErrOrdPrefix is returned by DecryptOrd for a text column: its Ord
+	// onion holds only the order-preserving encryption of an 8-byte prefix
+	// of the value (see OrdIsPrefix), not the value. Decrypt the Eq onion
+	// instead (DecryptOrdPrefix gives the prefix).
+	ErrOrdPrefix = errors.New("onion: the Ord onion of a text column holds only an 8-byte prefix of the value and cannot be decrypted to it: decrypt the Eq onion")
 )
 
 // Cells holds the physical values of one logical value: one field per
@@ -99,8 +111,9 @@ type PhysicalColumn struct {
 // Column encrypts and decrypts the values of one logical column. It is
 // safe for concurrent use.
 type Column struct {
-	t     Type
-	kinds []Kind
+	t      Type
+	kinds  []Kind
+	joined bool // in a join group: DET and OPE keys are the group's
 
 	eqRND, ordRND *rnd.Cipher
 	eqDET         *det.Cipher
@@ -118,16 +131,43 @@ type Column struct {
 }
 
 // NewColumn returns the encryptor of a column of type t with stable id
-// columnID, with the onions of kinds. The Eq onion is always present: it
-// is the copy Decrypt reads (with Val for lossy types), even for a column
-// that never allows equality on the server (its Eq onion then stays at RND).
-// Kinds must be capabilities of t (Type.Capabilities); "ord" on a text type
-// is refused ("ord on text not supported yet").
+// columnID, with the onions of kinds, in no join group: it is
+// NewColumnJoined(t, columnID, nil, kinds, d, homKey, homEnc).
+func NewColumn(t Type, columnID []byte, kinds []Kind, d *keys.Deriver, homKey *hom.PrivateKey, homEnc *hom.Encrypter) (*Column, error) {
+	return NewColumnJoined(t, columnID, nil, kinds, d, homKey, homEnc)
+}
+
+// NewColumnJoined returns the encryptor of a column of type t with stable
+// id columnID, member of the join group joinID (nil or empty: none), with
+// the onions of kinds. The Eq onion is always present: it is the copy
+// Decrypt reads (with Val for lossy types), even for a column that never
+// allows equality on the server (its Eq onion then stays at RND). Kinds
+// must be capabilities of t (Type.Capabilities).
+//
+// Columns compared with each other on the server (a.x = b.y, a.d < b.e)
+// must be in one join group: the keys of the Eq onion's DET layer and of
+// the Ord onion's OPE layer are then derived from joinID, not columnID,
+// with Deriver.Derive(joinID, "join-eq", "det", 64) and
+// Deriver.Derive(joinID, "join-ord", "ope", 32), and the DET layer's
+// associated data is joinID. The labels "join-eq" and "join-ord" are used
+// only for join groups, so the key of a group never equals a key of a
+// column, even if a join id equals a column id. The RND layers, the Val
+// copy and the Search tokens keep per-column keys (a ciphertext of the
+// Val copy or of an RND layer cannot be moved to another column of the
+// group). The group of a column is part of its keys: moving a column to
+// another group means re-encrypting its Eq and Ord onions.
+//
+// Within a group, equal values give equal DET ciphertexts when the types
+// are EqJoinable (smallint, integer and bigint share one encoding), and
+// OPE ciphertexts compare like the values when they are OrdJoinable: to
+// make that hold across integer widths, smallint and integer columns of a
+// group use the 64-bit OPE domain (16-byte Ord cells, like bigint), not the
+// 32-bit one they use alone.
 //
 // homKey is needed for the Add onion (decryption of sums); homEnc, the
 // fast pooled encrypter of the same key, may be nil (encryption then
 // computes r^n directly, several times slower).
-func NewColumn(t Type, columnID []byte, kinds []Kind, d *keys.Deriver, homKey *hom.PrivateKey, homEnc *hom.Encrypter) (*Column, error) {
+func NewColumnJoined(t Type, columnID, joinID []byte, kinds []Kind, d *keys.Deriver, homKey *hom.PrivateKey, homEnc *hom.Encrypter) (*Column, error) {
 	if err := t.Check(); err != nil {
 		return nil, err
 	}
@@ -137,15 +177,12 @@ func NewColumn(t Type, columnID []byte, kinds []Kind, d *keys.Deriver, homKey *h
 	if len(columnID) == 0 {
 		return nil, errors.New("onion: empty column id")
 	}
-	c := &Column{t: t, kinds: []Kind{KindEq}}
+	c := &Column{t: t, kinds: []Kind{KindEq}, joined: len(joinID) > 0}
 	for _, k := range kinds {
 		switch k {
 		case KindEq, KindOrd, KindAdd, KindSearch:
 		default:
 			return nil, fmt.Errorf("onion: unknown onion kind %q", k)
-		}
-		if k == KindOrd && t.isText() {
-			return nil, fmt.Errorf("onion: ord on text not supported yet (column of type %s)", t)
 		}
 		if !t.Supports(k.Capability()) {
 			return nil, fmt.Errorf("onion: type %s does not support %s", t, k)
@@ -155,23 +192,31 @@ func NewColumn(t Type, columnID []byte, kinds []Kind, d *keys.Deriver, homKey *h
 		}
 	}
 	var err error
-	derive := func(onion string, layer Layer, size int) []byte {
+	deriveFor := func(id []byte, onion string, layer Layer, size int) []byte {
 		if err != nil {
 			return nil
 		}
 		var k []byte
-		k, err = d.Derive(columnID, onion, string(layer), size)
+		k, err = d.Derive(id, onion, string(layer), size)
 		return k
 	}
+	derive := func(onion string, layer Layer, size int) []byte {
+		return deriveFor(columnID, onion, layer, size)
+	}
+	// The DET and OPE layers: per column, or per join group.
+	sharedID, eqLabel, ordLabel := columnID, string(KindEq), string(KindOrd)
+	if c.joined {
+		sharedID, eqLabel, ordLabel = joinID, labelJoinEq, labelJoinOrd
+	}
 	c.eqRNDKey = derive(string(KindEq), LayerRND, 32)
-	detKey := derive(string(KindEq), LayerDET, det.KeySize)
+	detKey := deriveFor(sharedID, eqLabel, LayerDET, det.KeySize)
 	if err != nil {
 		return nil, err
 	}
 	if c.eqRND, err = rnd.New(c.eqRNDKey); err != nil {
 		return nil, err
 	}
-	if c.eqDET, err = det.New(detKey, columnID); err != nil {
+	if c.eqDET, err = det.New(detKey, sharedID); err != nil {
 		return nil, err
 	}
 	if !t.equalityLossless() {
@@ -185,7 +230,7 @@ func NewColumn(t Type, columnID []byte, kinds []Kind, d *keys.Deriver, homKey *h
 	}
 	if c.has(KindOrd) {
 		c.ordRNDKey = derive(string(KindOrd), LayerRND, 32)
-		opeKey := derive(string(KindOrd), LayerOPE, ope.KeySize)
+		opeKey := deriveFor(sharedID, ordLabel, LayerOPE, ope.KeySize)
 		if err != nil {
 			return nil, err
 		}
@@ -235,9 +280,16 @@ func (c *Column) has(k Kind) bool { return slices.Contains(c.kinds, k) }
 func (c *Column) HasVal() bool { return c.val != nil }
 
 // ord32 reports whether the Ord onion uses the 32-bit OPE domain.
-func (c *Column) ord32() bool {
-	switch c.t.Base {
-	case SmallInt, Integer, Date, Boolean:
+func (c *Column) ord32() bool { return ordDomain32(c.t, c.joined) }
+
+// ordDomain32 reports whether the Ord onion of a column of type t (joined:
+// in a join group) uses the 32-bit OPE domain. Integers of a join group all
+// use the 64-bit domain, so that their ciphertexts compare across widths.
+func ordDomain32(t Type, joined bool) bool {
+	switch t.Base {
+	case SmallInt, Integer:
+		return !joined
+	case Date, Boolean:
 		return true
 	}
 	return false
@@ -439,6 +491,11 @@ const (
 // accepted for integer columns. For numeric(p,s), v·10^s is rounded as r
 // says (so c < 1.555 on numeric(10,2) becomes c <= Floor(1.555) = 1.55).
 // A value outside the domain gives ErrOrdRange.
+//
+// For text columns (OrdIsPrefix) it is the ciphertext of the 8-byte prefix
+// of v (of v without trailing spaces for character columns), and r is
+// ignored: the comparison on the server is only a superset filter. See
+// OrdIsPrefix for how to use it.
 func (c *Column) OrdOPE(v Value, r Rounding) ([]byte, error) {
 	if !c.has(KindOrd) {
 		return nil, errors.New("onion: the column has no Ord onion")
@@ -448,6 +505,11 @@ func (c *Column) OrdOPE(v Value, r Rounding) ([]byte, error) {
 	}
 	var x int64
 	switch c.t.Base {
+	case Text, Varchar, Char:
+		if v.kind != kindBytes {
+			return nil, errors.New("onion: not a text value")
+		}
+		x = textOrdinal(c.t, v.s)
 	case Numeric:
 		if v.kind != kindNumeric {
 			return nil, errors.New("onion: not a numeric value")
@@ -498,14 +560,18 @@ func scaledIntRounded(v Value, scale int, r Rounding) (*big.Int, bool) {
 }
 
 // ordinal returns the order-preserving integer form of a valid value: the
-// integer, days, microseconds, 0/1, or for numeric(p,s) v·10^s (NaN, which
-// sorts above every number, as math.MaxInt64).
+// integer, days, microseconds, 0/1, for numeric(p,s) v·10^s (NaN, which
+// sorts above every number, as math.MaxInt64), for texts the 8-byte prefix
+// (textOrdinal).
 func (c *Column) ordinal(v Value) int64 {
-	if c.t.Base == Numeric {
+	switch c.t.Base {
+	case Numeric:
 		if v.flag == numNaN {
 			return math.MaxInt64
 		}
 		return scaledInt(v, c.t.Scale).Int64()
+	case Text, Varchar, Char:
+		return textOrdinal(c.t, v.s)
 	}
 	return v.i
 }
@@ -525,48 +591,23 @@ func (c *Column) computeOPE(x int64) []byte {
 // DecryptOrd returns the value of an Ord cell at layer ordLayer (LayerRND
 // with the row's salt, or LayerOPE, e.g. a MIN or MAX computed by the
 // server, salt ignored).
+//
+// The Ord onion of a text column holds only a prefix of the value: for
+// such a column DecryptOrd returns ErrOrdPrefix once the cell is checked
+// (ErrDecrypt if it does not decrypt). Decrypt the Eq onion for the value,
+// or use DecryptOrdPrefix for the prefix.
 func (c *Column) DecryptOrd(cell, salt []byte, ordLayer Layer) (Value, error) {
-	if !c.has(KindOrd) {
-		return Value{}, errors.New("onion: the column has no Ord onion")
-	}
-	if cell == nil {
+	if cell == nil && c.has(KindOrd) {
 		return Value{}, nil
 	}
-	switch ordLayer {
-	case LayerRND:
-		if len(salt) != SaltSize {
-			return Value{}, ErrDecrypt
-		}
-		var err error
-		if cell, err = c.ordRND.Decrypt(nil, cell, salt); err != nil {
-			return Value{}, ErrDecrypt
-		}
-	case LayerOPE:
-	default:
-		return Value{}, fmt.Errorf("onion: the Ord onion has no layer %q", ordLayer)
-	}
-	var x int64
-	if c.ope32 != nil {
-		u, err := ope.ParseCiphertext32(cell)
-		if err != nil {
-			return Value{}, ErrDecrypt
-		}
-		x32, err := c.ope32.DecryptOrderPreserving(u)
-		if err != nil {
-			return Value{}, ErrDecrypt
-		}
-		x = int64(x32)
-	} else {
-		u, err := ope.Uint128FromBytes(cell)
-		if err != nil {
-			return Value{}, ErrDecrypt
-		}
-		if x, err = c.ope64.DecryptOrderPreserving(u); err != nil {
-			return Value{}, ErrDecrypt
-		}
+	x, err := c.decryptOrdinal(cell, salt, ordLayer)
+	if err != nil {
+		return Value{}, err
 	}
 	var v Value
 	switch c.t.Base {
+	case Text, Varchar, Char:
+		return Value{}, ErrOrdPrefix
 	case Numeric:
 		if x == math.MaxInt64 {
 			v = Value{kind: kindNumeric, flag: numNaN}
@@ -582,6 +623,52 @@ func (c *Column) DecryptOrd(cell, salt []byte, ordLayer Layer) (Value, error) {
 		return Value{}, ErrDecrypt
 	}
 	return v, nil
+}
+
+// decryptOrdinal returns the order-preserving integer form inside a
+// non-NULL Ord cell at layer ordLayer. For texts it checks that the
+// integer is a valid prefix (see textPrefixValid).
+func (c *Column) decryptOrdinal(cell, salt []byte, ordLayer Layer) (int64, error) {
+	if !c.has(KindOrd) {
+		return 0, errors.New("onion: the column has no Ord onion")
+	}
+	switch ordLayer {
+	case LayerRND:
+		if len(salt) != SaltSize {
+			return 0, ErrDecrypt
+		}
+		var err error
+		if cell, err = c.ordRND.Decrypt(nil, cell, salt); err != nil {
+			return 0, ErrDecrypt
+		}
+	case LayerOPE:
+	default:
+		return 0, fmt.Errorf("onion: the Ord onion has no layer %q", ordLayer)
+	}
+	var x int64
+	if c.ope32 != nil {
+		u, err := ope.ParseCiphertext32(cell)
+		if err != nil {
+			return 0, ErrDecrypt
+		}
+		x32, err := c.ope32.DecryptOrderPreserving(u)
+		if err != nil {
+			return 0, ErrDecrypt
+		}
+		x = int64(x32)
+	} else {
+		u, err := ope.Uint128FromBytes(cell)
+		if err != nil {
+			return 0, ErrDecrypt
+		}
+		if x, err = c.ope64.DecryptOrderPreserving(u); err != nil {
+			return 0, ErrDecrypt
+		}
+	}
+	if c.t.isText() && !textPrefixValid(x) {
+		return 0, ErrDecrypt
+	}
+	return x, nil
 }
 
 // addNaN is the Paillier plaintext of a numeric NaN: 2^1100, above any sum
@@ -732,7 +819,8 @@ func (c *Column) PeelRND(k Kind, cell, salt []byte) ([]byte, error) {
 		if err != nil {
 			return nil, ErrDecrypt
 		}
-		if _, err := c.DecryptOrd(inner, nil, LayerOPE); err != nil {
+		// A text's prefix is checked, and then refused with ErrOrdPrefix.
+		if _, err := c.DecryptOrd(inner, nil, LayerOPE); err != nil && !errors.Is(err, ErrOrdPrefix) {
 			return nil, ErrDecrypt
 		}
 		return inner, nil

@@ -167,7 +167,16 @@ func TestRoundTrip(t *testing.T) {
 						t.Fatalf("%q: decrypt at DET %#v, %v", s, got, err)
 					}
 				}
-				if cells.Ord != nil {
+				if cells.Ord != nil && c.OrdIsPrefix() {
+					if _, err := c.DecryptOrd(cells.Ord, rs, LayerRND); !errors.Is(err, ErrOrdPrefix) {
+						t.Fatalf("%q: decrypt Ord of a text: %v, want ErrOrdPrefix", s, err)
+					}
+					want := c.t.EqualityKey(v) // the text, without padding for character types
+					want = want[:min(len(want), OrdPrefixLen)]
+					if got, err := c.DecryptOrdPrefix(cells.Ord, rs, LayerRND); err != nil || !bytes.Equal(got, want) {
+						t.Fatalf("%q: decrypt Ord prefix %q, %v; want %q", s, got, err, want)
+					}
+				} else if cells.Ord != nil {
 					if got, err := c.DecryptOrd(cells.Ord, rs, LayerRND); err != nil || got != v {
 						t.Fatalf("%q: decrypt Ord %#v, %v", s, got, err)
 					}
@@ -520,8 +529,6 @@ func TestNewColumnErrors(t *testing.T) {
 		kinds []Kind
 		want  string
 	}{
-		{Type{Base: Text}, []Kind{KindOrd}, "ord on text not supported yet"},
-		{Type{Base: Varchar, Length: 3}, []Kind{KindEq, KindOrd}, "ord on text not supported yet"},
 		{Type{Base: Text}, []Kind{KindAdd}, "does not support add"},
 		{Type{Base: Numeric}, []Kind{KindOrd}, "does not support ord"},
 		{Type{Base: Numeric, Precision: 19, Scale: 2}, []Kind{KindOrd}, "does not support ord"},
@@ -577,7 +584,8 @@ func TestPhysicalColumns(t *testing.T) {
 	}{
 		{Type{Base: Integer}, nil, "c_eq:bytea c_ord:bytea c_add:bytea"},
 		{Type{Base: Integer}, []Kind{KindOrd}, "c_eq:bytea c_ord:bytea"},
-		{Type{Base: Text}, nil, "c_eq:bytea c_srch:bigint[]"},
+		{Type{Base: Text}, nil, "c_eq:bytea c_ord:bytea c_srch:bigint[]"},
+		{Type{Base: Text}, []Kind{KindSearch}, "c_eq:bytea c_srch:bigint[]"},
 		{Type{Base: Numeric}, nil, "c_eq:bytea c_val:bytea"},
 		{Type{Base: Char}, []Kind{KindEq}, "c_eq:bytea c_val:bytea"},
 		{Type{Base: Char, Length: 2}, []Kind{KindEq}, "c_eq:bytea"},

@@ -334,7 +334,7 @@ type Capability string
 // The capabilities.
 const (
 	Eq     Capability = "eq"     // =, <>, IN, GROUP BY, DISTINCT (Eq onion, DET layer)
-	Ord    Capability = "ord"    // <, <=, >, >=, BETWEEN, ORDER BY, MIN, MAX (Ord onion, OPE layer)
+	Ord    Capability = "ord"    // <, <=, >, >=, BETWEEN, ORDER BY, MIN, MAX (Ord onion, OPE layer; a prefix filter for texts)
 	Add    Capability = "add"    // SUM, AVG (Add onion, HOM layer)
 	Search Capability = "search" // LIKE, ILIKE prefilter (Search onion)
 )
@@ -348,12 +348,13 @@ const (
 //	numeric (unconstrained)            eq
 //	date, timestamp, timestamptz       eq, ord
 //	boolean                            eq, ord
-//	text, varchar(n), character(n)     eq, search
+//	text, varchar(n), character(n)     eq, ord, search
 //	bytea                              eq
 //
-// Ord on text is not supported yet (an order-preserving encoding of
-// strings needs a prefix OPE with proxy-side tie-breaking). Unconstrained
-// numeric has no fixed scale, so no integer form for OPE or Paillier.
+// Ord on text types orders by an 8-byte prefix (OrdIsPrefix): comparisons
+// on the server are a superset filter and the proxy checks the candidates
+// and breaks ties. Unconstrained numeric has no fixed scale, so no integer
+// form for OPE or Paillier.
 func (t Type) Capabilities() []Capability {
 	switch t.Base {
 	case SmallInt, Integer, BigInt:
@@ -371,7 +372,7 @@ func (t Type) Capabilities() []Capability {
 	case Date, Timestamp, Timestamptz, Boolean:
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
-		return []Capability{Eq, Search}
+		return []Capability{Eq, Ord, Search}
 	case Bytea:
 		return []Capability{Eq}
 	}

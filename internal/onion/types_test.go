@@ -129,7 +129,8 @@ func TestCapabilities(t *testing.T) {
 		{Type{Base: Numeric, Precision: 19, Scale: 2}, []Capability{Eq, Add}},
 		{Type{Base: Numeric, Precision: 301}, []Capability{Eq}},
 		{Type{Base: Numeric}, []Capability{Eq}},
-		{Type{Base: Text}, []Capability{Eq, Search}},
+		{Type{Base: Text}, []Capability{Eq, Ord, Search}},
+		{Type{Base: Char, Length: 3}, []Capability{Eq, Ord, Search}},
 		{Type{Base: Timestamptz}, []Capability{Eq, Ord}},
 		{Type{Base: Bytea}, []Capability{Eq}},
 	} {

@@ -592,10 +592,23 @@ func (t Type) fromEqualityKey(k []byte) (Value, error) {
 	return Value{}, ErrDecrypt
 }
 
-// Compare compares two non-NULL Values of t as PostgreSQL's default btree
-// operator class does: -1, 0 or +1. Strings compare by bytes (the C
-// collation; other collations order text differently), character ignoring
-// trailing spaces; numeric NaN is greater than every other value.
+// Compare compares two valid non-NULL Values of t as PostgreSQL's default
+// btree operator class does (what ORDER BY, <, = and MIN/MAX use): -1, 0 or
+// +1. Texts (text, varchar) compare by bytes, as memcmp with the shorter
+// first, which is the C collation (the database is created with
+// --locale=C; other collations order text differently); character values
+// compare the same way without their trailing spaces ('ab' = 'ab  ');
+// bytea by bytes; numeric by value (1.5 = 1.50), with -Infinity below and
+// Infinity above all numbers and NaN above Infinity; integers, dates,
+// timestamps (infinities at the extremes) by their integer forms; false
+// before true. Both values must be of t (or of t's ComparisonType: the
+// comparison ignores modifiers).
+//
+// NULL is the caller's business: Compare does not order NULLs (PostgreSQL
+// puts them last in ascending order by default, and a comparison with NULL
+// is unknown). Compare is what the proxy uses to break ties of the
+// prefix-ordered Ord onion of text columns and to check residual
+// predicates.
 func (t Type) Compare(a, b Value) int {
 	switch t.Base {
 	case Numeric:

@@ -115,3 +115,73 @@ func checkGolden(t *testing.T, name, got string) {
 		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, got)
 	}
 }
+
+// TestPlanCreateJoinGroups: a declared join group is recorded in the
+// catalog column; misuses are refused naming the column.
+func TestPlanCreateJoinGroups(t *testing.T) {
+	grouped := func(pols map[string]ColumnPolicy) PolicyFunc {
+		return func(table, column string) ColumnPolicy {
+			if p, ok := pols[column]; ok {
+				return p
+			}
+			return ColumnPolicy{Policy: catalog.Plain}
+		}
+	}
+	plan := func(sql string, pol PolicyFunc) (*CreatePlan, error) {
+		t.Helper()
+		stmts, err := Parse(sql)
+		if err != nil || len(stmts) != 1 {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return PlanCreate(stmts[0], "public", pol)
+	}
+	p, err := plan("CREATE TABLE orders (id int, customer_id int, total numeric(10,2), code text)", grouped(map[string]ColumnPolicy{
+		"customer_id": {Policy: catalog.Encrypted, JoinGroup: "customer"},
+		"total":       {Policy: catalog.Encrypted, Capabilities: []string{"eq", "ord"}, JoinGroup: "money"},
+		"code":        {Policy: catalog.Encrypted},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"id": "", "customer_id": "customer", "total": "money", "code": ""} {
+		if c := p.Table.Column(name); c == nil || c.JoinGroup != want {
+			t.Errorf("column %s: %+v, want join group %q", name, c, want)
+		}
+	}
+	if c := p.Table.Column("customer_id"); c.Onions["eq"] != "rnd" {
+		t.Errorf("a join group peeled the Eq onion at CREATE TABLE: %+v", c)
+	}
+	// A key in a join group: its Eq onion starts at DET, as any key's.
+	p, err = plan("CREATE TABLE t (customer_id int PRIMARY KEY)", grouped(map[string]ColumnPolicy{
+		"customer_id": {Policy: catalog.Encrypted, JoinGroup: "customer"},
+	}))
+	if err != nil || p.Table.Column("customer_id").JoinGroup != "customer" || p.Table.Column("customer_id").Onions["eq"] != "det" {
+		t.Fatalf("join group on a primary key: %v %+v", err, p)
+	}
+
+	for _, tc := range []struct {
+		name string
+		pol  ColumnPolicy
+		want string
+	}{
+		{"plain", ColumnPolicy{Policy: catalog.Plain, JoinGroup: "g"}, "a plain one"},
+		{"sensitive", ColumnPolicy{Policy: catalog.Sensitive, JoinGroup: "g"}, "a sensitive one"},
+		{"no eq", ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"ord"}, JoinGroup: "g"}, "eq capability"},
+		{"uppercase name", ColumnPolicy{Policy: catalog.Encrypted, JoinGroup: "Customer"}, "bad join group name"},
+		{"name with a dash", ColumnPolicy{Policy: catalog.Encrypted, JoinGroup: "a-b"}, "bad join group name"},
+		{"name with a digit first", ColumnPolicy{Policy: catalog.Encrypted, JoinGroup: "1g"}, "bad join group name"},
+		{"long name", ColumnPolicy{Policy: catalog.Encrypted, JoinGroup: strings.Repeat("g", 64)}, "bad join group name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := plan("CREATE TABLE orders (id int, customer_id int)", grouped(map[string]ColumnPolicy{"customer_id": tc.pol}))
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, "orders.customer_id") || !strings.Contains(pe.Message, tc.want) {
+				t.Fatalf("PlanCreate = %v, want a 0A000 refusal naming orders.customer_id and %q", err, tc.want)
+			}
+		})
+	}
+	// A plain serial column with a join group is refused too.
+	if _, err := plan("CREATE TABLE s (id serial)", grouped(map[string]ColumnPolicy{"id": {Policy: catalog.Plain, JoinGroup: "g"}})); err == nil || !strings.Contains(err.Error(), "s.id") {
+		t.Fatalf("serial plain column with a join group: %v", err)
+	}
+}

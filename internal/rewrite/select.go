@@ -1,7 +1,6 @@
 package rewrite
 
 import (
-	"fmt"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -25,6 +24,17 @@ type ResultColumn struct {
 	Salt int
 	// Column is the encrypted column to decrypt, nil for a plain value.
 	Column *catalog.Column
+	// Table is Column's table (set by PlanQuery; nil elsewhere, where the
+	// statement's one table is meant).
+	Table *catalog.Table
+	// RowSalt is the server column of the row salt of Column's table (set
+	// by PlanQuery, -1 when not needed; Projection.Salt elsewhere).
+	RowSalt int
+	// Decode says how the value is computed (PlanQuery).
+	Decode Decode
+	// Count is the server column of the count that divides the sum of a
+	// DecodeAvg column, -1 otherwise.
+	Count int
 }
 
 // Projection maps the result rows of a rewritten statement (a SELECT list
@@ -35,118 +45,6 @@ type Projection struct {
 	// Salt is the server column holding each row's salt (-1 when no
 	// encrypted column is projected). It is not shown to the client.
 	Salt int
-}
-
-// SelectPlan is the rewritten form of a SELECT over a table with encrypted
-// columns.
-type SelectPlan struct {
-	SQL string
-	Projection
-}
-
-// PlanSelect rewrites a SELECT that reads one table with encrypted
-// columns. Encrypted columns may be projected (by name, t.name, * or t.*,
-// with or without an alias); they are decrypted by the proxy. Any other use
-// of an encrypted column (WHERE, ORDER BY, GROUP BY, expressions, whole-row
-// references such as row_to_json(t), ...) is refused with 0A000 naming the
-// clause and the column, for now. ORDER BY and DISTINCT ON positions (ORDER
-// BY 2) are renumbered to the server's select list.
-func PlanSelect(st Statement, t *catalog.Table) (*SelectPlan, error) {
-	sel := st.Tree.Stmt.GetSelectStmt()
-	if sel == nil {
-		return nil, Refusal("this statement on table %s with encrypted columns is not supported", t.Name)
-	}
-	if sel.Op != pg_query.SetOperation_SETOP_NONE {
-		return nil, Refusal("UNION, INTERSECT and EXCEPT over table %s with encrypted columns are not supported yet", t.Name)
-	}
-	if sel.WithClause != nil || len(sel.FromClause) != 1 || sel.FromClause[0].GetRangeVar() == nil || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
-		return nil, Refusal("only SELECT ... FROM one table is supported over table %s with encrypted columns, for now", t.Name)
-	}
-	rv := sel.FromClause[0].GetRangeVar()
-	qualifier := rv.Relname
-	if rv.Alias != nil {
-		qualifier = rv.Alias.Aliasname
-	}
-	// Clauses that may not touch encrypted columns (yet).
-	clauses := []struct {
-		name  string
-		nodes []*pg_query.Node
-	}{
-		{"WHERE", []*pg_query.Node{sel.WhereClause}},
-		{"GROUP BY", sel.GroupClause},
-		{"HAVING", []*pg_query.Node{sel.HavingClause}},
-		{"ORDER BY", sel.SortClause},
-		{"DISTINCT", sel.DistinctClause},
-		{"WINDOW", sel.WindowClause},
-		{"LIMIT", []*pg_query.Node{sel.LimitCount, sel.LimitOffset}},
-	}
-	for _, cl := range clauses {
-		for _, n := range cl.nodes {
-			if err := dmlFindRef(n, t, []string{qualifier}).clauseRefusal(t.Name, cl.name); err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	targets, proj, err := projectTargetList(sel.TargetList, t, qualifier, "the select list")
-	if err != nil {
-		return nil, err
-	}
-	p := &SelectPlan{Projection: proj}
-	anyEncrypted := proj.Salt >= 0
-	if anyEncrypted && (len(sel.GroupClause) > 0 || sel.HavingClause != nil) {
-		return nil, Refusal("GROUP BY with encrypted columns of table %s in the select list is not supported yet", t.Name)
-	}
-	if anyEncrypted && plainDistinct(sel.DistinctClause) {
-		return nil, Refusal("DISTINCT over encrypted columns of table %s is not supported yet", t.Name)
-	}
-	// ORDER BY and GROUP BY may name an output column by alias or position.
-	for _, cl := range []struct {
-		name  string
-		nodes []*pg_query.Node
-	}{{"ORDER BY", sel.SortClause}, {"GROUP BY", sel.GroupClause}, {"DISTINCT ON", distinctOn(sel.DistinctClause)}} {
-		for _, n := range cl.nodes {
-			if sb := n.GetSortBy(); sb != nil {
-				n = sb.Node
-			}
-			if c := outputColumn(n, p.Columns); c != nil {
-				return nil, Refusal("%s on encrypted column %s.%s is not supported yet", cl.name, t.Name, c.Name)
-			}
-		}
-	}
-	// The server's select list has extra columns (salts, exact values), so
-	// a position in ORDER BY, GROUP BY or DISTINCT ON must be renumbered;
-	// they are only renumbered when encrypted columns moved them.
-	if anyEncrypted {
-		sortClause := make([]*pg_query.Node, len(sel.SortClause))
-		for i, n := range sel.SortClause {
-			sortClause[i] = n
-			if sb := n.GetSortBy(); sb != nil {
-				if pos := renumberPosition(sb.Node, p.Columns); pos != nil {
-					sortClause[i] = &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &pg_query.SortBy{
-						Node: pos, SortbyDir: sb.SortbyDir, SortbyNulls: sb.SortbyNulls, UseOp: sb.UseOp, Location: sb.Location}}}
-				}
-			}
-		}
-		sel.SortClause = sortClause
-		if on := distinctOn(sel.DistinctClause); on != nil {
-			distinct := make([]*pg_query.Node, len(on))
-			for i, n := range on {
-				distinct[i] = n
-				if pos := renumberPosition(n, p.Columns); pos != nil {
-					distinct[i] = pos
-				}
-			}
-			sel.DistinctClause = distinct
-		}
-	}
-	sel.TargetList = targets
-	sql, err := st.Deparse()
-	if err != nil {
-		return nil, fmt.Errorf("rewrite: deparsing SELECT over %s: %w", t.Name, err)
-	}
-	p.SQL = sql
-	return p, nil
 }
 
 // projectTargetList rewrites a target list that reads table t (a SELECT

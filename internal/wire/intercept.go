@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"context"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -81,6 +82,9 @@ type Statement struct {
 	CopyIn func() CopyInRewriter
 }
 
+// ErrSkipRow is returned by ResultRewriter.DataRow to drop a row.
+var ErrSkipRow = errors.New("wire: skip this row")
+
 // TagRewriter may be implemented by a ResultRewriter to change the command
 // tag of its statement's CommandComplete, e.g. to report "CREATE TABLE"
 // for the DO block the proxy ran instead. tag is valid only during the call.
@@ -111,6 +115,10 @@ type CopyInRewriter interface {
 // ResultRewriter rewrites the rows of one statement's result before the
 // client sees them. It is called from the session's server-reading
 // goroutine.
+//
+// DataRow may return ErrSkipRow to drop the row: the client does not see
+// it (the rewriter then also reports the right row count in the command
+// tag, as a TagRewriter).
 type ResultRewriter interface {
 	// RowDescription rewrites the row description in place.
 	RowDescription(rd *pgproto3.RowDescription) error

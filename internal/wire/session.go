@@ -577,6 +577,9 @@ func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte,
 		return scratch, fmt.Errorf("server sent a malformed DataRow: %w", err)
 	}
 	if err := rr.DataRow(&row); err != nil {
+		if errors.Is(err, ErrSkipRow) {
+			return scratch, nil
+		}
 		return scratch, &rewriteError{err}
 	}
 	return writeMsg(ss.cw, scratch, &row)

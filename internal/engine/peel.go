@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/schemes/rnd"
+)
+
+// peelLockTimeout bounds how long a peel waits for the table lock: a
+// client transaction that holds a conflicting lock (for instance one that
+// wrote to the table and now runs a query needing the peel) would
+// otherwise wait on the proxy forever.
+const peelLockTimeout = 10 * time.Second
+
+// peelLockClass is the first key of the advisory lock that serializes
+// peels of one table across proxies ("pgop" in ASCII).
+const peelLockClass = 0x70676f70
+
+// peel brings an onion of a column to the layer a statement needs
+// (CryptDB's onion adjustment): the Eq onion from RND to DET, or the Ord
+// onion from RND to OPE. It runs on the server with pgcrypto, in one
+// transaction on its own connection:
+//
+//  1. an advisory lock per table, so two proxies never peel the same
+//     table at once (the second waits, then finds the work done);
+//  2. LOCK TABLE ... IN SHARE ROW EXCLUSIVE MODE: readers go on, writers
+//     wait, so no row is written at the old layer during the peel;
+//  3. the catalog is read again in the transaction: if another proxy
+//     peeled the onion meanwhile, nothing is done;
+//  4. one UPDATE strips the RND layer of every cell, decrypting it with
+//     the onion's RND key and the cell's salt (override, else the row's);
+//  5. the catalog records the new layer, in the same transaction.
+//
+// A crash (of the proxy or the server) at any point leaves either nothing
+// or everything done, and running the query again peels again: the peel
+// is idempotent and all-or-nothing, so it never needs resuming. The cost
+// of that choice is one transaction over the whole table: writers wait
+// for it (reads do not).
+//
+// Warning: the UPDATE gives the server the onion's RND key (as a
+// parameter, so not in statement texts), as in CryptDB; afterwards the
+// server sees the inner layer of every row: equality (DET) or order (OPE)
+// of that column's values.
+func (e *Engine) peel(ctx context.Context, n rewrite.Need) error {
+	if live := e.cat.snapshot().ColumnByID(n.Column.ID); live != nil && live.Onions[string(n.Kind)] == string(n.Layer) {
+		return nil
+	}
+	if n.Column.Policy == catalog.Sensitive {
+		return rewrite.Refusal("column %s.%s is declared sensitive: its %s onion is never peeled", n.Table.Name, n.Column.Name, n.Kind)
+	}
+	start := time.Now()
+	conn, err := pgx.Connect(ctx, e.cat.dsn)
+	if err != nil {
+		return fmt.Errorf("failed to connect to peel the %s onion of %s.%s: %w", n.Kind, n.Table.Name, n.Column.Name, err)
+	}
+	defer conn.Close(context.Background())
+	rows, peeled, err := e.peelIn(ctx, conn, n)
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "55P03" {
+			return &pgconn.PgError{Severity: "ERROR", Code: "55P03",
+				Message: fmt.Sprintf("the query needs the %s onion of %s.%s peeled to %s, but another transaction holds a lock on the table", n.Kind, n.Table.Name, n.Column.Name, n.Layer),
+				Hint:    "If this session's open transaction wrote to the table, commit it, or run a query needing the peel once outside a transaction."}
+		}
+		return fmt.Errorf("failed to peel the %s onion of %s.%s to %s: %w", n.Kind, n.Table.Name, n.Column.Name, n.Layer, err)
+	}
+	if err := e.cat.refresh(ctx); err != nil {
+		return err
+	}
+	if peeled {
+		e.peels.Add(1)
+		e.log.Info("peeled onion", "table", n.Table.Schema+"."+n.Table.Name, "column", n.Column.Name,
+			"onion", string(n.Kind), "from", string(onion.LayerRND), "to", string(n.Layer), "rows", rows, "duration", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// Peels returns how many onion peels this engine has done.
+func (e *Engine) Peels() int64 { return e.peels.Load() }
+
+// peelIn runs the peel transaction; peeled is false when the onion was
+// already at the layer.
+func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (rows int64, peeled bool, err error) {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", peelLockTimeout.Milliseconds())); err != nil {
+		return 0, false, err
+	}
+	h := fnv.New32a()
+	h.Write(n.Table.ID[:])
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(peelLockClass), int32(h.Sum32())); err != nil {
+		return 0, false, err
+	}
+	snap, err := catalog.Load(ctx, tx, e.macKey)
+	if err != nil {
+		return 0, false, err
+	}
+	t := snap.Table(n.Table.Schema, n.Table.Name)
+	if t == nil || t.ID != n.Table.ID {
+		return 0, false, fmt.Errorf("table %s.%s changed while the query was planned; run it again", n.Table.Schema, n.Table.Name)
+	}
+	var c *catalog.Column
+	for i := range t.Columns {
+		if t.Columns[i].ID == n.Column.ID {
+			c = &t.Columns[i]
+		}
+	}
+	if c == nil {
+		return 0, false, fmt.Errorf("column %s.%s changed while the query was planned; run it again", n.Table.Name, n.Column.Name)
+	}
+	switch c.Onions[string(n.Kind)] {
+	case string(n.Layer):
+		return 0, false, tx.Commit(ctx) // another proxy peeled it
+	case string(onion.LayerRND):
+	default:
+		return 0, false, fmt.Errorf("the %s onion is at layer %q", n.Kind, c.Onions[string(n.Kind)])
+	}
+	x, err := e.encrypted(t.Name, c)
+	if err != nil {
+		return 0, false, err
+	}
+	key, err := x.oc.PeelKey(n.Kind)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := tx.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgcrypto"); err != nil {
+		return 0, false, fmt.Errorf("peeling needs the pgcrypto extension: %w", err)
+	}
+	table := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+		return 0, false, err
+	}
+	suffix := "_eq"
+	if n.Kind == onion.KindOrd {
+		suffix = "_ord"
+	}
+	cell := quoteIdent(c.Name + "_" + suffix)
+	salt := "coalesce(" + quoteIdent(rewrite.SaltOverrideColumn(c.Name)) + ", " + quoteIdent(rewrite.SaltColumn) + ")"
+	tag, err := tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s IS NOT NULL", table, cell, rnd.PeelExpr(cell, salt, "$1::bytea"), cell), key)
+	if err != nil {
+		return 0, false, err
+	}
+	updated := copyTable(t)
+	for i := range updated.Columns {
+		if updated.Columns[i].ID == c.ID {
+			updated.Columns[i].Onions[string(n.Kind)] = string(n.Layer)
+		}
+	}
+	if err := catalog.UpdateTable(ctx, tx, e.macKey, updated); err != nil {
+		return 0, false, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, false, err
+	}
+	return tag.RowsAffected(), true, nil
+}
+
+// copyTable returns a deep copy of t (its columns and onion maps).
+func copyTable(t *catalog.Table) *catalog.Table {
+	out := *t
+	out.Columns = slices.Clone(t.Columns)
+	for i := range out.Columns {
+		c := &out.Columns[i]
+		onions := make(map[string]string, len(c.Onions))
+		for k, v := range c.Onions {
+			onions[k] = v
+		}
+		c.Onions = onions
+		c.Capabilities = slices.Clone(c.Capabilities)
+	}
+	return &out
+}

@@ -1,0 +1,574 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pglike"
+	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/wire"
+)
+
+// planQuery rewrites a SELECT over tables with encrypted columns
+// (rewrite.PlanQuery), peels the onions it needs first, and arranges for
+// its comparison values to be encrypted and its rows decrypted.
+func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Table, ext *extended) (*stmtPlan, error) {
+	clientRefs := rewrite.ParamRefs(st)
+	p, err := rewrite.PlanQuery(st, func(schema, name string) *catalog.Table { return tables[schema+"."+name] })
+	if err != nil {
+		return nil, err
+	}
+	if err := s.e.ensureLayers(p.Needs); err != nil {
+		return nil, err
+	}
+	holes := make([]*cmpHole, len(p.Holes))
+	for i, h := range p.Holes {
+		x, err := s.e.encrypted(h.Table.Name, h.Column)
+		if err != nil {
+			return nil, err
+		}
+		holes[i] = &cmpHole{CmpHole: h, x: x}
+	}
+	var proj *projection
+	if !p.PlainResults {
+		if proj, err = s.e.queryProjection(p); err != nil {
+			return nil, err
+		}
+	}
+	sp := &stmtPlan{}
+	if ext == nil {
+		env, err := s.params.get()
+		if err != nil {
+			return nil, err
+		}
+		vals := make([]*pg_query.Node, len(holes))
+		for i, h := range holes {
+			v, err := h.literalValue(env)
+			var frac *fractionalConst
+			if errors.As(err, &frac) {
+				err = nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if vals[i], err = h.cipherNode(v, frac); err != nil {
+				return nil, err
+			}
+		}
+		if sp.sql, err = p.Render(vals); err != nil {
+			return nil, err
+		}
+		if proj != nil {
+			ex, err := proj.execFor(p, nil, env)
+			if err != nil {
+				return nil, err
+			}
+			d := &decrypter{p: proj, params: &s.params}
+			d.ex.Store(ex)
+			sp.results = d
+		}
+		return sp, nil
+	}
+	var current atomic.Pointer[decrypter]
+	hp := newHoleParams(ext.oids, clientRefs)
+	vals := make([]*pg_query.Node, len(holes))
+	holeOf := map[int]*encrypted{}
+	for i, h := range holes {
+		oid := uint32(oidBytea)
+		if h.Kind == rewrite.HoleTokens {
+			oid = oidInt8Arr
+		}
+		vals[i] = hp.add(paramSlot{hole: i}, oid)
+		if h.Param > 0 {
+			holeOf[h.Param] = h.paramType()
+		}
+	}
+	for _, r := range p.Residuals {
+		if r.Like.Param > 0 {
+			holeOf[r.Like.Param] = textParam
+		}
+	}
+	for _, lv := range []rewrite.LimitValue{p.Limit, p.Offset} {
+		if lv.Param > 0 {
+			holeOf[lv.Param] = int8Param
+		}
+	}
+	if sp.sql, err = p.Render(vals); err != nil {
+		return nil, err
+	}
+	if ext.serverOIDs, err = hp.finish(sp.sql, holeOf); err != nil {
+		return nil, err
+	}
+	ext.describe = hp.describe
+	ext.bind = func(b *pgproto3.Bind) error {
+		bs, err := hp.startBind(b, b.PreparedStatement, &s.params)
+		if err != nil {
+			return err
+		}
+		cells := make([][]byte, len(holes))
+		for i, h := range holes {
+			v := onion.Null()
+			switch {
+			case h.Param > 0:
+				if v, err = bs.value(h.Param, h.paramType()); err != nil {
+					return err
+				}
+			default:
+				v, err = h.literalValue(bs.env)
+			}
+			var frac *fractionalConst
+			if errors.As(err, &frac) {
+				err = nil
+			}
+			if err != nil {
+				return err
+			}
+			if cells[i], err = h.cipherParam(v, frac); err != nil {
+				return err
+			}
+		}
+		bs.finish(cells)
+		if proj != nil {
+			ex, err := proj.execFor(p, bs, bs.env)
+			if err != nil {
+				return err
+			}
+			// Results (called for this Bind just before) made the
+			// portal's decrypter.
+			if d := current.Load(); d != nil {
+				d.ex.Store(ex)
+			}
+		}
+		return nil
+	}
+	if proj != nil {
+		ext.resultFmts = proj.serverFormats
+		ext.results = func(formats []int16) wire.ResultRewriter {
+			// formats == nil: Describe of the statement, rows never follow.
+			d := &decrypter{p: proj, params: &s.params, formats: formats, serverBinary: true}
+			current.Store(d)
+			return d
+		}
+	}
+	return sp, nil
+}
+
+// Pseudo-columns that type the parameters the proxy reads itself: a LIKE
+// pattern (text) and a LIMIT or OFFSET (bigint).
+var (
+	textParam = &encrypted{table: "", cat: &catalog.Column{Name: "LIKE pattern"}, typ: onion.Type{Base: onion.Text}}
+	int8Param = &encrypted{table: "", cat: &catalog.Column{Name: "LIMIT"}, typ: onion.Type{Base: onion.BigInt}}
+)
+
+// cmpHole is a comparison value of a query with its column.
+type cmpHole struct {
+	rewrite.CmpHole
+	x *encrypted
+}
+
+// paramType is the column as seen by a parameter compared with it: of the
+// column's comparison type (a varchar(5) column compares with any text),
+// or text for a LIKE pattern.
+func (h *cmpHole) paramType() *encrypted {
+	if h.Kind == rewrite.HoleTokens {
+		return textParam
+	}
+	y := *h.x
+	y.typ = h.x.typ.ComparisonType()
+	return &y
+}
+
+// literalValue reads the hole's constant (NULL when it has none).
+func (h *cmpHole) literalValue(env onion.Env) (onion.Value, error) {
+	if h.Param > 0 {
+		return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "42P02", Message: fmt.Sprintf("there is no parameter $%d", h.Param)}
+	}
+	if h.Const == nil {
+		return onion.Null(), nil
+	}
+	if h.Kind == rewrite.HoleTokens {
+		return onion.Type{Base: onion.Text}.ParseText([]byte(*h.Const), env)
+	}
+	t := h.x.typ.ComparisonType()
+	v, err := t.ParseText([]byte(*h.Const), env)
+	if err != nil && isInteger(t) && looksNumeric(*h.Const) {
+		// c = 1.5 on an integer column compares as numeric: handled by
+		// cipher (never equal; ranges round).
+		return onion.Null(), &fractionalConst{text: *h.Const}
+	}
+	return v, err
+}
+
+// fractionalConst is a numeric constant compared with an integer column.
+type fractionalConst struct{ text string }
+
+func (f *fractionalConst) Error() string { return "fractional constant " + f.text }
+
+func isInteger(t onion.Type) bool {
+	return t.Base == onion.SmallInt || t.Base == onion.Integer || t.Base == onion.BigInt
+}
+
+func looksNumeric(s string) bool {
+	_, ok := new(big.Rat).SetString(strings.TrimSpace(s))
+	return ok
+}
+
+// Sentinels for comparison values outside a column's domain: no DET or
+// OPE ciphertext is empty, and none is longer than 16 bytes, so ” sorts
+// below every OPE ciphertext and equals none, and 17 bytes of 0xff sort
+// above every OPE ciphertext.
+var (
+	sentinelLow  = []byte{}
+	sentinelHigh = bytes.Repeat([]byte{0xff}, 17)
+)
+
+// cipher returns the hole's ciphertext for value v (nil for NULL), as
+// bytes (DET, OPE) or tokens (search).
+func (h *cmpHole) cipher(v onion.Value, frac *fractionalConst) ([]byte, []int64, error) {
+	oc := h.x.oc
+	if frac != nil {
+		return h.fractional(frac)
+	}
+	if v.IsNull() {
+		return nil, nil, nil
+	}
+	switch h.Kind {
+	case rewrite.HoleDET:
+		ct, err := oc.EqDET(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to encrypt a comparison value for %s.%s: %w", h.x.table, h.x.cat.Name, err)
+		}
+		return ct, nil, nil
+	case rewrite.HoleOPE:
+		ct, err := oc.OrdOPE(v, rounding(h.Op))
+		switch {
+		case errors.Is(err, onion.ErrOrdRange):
+			if negative(h.x.typ.ComparisonType(), v) {
+				return sentinelLow, nil, nil
+			}
+			return sentinelHigh, nil, nil
+		case err != nil && (h.Op == "=" || h.Op == "<>"):
+			return sentinelLow, nil, nil // not a value of the column: equals none
+		case err != nil:
+			return nil, nil, fmt.Errorf("failed to encrypt a comparison value for %s.%s: %w", h.x.table, h.x.cat.Name, err)
+		}
+		return ct, nil, nil
+	case rewrite.HoleTokens:
+		pattern := string(onion.Type{Base: onion.Text}.AppendText(nil, v, onion.Env{}))
+		esc := rune('\\')
+		if h.Escape != nil {
+			r, _ := utf8.DecodeRuneInString(*h.Escape)
+			if *h.Escape == "" {
+				r = 0
+			}
+			esc = r
+		}
+		toks, err := oc.SearchTokens(pattern, esc, h.CaseInsensitive)
+		if err != nil {
+			return nil, nil, err
+		}
+		if toks == nil {
+			toks = []int64{}
+		}
+		return nil, toks, nil
+	}
+	return nil, nil, fmt.Errorf("engine: unknown hole kind %d", h.Kind)
+}
+
+// fractional handles a non-integral numeric constant compared with an
+// integer column: = matches nothing, <> every non-NULL value, and ranges
+// compare with the integer the bound rounds to.
+func (h *cmpHole) fractional(f *fractionalConst) ([]byte, []int64, error) {
+	r, _ := new(big.Rat).SetString(strings.TrimSpace(f.text))
+	if h.Kind == rewrite.HoleDET || h.Op == "=" || h.Op == "<>" {
+		if r.IsInt() {
+			v, ok := intValue(r.Num())
+			if !ok {
+				return sentinelLow, nil, nil
+			}
+			return h.cipher(v, nil)
+		}
+		return sentinelLow, nil, nil
+	}
+	q := new(big.Int).Quo(r.Num(), r.Denom()) // truncated toward zero
+	if !r.IsInt() {
+		if rounding(h.Op) == onion.Floor && r.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else if rounding(h.Op) == onion.Ceil && r.Sign() > 0 {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	v, ok := intValue(q)
+	if !ok {
+		if q.Sign() < 0 {
+			return sentinelLow, nil, nil
+		}
+		return sentinelHigh, nil, nil
+	}
+	return h.cipher(v, nil)
+}
+
+func intValue(x *big.Int) (onion.Value, bool) {
+	if !x.IsInt64() {
+		return onion.Value{}, false
+	}
+	return onion.IntValue(x.Int64()), true
+}
+
+// negative reports whether v sorts below zero (for out-of-domain bounds).
+func negative(t onion.Type, v onion.Value) bool {
+	text := t.AppendText(nil, v, onion.Env{})
+	return len(text) > 0 && text[0] == '-'
+}
+
+// rounding is how a range bound between two domain values rounds, seen
+// from the column (c < 1.5 is c < 2 on integers; c <= 1.5 is c <= 1).
+func rounding(op string) onion.Rounding {
+	switch op {
+	case "<", ">=":
+		return onion.Ceil
+	case "<=", ">":
+		return onion.Floor
+	}
+	return onion.Exact
+}
+
+func (h *cmpHole) cipherNode(v onion.Value, frac *fractionalConst) (*pg_query.Node, error) {
+	b, toks, err := h.cipher(v, frac)
+	if err != nil {
+		return nil, err
+	}
+	if h.Kind == rewrite.HoleTokens {
+		return rewrite.Int8ArrayLiteral(toks), nil
+	}
+	return rewrite.ByteaLiteral(b), nil
+}
+
+func (h *cmpHole) cipherParam(v onion.Value, frac *fractionalConst) ([]byte, error) {
+	b, toks, err := h.cipher(v, frac)
+	if err != nil {
+		return nil, err
+	}
+	if h.Kind == rewrite.HoleTokens {
+		return cellValue(onion.Cells{Search: toks}, "_srch"), nil
+	}
+	return b, nil
+}
+
+// ensureLayers peels every onion the statement needs that is not yet at
+// the needed layer.
+func (e *Engine) ensureLayers(needs []rewrite.Need) error {
+	for _, n := range needs {
+		if err := e.peel(context.Background(), n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queryProjection is the projection of a QueryPlan's rows.
+func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
+	proj := &projection{salt: -1, visible: p.Visible}
+	for _, rc := range p.Columns {
+		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: rc.RowSalt, decode: rc.Decode, count: rc.Count}
+		if rc.Column != nil {
+			x, err := e.encrypted(rc.Table.Name, rc.Column)
+			if err != nil {
+				return nil, err
+			}
+			pc.x = x
+		}
+		proj.nServer = max(proj.nServer, pc.server+1, pc.val+1, pc.salt+1, pc.rowSalt+1, pc.count+1)
+		proj.cols = append(proj.cols, pc)
+	}
+	for _, r := range p.Residuals {
+		proj.residuals = append(proj.residuals, residual{col: r.Column, like: r.Like})
+		if r.Like.Const != nil {
+			pat, err := compileLike(*r.Like.Const, r.Like)
+			if err != nil {
+				return nil, err
+			}
+			proj.residuals[len(proj.residuals)-1].pattern = pat
+		}
+	}
+	return proj, nil
+}
+
+// residual is a LIKE the proxy checks on a decrypted value.
+type residual struct {
+	col     int
+	like    rewrite.LikeCheck
+	pattern *pglike.Pattern // compiled at plan time for a constant pattern
+}
+
+func compileLike(pattern string, l rewrite.LikeCheck) (*pglike.Pattern, error) {
+	esc := pglike.DefaultEscape
+	if l.Escape != nil {
+		esc = *l.Escape
+		if esc == "" {
+			esc = pglike.NoEscape
+		}
+	}
+	pat, err := pglike.Compile(pattern, esc, l.CaseInsensitive)
+	if err == nil && pat.MayFail() {
+		// PostgreSQL fails when matching reaches the dangling escape;
+		// the proxy refuses the pattern up front.
+		err = &pgconn.PgError{Severity: "ERROR", Code: pglike.CodeInvalidEscapeSequence, Message: "LIKE pattern must not end with escape character"}
+	}
+	return pat, err
+}
+
+// execFor returns the proxy-side LIMIT, OFFSET and parameter patterns of
+// one execution (bs is nil for the simple protocol); nil when the
+// statement has no residual checks.
+func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.Env) (*execState, error) {
+	if len(p.residuals) == 0 {
+		return nil, nil
+	}
+	read := func(lv rewrite.LimitValue) (int64, error) {
+		switch {
+		case lv.Const != nil:
+			return *lv.Const, nil
+		case lv.Param > 0 && bs != nil:
+			v, err := bs.value(lv.Param, int8Param)
+			if err != nil || v.IsNull() {
+				return -1, err
+			}
+			return v.Int64(), nil
+		}
+		return -1, nil
+	}
+	var err error
+	ex := &execState{limit: -1}
+	if ex.limit, err = read(plan.Limit); err != nil {
+		return nil, err
+	}
+	if ex.offset, err = read(plan.Offset); err != nil {
+		return nil, err
+	}
+	if ex.offset < 0 {
+		if plan.Offset.Const != nil || plan.Offset.Param > 0 && bs != nil {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "2201X", Message: "OFFSET must not be negative"}
+		}
+		ex.offset = 0
+	}
+	if ex.limit < -1 || ex.limit < 0 && plan.Limit.Const != nil && *plan.Limit.Const < 0 {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "2201W", Message: "LIMIT must not be negative"}
+	}
+	ex.patterns = make([]*pglike.Pattern, len(p.residuals))
+	for i, r := range p.residuals {
+		ex.patterns[i] = r.pattern
+		if r.like.Param > 0 && bs != nil {
+			v, err := bs.value(r.like.Param, textParam)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() {
+				ex.patterns[i] = nil // x LIKE NULL is NULL: no row
+				continue
+			}
+			pat := string(onion.Type{Base: onion.Text}.AppendText(nil, v, env))
+			if ex.patterns[i], err = compileLike(pat, r.like); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ex, nil
+}
+
+// execState is what one execution of a statement with residual checks
+// needs: its LIMIT, OFFSET and patterns.
+type execState struct {
+	limit, offset int64 // limit -1: none
+	patterns      []*pglike.Pattern
+}
+
+// numericType is unconstrained numeric (AVG's result).
+var numericType = onion.Type{Base: onion.Numeric}
+
+// avgValue is PostgreSQL's AVG: the numeric quotient of sum and count,
+// with the scale numeric division chooses (select_div_scale: at least 16
+// significant digits, at least the scales of both operands), rounded half
+// away from zero. sum is a Value of the column's SumType.
+func avgValue(sumType onion.Type, sum onion.Value, count int64) (onion.Value, error) {
+	if sum.IsNull() || count == 0 {
+		return onion.Null(), nil
+	}
+	text := string(sumType.AppendText(nil, sum, onion.Env{}))
+	if text == "NaN" {
+		return sum, nil
+	}
+	neg := strings.HasPrefix(text, "-")
+	text = strings.TrimPrefix(text, "-")
+	intPart, frac, _ := strings.Cut(text, ".")
+	scale := len(frac)
+	num, ok := new(big.Int).SetString(intPart+frac, 10)
+	if !ok {
+		return onion.Value{}, fmt.Errorf("engine: bad sum %q", text)
+	}
+	w1, f1 := nbaseLead(intPart, frac)
+	w2, f2 := nbaseLead(fmt.Sprint(count), "")
+	qweight := w1 - w2
+	if f1 <= f2 {
+		qweight--
+	}
+	rscale := 16 - qweight*4
+	rscale = max(rscale, scale, 0)
+	rscale = min(rscale, 1000)
+	// round(num / 10^scale / count, rscale) = round(num·10^rscale / (10^scale·count))
+	n := new(big.Int).Mul(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(rscale)), nil))
+	d := new(big.Int).Mul(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil), big.NewInt(count))
+	q, r := new(big.Int).QuoRem(n, d, new(big.Int))
+	if new(big.Int).Lsh(r, 1).Cmp(d) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	s := q.String()
+	if rscale > 0 {
+		if len(s) <= rscale {
+			s = strings.Repeat("0", rscale-len(s)+1) + s
+		}
+		s = s[:len(s)-rscale] + "." + s[len(s)-rscale:]
+	}
+	if neg && q.Sign() != 0 {
+		s = "-" + s
+	}
+	return numericType.ParseText([]byte(s), onion.Env{})
+}
+
+// nbaseLead returns the weight and first digit of a non-negative decimal
+// (integer and fraction digits) in PostgreSQL's base-10000 representation;
+// 0, 0 for zero.
+func nbaseLead(intPart, frac string) (int, int) {
+	intPart = strings.TrimLeft(intPart, "0")
+	if intPart != "" {
+		w := (len(intPart) - 1) / 4
+		lead := intPart[:len(intPart)-4*w]
+		var v int
+		fmt.Sscan(lead, &v)
+		return w, v
+	}
+	for len(frac)%4 != 0 {
+		frac += "0"
+	}
+	for i := 0; i < len(frac); i += 4 {
+		var v int
+		fmt.Sscan(strings.TrimLeft(frac[i:i+4], "0")+"0", &v)
+		v /= 10
+		if v != 0 {
+			return -(i/4 + 1), v
+		}
+	}
+	return 0, 0
+}

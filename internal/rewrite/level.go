@@ -1,0 +1,382 @@
+package rewrite
+
+import (
+	"slices"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+)
+
+// selMode is what the results of one SELECT level are for.
+type selMode int
+
+const (
+	modeTop     selMode = iota // the client's results
+	modePlain                  // a subquery whose outputs must be plaintext
+	modeExists                 // EXISTS: the outputs are not read
+	modeOperand                // one output compared with an encrypted column
+)
+
+// outKind is what one output of the select list is.
+type outKind int
+
+const (
+	outPlain outKind = iota
+	outValue         // an encrypted column's value
+	outOrd           // MIN or MAX of an encrypted column (OPE ciphertext)
+	outSum           // SUM of an encrypted column (Add ciphertexts)
+	outAvg           // AVG of an encrypted column
+)
+
+// output is one item of a rewritten select list.
+type output struct {
+	kind outKind
+	name string // the client's name ("" for a plain item: the server's)
+	c    *encCol
+	full bool // outValue: decrypted with salts and exact value (not grouped)
+	node *pg_query.Node
+}
+
+// level is the state of one SELECT level being rewritten.
+type level struct {
+	q       *planner
+	sel     *pg_query.SelectStmt
+	sc      *scope
+	mode    selMode
+	grouped map[string]bool // qualifier.column of encrypted GROUP BY items
+	outs    []output
+	// opaque is set when the select list has a * over items whose columns
+	// the proxy does not know: the width of the result is unknown.
+	opaque bool
+}
+
+func (q *planner) topSelect(sel *pg_query.SelectStmt) error {
+	_, err := q.selectLevel(sel, nil, modeTop)
+	return err
+}
+
+// selectLevel rewrites one SELECT (and its subqueries) in place. In
+// modeOperand it returns the operand its single output is, nil when that
+// output is plain.
+func (q *planner) selectLevel(sel *pg_query.SelectStmt, parent *scope, mode selMode) (*operand, error) {
+	if sel == nil {
+		return nil, nil
+	}
+	if sel.Op != pg_query.SetOperation_SETOP_NONE {
+		// Each branch must produce plaintext: encrypted values of two
+		// branches could not be merged or compared by the server.
+		inner := modePlain
+		if mode == modeExists {
+			inner = modeExists
+		}
+		for _, b := range []*pg_query.SelectStmt{sel.Larg, sel.Rarg} {
+			if _, err := q.selectLevel(b, parent, inner); err != nil {
+				return nil, err
+			}
+		}
+		if mode == modeTop {
+			q.plan.PlainResults = true
+		}
+		for _, n := range sel.SortClause {
+			if err := q.plainExpr(n, parent, "ORDER BY"); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	if sel.IntoClause != nil {
+		return nil, Refusal("SELECT INTO over tables with encrypted columns is not supported: the server would store the values in plaintext")
+	}
+	l := &level{q: q, sel: sel, sc: &scope{parent: parent}, mode: mode, grouped: map[string]bool{}}
+	if err := l.with(); err != nil {
+		return nil, err
+	}
+	if len(sel.ValuesLists) > 0 {
+		for _, row := range sel.ValuesLists {
+			if err := q.plainExpr(row, parent, "VALUES"); err != nil {
+				return nil, err
+			}
+		}
+		if mode == modeTop {
+			q.plan.PlainResults = true
+		}
+		return nil, nil
+	}
+	var ons []*pg_query.Node
+	for _, f := range sel.FromClause {
+		if err := l.fromItem(f, &ons); err != nil {
+			return nil, err
+		}
+	}
+	for _, on := range ons {
+		if err := q.predicate(on, l.sc, predCtx{construct: "JOIN ... ON"}); err != nil {
+			return nil, err
+		}
+	}
+	if err := q.predicate(sel.WhereClause, l.sc, predCtx{construct: "WHERE", conj: mode == modeTop}); err != nil {
+		return nil, err
+	}
+	if err := l.groupBy(); err != nil {
+		return nil, err
+	}
+	if err := q.predicate(sel.HavingClause, l.sc, predCtx{construct: "HAVING", agg: true}); err != nil {
+		return nil, err
+	}
+	for _, w := range sel.WindowClause {
+		if err := q.plainExpr(w, l.sc, "WINDOW"); err != nil {
+			return nil, err
+		}
+	}
+	if on := distinctOn(sel.DistinctClause); on != nil {
+		for _, n := range on {
+			if c, err := q.firstEncrypted(n, l.sc, "DISTINCT ON"); err != nil || c != nil {
+				if err == nil {
+					err = Refusal("DISTINCT ON over encrypted column %s is not supported", c.name())
+				}
+				return nil, err
+			}
+			if err := q.plainExpr(n, l.sc, "DISTINCT ON"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	op, err := l.selectList()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.orderBy(); err != nil {
+		return nil, err
+	}
+	for _, n := range []*pg_query.Node{sel.LimitCount, sel.LimitOffset} {
+		if err := q.plainExpr(n, l.sc, "LIMIT"); err != nil {
+			return nil, err
+		}
+	}
+	if mode == modeTop {
+		if err := l.finish(); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
+}
+
+// with rewrites the CTEs of the level: their outputs must be plaintext.
+func (l *level) with() error {
+	w := l.sel.WithClause
+	if w == nil {
+		return nil
+	}
+	l.sc.ctes = map[string]bool{}
+	for _, n := range w.Ctes {
+		l.sc.ctes[n.GetCommonTableExpr().GetCtename()] = true
+	}
+	for _, n := range w.Ctes {
+		cte := n.GetCommonTableExpr()
+		sel := cte.GetCtequery().GetSelectStmt()
+		if sel == nil {
+			return Refusal("data-modifying WITH (%s) in a query over tables with encrypted columns is not supported", cte.Ctename)
+		}
+		if _, err := l.q.selectLevel(sel, l.sc, modePlain); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fromItem adds one FROM item to the level's scope; join conditions are
+// collected in ons, to be rewritten once every item is known.
+func (l *level) fromItem(n *pg_query.Node, ons *[]*pg_query.Node) error {
+	switch x := n.Node.(type) {
+	case *pg_query.Node_RangeVar:
+		rv := x.RangeVar
+		qualifier := rv.Relname
+		if rv.Alias != nil {
+			qualifier = rv.Alias.Aliasname
+			if len(rv.Alias.Colnames) > 0 {
+				if t := l.table(rv); t != nil && ddlHasEncrypted(t) {
+					return Refusal("column aliases on table %s with encrypted columns are not supported", t.Name)
+				}
+			}
+		}
+		t := l.table(rv)
+		if t != nil && t.Physical != "" && t.Physical != rv.Relname {
+			if rv.Alias == nil {
+				rv.Alias = &pg_query.Alias{Aliasname: rv.Relname}
+			}
+			rv.Relname = t.Physical
+		}
+		l.sc.items = append(l.sc.items, &rangeItem{qualifier: qualifier, table: t})
+	case *pg_query.Node_JoinExpr:
+		j := x.JoinExpr
+		before := len(l.sc.items)
+		if err := l.fromItem(j.Larg, ons); err != nil {
+			return err
+		}
+		if err := l.fromItem(j.Rarg, ons); err != nil {
+			return err
+		}
+		for _, it := range l.sc.items[before:] {
+			if it.table == nil || !ddlHasEncrypted(it.table) {
+				continue
+			}
+			if j.IsNatural {
+				return Refusal("NATURAL JOIN with table %s with encrypted columns is not supported: name the join columns", it.table.Name)
+			}
+			for _, u := range j.UsingClause {
+				if c := it.table.Column(fieldName(u)); c != nil && c.Policy != catalog.Plain {
+					return Refusal("JOIN ... USING (%s) on encrypted column %s.%s is not supported: write JOIN ... ON", c.Name, it.table.Name, c.Name)
+				}
+			}
+			if j.Alias != nil {
+				return Refusal("an alias for a join with table %s with encrypted columns is not supported", it.table.Name)
+			}
+		}
+		if j.Quals != nil {
+			*ons = append(*ons, j.Quals)
+		}
+	case *pg_query.Node_RangeSubselect:
+		rs := x.RangeSubselect
+		parent := l.sc.parent
+		if rs.Lateral {
+			parent = l.sc
+		}
+		if _, err := l.q.selectLevel(rs.Subquery.GetSelectStmt(), parent, modePlain); err != nil {
+			return err
+		}
+		qualifier := ""
+		if rs.Alias != nil {
+			qualifier = rs.Alias.Aliasname
+		}
+		l.sc.items = append(l.sc.items, &rangeItem{qualifier: qualifier})
+	default:
+		if err := l.q.plainExpr(n, l.sc, "FROM"); err != nil {
+			return err
+		}
+		qualifier := ""
+		if rf := n.GetRangeFunction(); rf != nil && rf.Alias != nil {
+			qualifier = rf.Alias.Aliasname
+		}
+		l.sc.items = append(l.sc.items, &rangeItem{qualifier: qualifier})
+	}
+	return nil
+}
+
+// table returns the catalog table a FROM item names, nil for a CTE or a
+// table the catalog does not have.
+func (l *level) table(rv *pg_query.RangeVar) *catalog.Table {
+	if rv.Schemaname == "" && l.sc.cte(rv.Relname) {
+		return nil
+	}
+	schema := rv.Schemaname
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	return l.q.lookup(schema, rv.Relname)
+}
+
+// groupBy rewrites GROUP BY: an encrypted column groups on its Eq onion.
+func (l *level) groupBy() error {
+	for i, n := range l.sel.GroupClause {
+		c, err := l.groupItem(n)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			if err := l.q.plainExpr(n, l.sc, "GROUP BY"); err != nil {
+				return err
+			}
+			continue
+		}
+		c.construct = "GROUP BY"
+		if err := l.q.need(c, onion.KindEq); err != nil {
+			return err
+		}
+		if err := refuseLossy(c, "GROUP BY"); err != nil {
+			return err
+		}
+		l.grouped[c.qualifier+"."+c.col.Name] = true
+		if n.GetAConst() == nil {
+			l.sel.GroupClause[i] = c.ref("_eq")
+		}
+	}
+	return nil
+}
+
+// groupItem returns the encrypted column a GROUP BY item names: an input
+// column, else an output alias or position of the select list.
+func (l *level) groupItem(n *pg_query.Node) (*encCol, error) {
+	if cr := n.GetColumnRef(); cr != nil {
+		c, err := l.sc.resolve(cr, "GROUP BY")
+		if err != nil || c != nil || len(cr.Fields) != 1 {
+			return c, err
+		}
+		for _, t := range l.sel.TargetList {
+			rt := t.GetResTarget()
+			if rt.Name == fieldName(cr.Fields[0]) {
+				if tcr := rt.Val.GetColumnRef(); tcr != nil {
+					return l.sc.resolve(tcr, "GROUP BY")
+				}
+				return nil, nil
+			}
+		}
+		return nil, nil
+	}
+	if k, ok := position(n); ok && k >= 1 && k <= len(l.sel.TargetList) {
+		if tcr := l.sel.TargetList[k-1].GetResTarget().Val.GetColumnRef(); tcr != nil {
+			return l.sc.resolve(tcr, "GROUP BY")
+		}
+	}
+	return nil, nil
+}
+
+// position returns the integer of an output position (ORDER BY 2).
+func position(n *pg_query.Node) (int, bool) {
+	c := n.GetAConst()
+	if c == nil {
+		return 0, false
+	}
+	iv, ok := c.Val.(*pg_query.A_Const_Ival)
+	if !ok {
+		return 0, false
+	}
+	return int(iv.Ival.Ival), true
+}
+
+// refuseLossy refuses grouping (or DISTINCT) on a column whose Eq onion
+// does not determine how its value prints (unconstrained numeric, bpchar
+// without length): the group's representative could not be shown.
+func refuseLossy(c *encCol, construct string) error {
+	_, layout, err := columnLayout(c.col)
+	if err != nil {
+		return err
+	}
+	for _, pc := range layout {
+		if pc.Suffix == "_val" {
+			return Refusal("%s on encrypted column %s of type %s is not supported: equal values may print differently; declare the column with a precision and scale (or a length)", construct, c.name(), c.col.Type)
+		}
+	}
+	return nil
+}
+
+// isGrouped reports whether the level aggregates its rows.
+func (l *level) isGrouped() bool {
+	if len(l.sel.GroupClause) > 0 || l.sel.HavingClause != nil {
+		return true
+	}
+	for _, t := range l.sel.TargetList {
+		if fc := t.GetResTarget().GetVal().GetFuncCall(); fc != nil && fc.Over == nil && isAggregate(fc) {
+			return true
+		}
+	}
+	return false
+}
+
+func isAggregate(fc *pg_query.FuncCall) bool {
+	if fc.AggStar || fc.AggDistinct || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
+		return true
+	}
+	return slices.Contains([]string{"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every",
+		"string_agg", "array_agg", "json_agg", "jsonb_agg", "stddev", "variance"}, funcName(fc))
+}

@@ -1,0 +1,519 @@
+package rewrite
+
+import (
+	"strconv"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+)
+
+// selectList rewrites the level's select list. In modeOperand it returns
+// the operand of its single output (nil when plain).
+func (l *level) selectList() (*operand, error) {
+	sel := l.sel
+	if l.mode == modeExists {
+		for _, t := range sel.TargetList {
+			if l.touchesEncrypted(t.GetResTarget().Val) {
+				// EXISTS reads no values: select a constant instead.
+				sel.TargetList = []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(pg_query.MakeAConstIntNode(1, -1), -1)}
+				return nil, nil
+			}
+		}
+	}
+	if l.mode == modeOperand && len(sel.TargetList) == 1 {
+		rt := sel.TargetList[0].GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			c, err := l.sc.resolve(cr, "the select list")
+			if err != nil || c != nil {
+				if c != nil && l.isGrouped() {
+					if err := refuseLossy(c, "GROUP BY"); err != nil {
+						return nil, err
+					}
+				}
+				if c == nil {
+					return nil, err
+				}
+				return l.q.columnOperand(c), nil
+			}
+		}
+		if fc := rt.Val.GetFuncCall(); fc != nil {
+			op, err := l.q.aggOperand(fc, l.sc, "the select list")
+			if err != nil || op != nil {
+				return op, err
+			}
+		}
+	}
+	grouped := l.isGrouped() || plainDistinct(sel.DistinctClause)
+	var targets []*pg_query.Node
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			expanded, err := l.star(cr, grouped)
+			if err != nil {
+				return nil, err
+			}
+			targets = append(targets, expanded...)
+			if expanded == nil {
+				targets = append(targets, t)
+			}
+			continue
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			c, err := l.sc.resolve(cr, "the select list")
+			if err != nil {
+				return nil, err
+			}
+			if c != nil {
+				name := rt.Name
+				if name == "" {
+					name = c.col.Name
+				}
+				n, err := l.value(c, name, grouped)
+				if err != nil {
+					return nil, err
+				}
+				targets = append(targets, n)
+				continue
+			}
+		}
+		if fc := rt.Val.GetFuncCall(); fc != nil {
+			ok, err := l.aggregate(fc, rt)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				targets = append(targets, t)
+				continue
+			}
+		}
+		if err := l.q.plainExpr(rt.Val, l.sc, "the select list"); err != nil {
+			return nil, err
+		}
+		l.outs = append(l.outs, output{kind: outPlain, name: rt.Name, node: rt.Val})
+		targets = append(targets, t)
+	}
+	sel.TargetList = targets
+	return nil, nil
+}
+
+// touchesEncrypted reports whether n references an encrypted column or
+// the whole row of a table with encrypted columns (outside subqueries).
+func (l *level) touchesEncrypted(n *pg_query.Node) bool {
+	if cr := n.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+		if len(cr.Fields) == 1 {
+			for _, it := range l.sc.items {
+				if it.table != nil && ddlHasEncrypted(it.table) {
+					return true
+				}
+			}
+			return false
+		}
+		it := l.sc.item(fieldName(cr.Fields[len(cr.Fields)-2]))
+		return it != nil && it.table != nil && ddlHasEncrypted(it.table)
+	}
+	c, err := l.q.firstEncrypted(n, l.sc, "the select list")
+	return c != nil || err != nil
+}
+
+// star expands * or q.* over items with encrypted columns; nil when the
+// items are all plain (the * stays as written).
+func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, error) {
+	var items []*rangeItem
+	if len(cr.Fields) == 1 {
+		items = l.sc.items
+	} else if it := l.sc.item(fieldName(cr.Fields[len(cr.Fields)-2])); it != nil {
+		items = []*rangeItem{it}
+	}
+	encrypted, unknown := false, false
+	for _, it := range items {
+		if it.table == nil {
+			unknown = true
+		} else if ddlHasEncrypted(it.table) {
+			encrypted = true
+		}
+	}
+	if !encrypted {
+		l.opaque = true
+		return nil, nil
+	}
+	if unknown {
+		return nil, Refusal("* over table %s with encrypted columns together with other FROM items is not supported: list the columns", firstEncryptedTable(items).Name)
+	}
+	if l.mode != modeTop {
+		return nil, Refusal("* over table %s with encrypted columns in a subquery is not supported: list the columns", firstEncryptedTable(items).Name)
+	}
+	var out []*pg_query.Node
+	for _, it := range items {
+		for i := range it.table.Columns {
+			col := &it.table.Columns[i]
+			c := &encCol{table: it.table, col: col, qualifier: it.qualifier, construct: "the select list"}
+			if col.Policy == catalog.Plain {
+				out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(col.Name, c.rowRef(col.Name), -1))
+				l.outs = append(l.outs, output{kind: outPlain, name: col.Name})
+				continue
+			}
+			n, err := l.value(c, col.Name, grouped)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func firstEncryptedTable(items []*rangeItem) *catalog.Table {
+	for _, it := range items {
+		if it.table != nil && ddlHasEncrypted(it.table) {
+			return it.table
+		}
+	}
+	return nil
+}
+
+// value is an encrypted column in the select list: its Eq onion (the
+// salts and exact value are added as hidden columns by finish, unless the
+// rows are grouped or DISTINCT, where they would split groups).
+func (l *level) value(c *encCol, name string, grouped bool) (*pg_query.Node, error) {
+	if l.mode != modeTop {
+		return nil, Refusal("encrypted column %s in the select list of a subquery, CTE or UNION is not supported yet", c.name())
+	}
+	if grouped {
+		c.construct = "GROUP BY or DISTINCT"
+		if err := refuseLossy(c, c.construct); err != nil {
+			return nil, err
+		}
+		if err := l.q.need(c, onion.KindEq); err != nil {
+			return nil, err
+		}
+	}
+	l.outs = append(l.outs, output{kind: outValue, name: name, c: c, full: !grouped})
+	return pg_query.MakeResTargetNodeWithNameAndVal(name, c.ref("_eq"), -1), nil
+}
+
+// aggregate rewrites COUNT, MIN, MAX, SUM and AVG of an encrypted column;
+// false for any other call.
+func (l *level) aggregate(fc *pg_query.FuncCall, rt *pg_query.ResTarget) (bool, error) {
+	name := funcName(fc)
+	if fc.AggFilter != nil && fc.Over == nil {
+		if err := l.q.predicate(fc.AggFilter, l.sc, predCtx{construct: "FILTER"}); err != nil {
+			return false, err
+		}
+		l.q.done(fc.AggFilter)
+	}
+	if fc.Over != nil || len(fc.Args) != 1 {
+		return false, nil
+	}
+	cr := fc.Args[0].GetColumnRef()
+	if cr == nil {
+		return false, nil
+	}
+	c, err := l.sc.resolve(cr, "the select list")
+	if err != nil || c == nil {
+		return false, err
+	}
+	c.construct = name
+	if len(fc.AggOrder) > 0 {
+		return false, Refusal("ORDER BY inside %s over encrypted column %s is not supported", name, c.name())
+	}
+	outName := rt.Name
+	if outName == "" {
+		outName = name
+	}
+	switch name {
+	case "count":
+		if fc.AggDistinct {
+			c.construct = "COUNT(DISTINCT)"
+			if err := l.q.need(c, onion.KindEq); err != nil {
+				return false, err
+			}
+		}
+		fc.Args[0] = c.ref("_eq")
+		l.outs = append(l.outs, output{kind: outPlain, name: rt.Name})
+		return true, nil
+	case "min", "max":
+		if l.mode != modeTop {
+			return false, Refusal("%s of encrypted column %s in the select list of a subquery is only supported compared with the column", name, c.name())
+		}
+		op, err := l.q.aggOperand(fc, l.sc, "the select list")
+		if err != nil {
+			return false, err
+		}
+		if _, err := op.ord(); err != nil {
+			return false, err
+		}
+		rt.Name = outName
+		l.outs = append(l.outs, output{kind: outOrd, name: outName, c: c})
+		return true, nil
+	case "sum", "avg":
+		if l.mode != modeTop {
+			return false, Refusal("%s of encrypted column %s in a subquery is not supported", name, c.name())
+		}
+		if fc.AggDistinct {
+			return false, Refusal("%s(DISTINCT) over encrypted column %s is not supported", name, c.name())
+		}
+		if !hasCapability(c.col, onion.KindAdd) {
+			return false, Refusal("%s over encrypted column %s needs its add onion, which its policy does not give it", name, c.name())
+		}
+		if plainDistinct(l.sel.DistinctClause) {
+			return false, Refusal("SELECT DISTINCT with %s over encrypted column %s is not supported", name, c.name())
+		}
+		// The server concatenates the group's Add ciphertexts (fixed
+		// width); the proxy multiplies them modulo n² and decrypts.
+		filter := fc.AggFilter
+		fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("string_agg")}
+		fc.Args = []*pg_query.Node{c.ref("_add"), typeCast(pg_query.MakeAConstStrNode("", -1), "bytea", false)}
+		rt.Name = outName
+		kind := outSum
+		if name == "avg" {
+			kind = outAvg
+			count := &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("count")}, Args: []*pg_query.Node{c.ref("_add")}, AggFilter: filter, Location: -1}
+			l.q.avgCounts = append(l.q.avgCounts, &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: count}})
+		}
+		l.outs = append(l.outs, output{kind: kind, name: outName, c: c})
+		return true, nil
+	}
+	return false, nil
+}
+
+// orderBy rewrites ORDER BY: an encrypted column sorts on its Ord onion.
+func (l *level) orderBy() error {
+	for _, n := range l.sel.SortClause {
+		sb := n.GetSortBy()
+		if sb == nil {
+			continue
+		}
+		if o := l.outputNamed(sb.Node); o != nil {
+			switch o.kind {
+			case outPlain, outOrd:
+				continue // the server sorts its own output (OPE sorts)
+			case outSum, outAvg:
+				return Refusal("ORDER BY on %s over encrypted column %s is not supported", o.name, o.c.name())
+			}
+			if err := l.sortOn(sb, o.c); err != nil {
+				return err
+			}
+			continue
+		}
+		if cr := sb.Node.GetColumnRef(); cr != nil {
+			c, err := l.sc.resolve(cr, "ORDER BY")
+			if err != nil {
+				return err
+			}
+			if c != nil {
+				if err := l.sortOn(sb, c); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if fc := sb.Node.GetFuncCall(); fc != nil {
+			op, err := l.q.aggOperand(fc, l.sc, "ORDER BY")
+			if err != nil {
+				return err
+			}
+			if op != nil {
+				if sb.Node, err = op.ord(); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if err := l.q.plainExpr(sb.Node, l.sc, "ORDER BY"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outputNamed returns the select-list output an ORDER BY item names by
+// position or by output name (which PostgreSQL prefers over input
+// columns), nil otherwise.
+func (l *level) outputNamed(n *pg_query.Node) *output {
+	if k, ok := position(n); ok {
+		if k >= 1 && k <= len(l.outs) && !l.opaque {
+			return &l.outs[k-1]
+		}
+		return nil
+	}
+	cr := n.GetColumnRef()
+	if cr == nil || len(cr.Fields) != 1 {
+		return nil
+	}
+	name := fieldName(cr.Fields[0])
+	for i := range l.outs {
+		if l.outs[i].kind != outPlain && l.outs[i].name == name {
+			return &l.outs[i]
+		}
+	}
+	return nil
+}
+
+// sortOn makes a sort item sort on c's Ord onion.
+func (l *level) sortOn(sb *pg_query.SortBy, c *encCol) error {
+	c.construct = "ORDER BY"
+	if isText(c) {
+		return Refusal("ORDER BY on encrypted text column %s is not supported yet", c.name())
+	}
+	if err := l.q.need(c, onion.KindOrd); err != nil {
+		return err
+	}
+	sb.Node = c.ref("_ord")
+	if l.grouped[c.qualifier+"."+c.col.Name] {
+		// Grouping on the Eq onion: the Ord onion is a function of the
+		// same value, so adding it does not split groups.
+		l.sel.GroupClause = append(l.sel.GroupClause, c.ref("_ord"))
+	}
+	if plainDistinct(l.sel.DistinctClause) {
+		if l.mode != modeTop {
+			return Refusal("ORDER BY on encrypted column %s in a DISTINCT subquery is not supported", c.name())
+		}
+		l.q.distinctOrd = append(l.q.distinctOrd, c.ref("_ord"))
+	}
+	return nil
+}
+
+// hiddenValue asks for the decrypted value of c as a hidden result column
+// (for a residual check) and returns its index in QueryPlan.Columns-to-be,
+// counted from the first hidden column.
+func (q *planner) hiddenValue(c *encCol) int {
+	q.residualCols = append(q.residualCols, c)
+	return len(q.residualCols) - 1
+}
+
+// finish completes the outermost level: hidden columns, the result
+// columns, and the proxy's LIMIT when rows are filtered in the proxy.
+func (l *level) finish() error {
+	q, sel := l.q, l.sel
+	grouped := l.isGrouped() || plainDistinct(sel.DistinctClause)
+	if len(q.residualCols) > 0 {
+		switch {
+		case grouped:
+			return Refusal("LIKE on encrypted column %s together with aggregates, GROUP BY or DISTINCT is not supported", q.residualCols[0].name())
+		case sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES:
+			return Refusal("FETCH ... WITH TIES together with LIKE on encrypted column %s is not supported", q.residualCols[0].name())
+		}
+		var err error
+		if q.plan.Limit, err = limitValue(sel.LimitCount); err != nil {
+			return err
+		}
+		if q.plan.Offset, err = limitValue(sel.LimitOffset); err != nil {
+			return err
+		}
+		sel.LimitCount, sel.LimitOffset = nil, nil
+		sel.LimitOption = pg_query.LimitOption_LIMIT_OPTION_DEFAULT
+	}
+	needsDecoding := len(q.residualCols) > 0
+	for _, o := range l.outs {
+		if o.kind != outPlain {
+			needsDecoding = true
+		}
+	}
+	if !needsDecoding {
+		q.plan.PlainResults = true
+		return nil
+	}
+	if l.opaque {
+		return Refusal("* over FROM items without encrypted columns together with encrypted values in the select list is not supported: list the columns")
+	}
+	visible := len(sel.TargetList)
+	rowSalts := map[string]int{}
+	hidden := func(n *pg_query.Node) int {
+		sel.TargetList = append(sel.TargetList, pg_query.MakeResTargetNodeWithVal(n, -1))
+		return len(sel.TargetList) - 1
+	}
+	full := func(rc *ResultColumn, c *encCol) error {
+		_, layout, err := columnLayout(c.col)
+		if err != nil {
+			return err
+		}
+		for _, pc := range layout {
+			switch pc.Suffix {
+			case "_val":
+				rc.Val = hidden(c.ref("_val"))
+			case SaltSuffix:
+				rc.Salt = hidden(c.ref(SaltSuffix))
+			}
+		}
+		k, ok := rowSalts[c.qualifier]
+		if !ok {
+			k = hidden(c.rowRef(SaltColumn))
+			rowSalts[c.qualifier] = k
+		}
+		rc.RowSalt = k
+		return nil
+	}
+	cols := make([]ResultColumn, 0, visible+len(q.residualCols))
+	avg := 0
+	for i, o := range l.outs {
+		rc := ResultColumn{Name: o.name, Server: i, Val: -1, Salt: -1, RowSalt: -1, Count: -1}
+		if o.c != nil {
+			rc.Column, rc.Table = o.c.col, o.c.table
+		}
+		switch o.kind {
+		case outValue:
+			rc.Decode = DecodeValue
+			if o.full {
+				if err := full(&rc, o.c); err != nil {
+					return err
+				}
+			}
+		case outOrd:
+			rc.Decode = DecodeOrd
+		case outSum:
+			rc.Decode = DecodeSum
+		case outAvg:
+			rc.Decode = DecodeAvg
+			rc.Count = hidden(q.avgCounts[avg])
+			avg++
+		}
+		cols = append(cols, rc)
+	}
+	for _, n := range q.distinctOrd {
+		hidden(n)
+	}
+	for _, c := range q.residualCols {
+		rc := ResultColumn{Name: c.col.Name, Val: -1, Salt: -1, RowSalt: -1, Count: -1, Column: c.col, Table: c.table, Decode: DecodeValue}
+		rc.Server = hidden(c.ref("_eq"))
+		if err := full(&rc, c); err != nil {
+			return err
+		}
+		cols = append(cols, rc)
+	}
+	for i := range q.plan.Residuals {
+		q.plan.Residuals[i].Column += visible
+	}
+	q.plan.Columns, q.plan.Visible = cols, visible
+	return nil
+}
+
+// limitValue reads a LIMIT or OFFSET the proxy applies: a constant, a
+// parameter, NULL or ALL.
+func limitValue(n *pg_query.Node) (LimitValue, error) {
+	if n == nil {
+		return LimitValue{}, nil
+	}
+	if tc := n.GetTypeCast(); tc != nil {
+		n = tc.Arg
+	}
+	if p := n.GetParamRef(); p != nil {
+		return LimitValue{Param: int(p.Number)}, nil
+	}
+	if c := n.GetAConst(); c != nil {
+		if c.Isnull {
+			return LimitValue{}, nil
+		}
+		switch v := c.Val.(type) {
+		case *pg_query.A_Const_Ival:
+			x := int64(v.Ival.Ival)
+			return LimitValue{Const: &x}, nil
+		case *pg_query.A_Const_Fval:
+			if x, err := strconv.ParseInt(v.Fval.Fval, 10, 64); err == nil {
+				return LimitValue{Const: &x}, nil
+			}
+		}
+	}
+	return LimitValue{}, Refusal("LIMIT or OFFSET with an expression together with LIKE on an encrypted column is not supported: use a constant or a parameter")
+}

@@ -1,0 +1,267 @@
+package rewrite
+
+import (
+	"fmt"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+)
+
+// This file holds the query planner: SELECT statements that read tables
+// with encrypted columns, with joins, predicates, grouping, ordering,
+// aggregates and subqueries evaluated by the server over the onions.
+// scope.go resolves names, predicate.go rewrites conditions, output.go
+// the select list, GROUP BY and ORDER BY.
+
+// Need is an onion layer a statement needs on the server before it can
+// run: the Eq onion at DET (=, IN, GROUP BY, DISTINCT, joins) or the Ord
+// onion at OPE (ranges, ORDER BY, MIN, MAX). The proxy peels the onion
+// when its current layer is stronger (see DESIGN.md section 4).
+type Need struct {
+	Table  *catalog.Table
+	Column *catalog.Column
+	Kind   onion.Kind  // onion.KindEq or onion.KindOrd
+	Layer  onion.Layer // onion.LayerDET or onion.LayerOPE
+}
+
+// HoleKind says what ciphertext a comparison hole becomes.
+type HoleKind int
+
+// Comparison hole kinds.
+const (
+	// HoleDET is the Eq onion's DET ciphertext of the value (bytea).
+	HoleDET HoleKind = iota
+	// HoleOPE is the Ord onion's OPE ciphertext of the value (bytea),
+	// rounded for Op when the value falls between two values of the
+	// column's domain.
+	HoleOPE
+	// HoleTokens is the search tokens of a LIKE pattern (int8[]).
+	HoleTokens
+)
+
+// CmpHole is a value compared with an encrypted column on the server: a
+// constant of the client's SQL, a client parameter, or NULL. The proxy
+// encrypts it and puts the ciphertext in the statement (Render).
+type CmpHole struct {
+	Table  *catalog.Table
+	Column *catalog.Column
+	Kind   HoleKind
+	// Op is the comparison as seen from the column (c Op value): "=",
+	// "<>", "<", "<=", ">" or ">=" (for HoleOPE it decides the rounding of
+	// a value between two domain values; "=" and "<>" match no such value).
+	Op string
+	// Const is the constant's text when the client wrote a literal; Param
+	// the 1-based client parameter when it wrote $n. Both unset is NULL.
+	Const *string
+	Param int
+	// Escape and CaseInsensitive qualify the pattern of a HoleTokens.
+	Escape          *string
+	CaseInsensitive bool
+
+	node *pg_query.Node // placeholder in the rewritten tree
+}
+
+// Decode says how the proxy turns server columns into a client value.
+type Decode int
+
+// Decodings of a ResultColumn of an encrypted column.
+const (
+	// DecodeValue decrypts the Eq onion (with Val, the salt override and
+	// the row salt where present).
+	DecodeValue Decode = iota
+	// DecodeOrd decrypts an OPE ciphertext (MIN or MAX on the Ord onion).
+	DecodeOrd
+	// DecodeSum decrypts the concatenated Add ciphertexts of a group
+	// (string_agg): their product is the encrypted SUM.
+	DecodeSum
+	// DecodeAvg is DecodeSum divided by the count in column Count, as
+	// PostgreSQL's AVG computes it (numeric division).
+	DecodeAvg
+)
+
+// LikeCheck is a LIKE predicate the proxy checks on a decrypted value.
+type LikeCheck struct {
+	Const           *string // the pattern literal, or
+	Param           int     // the 1-based client parameter holding it
+	Escape          *string // the ESCAPE clause, nil when absent
+	CaseInsensitive bool    // ILIKE
+	Negate          bool    // NOT LIKE
+}
+
+// Residual is a condition the server cannot evaluate exactly, checked by
+// the proxy on each row: rows that fail it are not shown.
+type Residual struct {
+	// Column is the index in QueryPlan.Columns of the (hidden) value.
+	Column int
+	Like   LikeCheck
+}
+
+// LimitValue is a LIMIT or OFFSET applied by the proxy: a constant, a
+// client parameter, or neither (no limit).
+type LimitValue struct {
+	Const *int64
+	Param int
+}
+
+// QueryPlan is the rewritten form of a SELECT that reads tables with
+// encrypted columns.
+type QueryPlan struct {
+	// Columns are the result columns, the client's first in order, then
+	// hidden ones that residual checks read.
+	Columns []ResultColumn
+	// Visible is how many of Columns the client sees.
+	Visible int
+	// Needs are the onion layers the statement needs.
+	Needs []Need
+	// Holes are the comparison values to encrypt, in Render order.
+	Holes []CmpHole
+	// Residuals are checked by the proxy on each row; when there are any,
+	// Limit and Offset are applied by the proxy after them (the server's
+	// statement then has no LIMIT or OFFSET).
+	Residuals     []Residual
+	Limit, Offset LimitValue
+	// PlainResults is set when the rows need no decryption (every output
+	// is plaintext): the server's rows go to the client unchanged, and
+	// Columns is empty.
+	PlainResults bool
+
+	st Statement
+}
+
+// Render returns the server SQL with each hole replaced by vals[i] (a
+// ciphertext literal or a parameter reference; see ByteaLiteral,
+// Int8ArrayLiteral, ParamNode). The plan may be rendered many times.
+func (p *QueryPlan) Render(vals []*pg_query.Node) (string, error) {
+	if len(vals) != len(p.Holes) {
+		return "", fmt.Errorf("rewrite: Render got %d values for %d holes", len(vals), len(p.Holes))
+	}
+	for i, h := range p.Holes {
+		h.node.Node = vals[i].Node
+	}
+	sql, err := p.st.Deparse()
+	if err != nil {
+		return "", fmt.Errorf("rewrite: deparsing the rewritten SELECT: %w", err)
+	}
+	return sql, nil
+}
+
+// TableLookup returns the encrypted table schema.name, or nil for a table
+// without encrypted columns (or none at all).
+type TableLookup func(schema, name string) *catalog.Table
+
+// PlanQuery rewrites a SELECT that reads tables with encrypted columns so
+// that the server evaluates it over the onions:
+//
+//   - =, <>, IN (list), IS [NOT] NULL, GROUP BY, DISTINCT,
+//     COUNT(DISTINCT c) and equi-joins on the Eq onion (DET);
+//   - <, <=, >, >=, BETWEEN, ORDER BY, MIN and MAX on the Ord onion (OPE);
+//   - SUM and AVG on the Add onion: the server concatenates the group's
+//     ciphertexts, the proxy multiplies and decrypts them;
+//   - LIKE, ILIKE and NOT LIKE as a search-token prefilter on the server,
+//     checked exactly by the proxy (top-level WHERE conjuncts only);
+//   - constants and parameters on either side of a comparison, IN
+//     (SELECT ...), EXISTS and scalar subqueries whose outputs line up.
+//
+// Two encrypted columns compare on the server only when they share keys:
+// the same column (a self-join) or columns of one join group.
+// Everything else that touches an encrypted column is refused with 0A000
+// naming the construct and the column. st's tree is rewritten in place.
+func PlanQuery(st Statement, lookup TableLookup) (*QueryPlan, error) {
+	sel := st.Tree.Stmt.GetSelectStmt()
+	if sel == nil {
+		return nil, fmt.Errorf("rewrite: not a SELECT statement")
+	}
+	q := &planner{lookup: lookup, plan: &QueryPlan{st: st}}
+	if err := q.topSelect(sel); err != nil {
+		return nil, err
+	}
+	return q.plan, nil
+}
+
+// planner holds the state of one PlanQuery.
+type planner struct {
+	lookup TableLookup
+	plan   *QueryPlan
+	needs  map[needKey]bool
+	// finished are nodes already rewritten (plain subqueries met while
+	// looking for operands), which must not be walked again.
+	finished map[*pg_query.Node]bool
+	// Hidden columns of the outermost level, added by finish: the values
+	// residual checks read, the counts of AVG, and the Ord onions a
+	// SELECT DISTINCT sorts on.
+	residualCols []*encCol
+	avgCounts    []*pg_query.Node
+	distinctOrd  []*pg_query.Node
+}
+
+type needKey struct {
+	col  catalog.ID
+	kind onion.Kind
+}
+
+// need records that col's onion kind must be peeled to its inner layer.
+func (q *planner) need(c *encCol, kind onion.Kind) error {
+	if c.col.Policy == catalog.Sensitive {
+		what := "equality"
+		if kind == onion.KindOrd {
+			what = "order"
+		}
+		return Refusal("%s is not supported on column %s.%s: it is declared sensitive, so the server may never learn its %s", c.construct, c.table.Name, c.col.Name, what)
+	}
+	if !hasCapability(c.col, kind) {
+		return Refusal("%s on encrypted column %s.%s needs its %s onion, which its policy does not give it (capabilities: %v)", c.construct, c.table.Name, c.col.Name, kind, c.col.Capabilities)
+	}
+	layer := onion.LayerDET
+	if kind == onion.KindOrd {
+		layer = onion.LayerOPE
+	}
+	k := needKey{c.col.ID, kind}
+	if q.needs == nil {
+		q.needs = map[needKey]bool{}
+	}
+	if !q.needs[k] {
+		q.needs[k] = true
+		q.plan.Needs = append(q.plan.Needs, Need{Table: c.table, Column: c.col, Kind: kind, Layer: layer})
+	}
+	return nil
+}
+
+// hasCapability reports whether an encrypted column has the onion kind.
+func hasCapability(c *catalog.Column, kind onion.Kind) bool {
+	if kind == onion.KindEq {
+		return true // the Eq onion is always there
+	}
+	_, ok := c.Onions[string(kind)]
+	return ok
+}
+
+// hole adds a comparison hole for value node v (a constant, parameter or
+// NULL) compared with c, and returns its placeholder.
+func (q *planner) hole(c *encCol, kind HoleKind, op string, v *pg_query.Node) (*pg_query.Node, error) {
+	h := CmpHole{Table: c.table, Column: c.col, Kind: kind, Op: op}
+	inner := Hole{Column: c.col}
+	if err := holeValue(v, &inner, c.table.Name, "a comparison with"); err != nil {
+		return nil, err
+	}
+	h.Const, h.Param = inner.Const, inner.Param
+	h.node = &pg_query.Node{Node: nullConst().Node}
+	q.plan.Holes = append(q.plan.Holes, h)
+	return h.node, nil
+}
+
+// isValue reports whether n is a value a hole can take: a constant, a
+// parameter, NULL, a negated number, possibly cast.
+func isValue(n *pg_query.Node) bool {
+	if tc := n.GetTypeCast(); tc != nil {
+		n = tc.Arg
+	}
+	switch {
+	case n.GetAConst() != nil, n.GetParamRef() != nil:
+		return true
+	case n.GetAExpr() != nil && isNegation(n.GetAExpr()):
+		return n.GetAExpr().Rexpr.GetAConst() != nil
+	}
+	return false
+}
