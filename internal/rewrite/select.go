@@ -1,7 +1,6 @@
 package rewrite
 
 import (
-
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"

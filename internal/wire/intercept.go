@@ -1,8 +1,8 @@
 package wire
 
 import (
-	"errors"
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
