@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -21,6 +22,11 @@ type holesPlan struct {
 	xs     []*encrypted // the column of each hole
 	salts  int          // fresh salts the statement needs; hole h uses salt h.Row
 	render func(cells []rewrite.Cells, salts []*pg_query.Node) (string, error)
+	// whereHoles are the comparison values of an UPDATE's or DELETE's
+	// WHERE, filled (rewrite.FillHoles) before render; where holds their
+	// columns.
+	whereHoles []rewrite.CmpHole
+	where      []*cmpHole
 }
 
 // planInsert encrypts the values of INSERT ... VALUES: in the SQL text for
@@ -47,17 +53,28 @@ func (s *session) planUpdate(st rewrite.Statement, t *catalog.Table, ext *extend
 	if err != nil {
 		return nil, err
 	}
+	if err := s.e.ensureLayers(p.Needs); err != nil {
+		return nil, err
+	}
 	hp := &holesPlan{holes: p.Holes, salts: 1, render: func(cells []rewrite.Cells, salts []*pg_query.Node) (string, error) {
 		return p.Render(cells, salts[0])
-	}}
+	}, whereHoles: p.Where}
 	return s.planHoles(t, hp, clientRefs, p.Returning, ext)
 }
 
 // planDelete only decrypts what RETURNING returns.
 func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
+	clientRefs := rewrite.ParamRefs(st)
 	p, err := rewrite.PlanDelete(st, t)
 	if err != nil {
 		return nil, err
+	}
+	if err := s.e.ensureLayers(p.Needs); err != nil {
+		return nil, err
+	}
+	if len(p.Where) > 0 {
+		hp := &holesPlan{render: func([]rewrite.Cells, []*pg_query.Node) (string, error) { return p.Deparse() }, whereHoles: p.Where}
+		return s.planHoles(t, hp, clientRefs, p.Returning, ext)
 	}
 	sp := &stmtPlan{sql: p.SQL}
 	if p.Returning != nil {
@@ -77,6 +94,14 @@ func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, r
 		if hp.xs[i], err = s.e.encrypted(t.Name, h.Column); err != nil {
 			return nil, err
 		}
+	}
+	hp.where = make([]*cmpHole, len(hp.whereHoles))
+	for i, h := range hp.whereHoles {
+		x, err := s.e.encrypted(t.Name, h.Column)
+		if err != nil {
+			return nil, err
+		}
+		hp.where[i] = &cmpHole{CmpHole: h, x: x}
 	}
 	var sp *stmtPlan
 	var err error
@@ -125,6 +150,25 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 		}
 		cells[i] = literalCells(c)
 	}
+	if len(p.where) > 0 {
+		vals := make([]*pg_query.Node, len(p.where))
+		for i, h := range p.where {
+			v, err := h.literalValue(env)
+			var frac *fractionalConst
+			if errors.As(err, &frac) {
+				err = nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if vals[i], err = h.cipherNode(v, frac); err != nil {
+				return nil, err
+			}
+		}
+		if err := rewrite.FillHoles(p.whereHoles, vals); err != nil {
+			return nil, err
+		}
+	}
 	sql, err := p.render(cells, saltNodes)
 	if err != nil {
 		return nil, err
@@ -159,6 +203,7 @@ type paramSlot struct {
 	hole   int
 	row    int
 	suffix string
+	where  int // 1-based WHERE comparison hole, 0 for none
 }
 
 // holeParams assigns the parameters of encrypted values in the extended
@@ -342,6 +387,25 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			cells[i][pc.Suffix] = hp.add(paramSlot{hole: i, row: h.Row, suffix: pc.Suffix}, oid)
 		}
 	}
+	if len(p.where) > 0 {
+		vals := make([]*pg_query.Node, len(p.where))
+		for i, h := range p.where {
+			oid := uint32(oidBytea)
+			if h.Kind == rewrite.HoleTokens {
+				oid = oidInt8Arr
+			}
+			vals[i] = hp.add(paramSlot{hole: -1, where: i + 1}, oid)
+			if h.Param > 0 {
+				if x := holeOf[h.Param]; x != nil {
+					return nil, rewrite.Refusal("parameter $%d is both a value of encrypted column %s.%s and compared with %s.%s; pass the value twice", h.Param, x.table, x.cat.Name, h.x.table, h.x.cat.Name)
+				}
+				holeOf[h.Param] = h.paramType()
+			}
+		}
+		if err := rewrite.FillHoles(p.whereHoles, vals); err != nil {
+			return nil, err
+		}
+	}
 	sql, err := p.render(cells, saltNodes)
 	if err != nil {
 		return nil, err
@@ -378,7 +442,26 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		}
 		vals := make([][]byte, len(hp.slots))
 		for i, sl := range hp.slots {
-			if sl.hole < 0 {
+			if sl.where > 0 {
+				h := p.where[sl.where-1]
+				v := onion.Null()
+				var err error
+				if h.Param > 0 {
+					v, err = bs.value(h.Param, h.paramType())
+				} else {
+					v, err = h.literalValue(bs.env)
+				}
+				var frac *fractionalConst
+				if errors.As(err, &frac) {
+					err = nil
+				}
+				if err != nil {
+					return err
+				}
+				if vals[i], err = h.cipherParam(v, frac); err != nil {
+					return err
+				}
+			} else if sl.hole < 0 {
 				vals[i] = salts[sl.row]
 			} else {
 				vals[i] = cellValue(enc[sl.hole], sl.suffix)

@@ -16,6 +16,24 @@ type DeletePlan struct {
 	// Returning maps the rows of RETURNING to the client's columns; nil
 	// without RETURNING.
 	Returning *Projection
+	// Where are the comparison values of WHERE to encrypt, and Needs the
+	// onion layers WHERE needs; with holes, SQL is empty: use Render.
+	Where []CmpHole
+	Needs []Need
+
+	stmt    *pg_query.Node
+	version int32
+}
+
+// Deparse returns the server SQL as the holes are now (see FillHoles).
+func (p *DeletePlan) Deparse() (string, error) { return deparseNode(p.stmt, p.version) }
+
+// Render returns the server SQL with the WHERE holes filled with vals.
+func (p *DeletePlan) Render(vals []*pg_query.Node) (string, error) {
+	if err := FillHoles(p.Where, vals); err != nil {
+		return "", err
+	}
+	return deparseNode(p.stmt, p.version)
 }
 
 // PlanDelete rewrites DELETE FROM t [USING ...] [WHERE ...] [RETURNING
@@ -46,7 +64,13 @@ func PlanDelete(st Statement, t *catalog.Table) (*DeletePlan, error) {
 		return nil, err
 	}
 	rows := append([]string{qualifier}, selfAliases...)
-	if err := dmlFindRef(del.WhereClause, t, rows).clauseRefusal(t.Name, "WHERE"); err != nil {
+	var where []CmpHole
+	var needs []Need
+	if len(del.UsingClause) == 0 && del.WhereClause.GetCurrentOfExpr() == nil {
+		if where, needs, err = planDMLWhere(del.WhereClause, t, qualifier); err != nil {
+			return nil, err
+		}
+	} else if err := dmlFindRef(del.WhereClause, t, rows).clauseRefusal(t.Name, "WHERE"); err != nil {
 		return nil, err
 	}
 	returning, proj, err := dmlReturning(del.ReturningList, t, qualifier, len(del.UsingClause) > 0)
@@ -60,9 +84,13 @@ func PlanDelete(st Statement, t *catalog.Table) (*DeletePlan, error) {
 		ReturningList: returning,
 		WithClause:    del.WithClause,
 	}
-	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_DeleteStmt{DeleteStmt: d}}, st.version)
+	stmt := &pg_query.Node{Node: &pg_query.Node_DeleteStmt{DeleteStmt: d}}
+	if len(where) > 0 {
+		return &DeletePlan{Returning: proj, Where: where, Needs: needs, stmt: stmt, version: st.version}, nil
+	}
+	sql, err := deparseNode(stmt, st.version)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite: deparsing DELETE from %s: %w", t.Name, err)
 	}
-	return &DeletePlan{SQL: sql, Returning: proj}, nil
+	return &DeletePlan{SQL: sql, Returning: proj, Needs: needs, stmt: stmt, version: st.version}, nil
 }

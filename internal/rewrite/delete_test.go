@@ -17,7 +17,11 @@ func TestPlanDeleteGolden(t *testing.T) {
 		if err != nil {
 			return dmlGoldenResult{}, err
 		}
-		return dmlGoldenResult{sql: p.SQL, returning: p.Returning}, nil
+		sql, err := p.Render(testHoleValues(p.Where))
+		if err != nil {
+			return dmlGoldenResult{}, err
+		}
+		return dmlGoldenResult{sql: sql, returning: p.Returning}, nil
 	})
 }
 

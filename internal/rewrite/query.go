@@ -265,3 +265,39 @@ func isValue(n *pg_query.Node) bool {
 	}
 	return false
 }
+
+// planDMLWhere rewrites the WHERE clause of an UPDATE or DELETE on t
+// (named qualifier in the statement) in place, like a SELECT's WHERE
+// (comparisons, IN, BETWEEN, IS NULL and subqueries on the onions), and
+// returns its comparison holes and the layers it needs. LIKE is refused
+// there: the proxy cannot drop rows the server updates. Subqueries may
+// read t again; other tables are taken as plain (the caller refuses
+// statements naming other tables with encrypted columns).
+func planDMLWhere(where *pg_query.Node, t *catalog.Table, qualifier string) ([]CmpHole, []Need, error) {
+	q := &planner{plan: &QueryPlan{}, lookup: func(schema, name string) *catalog.Table {
+		if schema == t.Schema && (name == t.Name || name == t.Physical) {
+			return t
+		}
+		return nil
+	}}
+	sc := &scope{items: []*rangeItem{{qualifier: qualifier, table: t}}}
+	if err := q.predicate(where, sc, predCtx{construct: "WHERE"}); err != nil {
+		return nil, nil, err
+	}
+	if len(q.plan.Residuals) > 0 || len(q.residualCols) > 0 {
+		return nil, nil, Refusal("LIKE on an encrypted column of %s in the WHERE of UPDATE or DELETE is not supported", t.Name)
+	}
+	return q.plan.Holes, q.plan.Needs, nil
+}
+
+// FillHoles puts vals[i] (a ciphertext literal or a parameter reference)
+// in the place of hole i of a plan's rewritten tree.
+func FillHoles(holes []CmpHole, vals []*pg_query.Node) error {
+	if len(vals) != len(holes) {
+		return fmt.Errorf("rewrite: %d values for %d comparison holes", len(vals), len(holes))
+	}
+	for i, h := range holes {
+		h.node.Node = vals[i].Node
+	}
+	return nil
+}

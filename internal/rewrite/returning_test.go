@@ -47,12 +47,14 @@ func dmlRenderAny(t testing.TB, st Statement, table *catalog.Table) (sql string,
 	case "Update":
 		var p *UpdatePlan
 		if p, err = PlanUpdate(st, table); err == nil {
-			sql, err = p.Render(cells(p.Holes), dmlTestSalt(0xee))
+			if err = FillHoles(p.Where, testHoleValues(p.Where)); err == nil {
+				sql, err = p.Render(cells(p.Holes), dmlTestSalt(0xee))
+			}
 		}
 	case "Delete":
 		var p *DeletePlan
 		if p, err = PlanDelete(st, table); err == nil {
-			sql = p.SQL
+			sql, err = p.Render(testHoleValues(p.Where))
 		}
 	default:
 		return "", false
@@ -158,4 +160,17 @@ func FuzzPlanDML(f *testing.F) {
 			}
 		}
 	})
+}
+
+// testHoleValues are placeholder ciphertexts for comparison holes.
+func testHoleValues(holes []CmpHole) []*pg_query.Node {
+	vals := make([]*pg_query.Node, len(holes))
+	for i, h := range holes {
+		if h.Kind == HoleTokens {
+			vals[i] = Int8ArrayLiteral([]int64{int64(i)})
+		} else {
+			vals[i] = ByteaLiteral([]byte{byte(i)})
+		}
+	}
+	return vals
 }

@@ -23,6 +23,10 @@ type UpdatePlan struct {
 	// Returning maps the rows of RETURNING to the client's columns; nil
 	// without RETURNING.
 	Returning *Projection
+	// Where are the comparison values of WHERE to encrypt (FillHoles
+	// before Render), and Needs the onion layers WHERE needs.
+	Where []CmpHole
+	Needs []Need
 
 	version int32                // of the parse tree format
 	base    *pg_query.UpdateStmt // the server statement, but its SET list
@@ -74,10 +78,14 @@ func PlanUpdate(st Statement, t *catalog.Table) (*UpdatePlan, error) {
 		return nil, err
 	}
 	rows := append([]string{qualifier}, selfAliases...)
-	if err := dmlFindRef(upd.WhereClause, t, rows).clauseRefusal(t.Name, "WHERE"); err != nil {
+	p := &UpdatePlan{Table: t, version: st.version}
+	if len(upd.FromClause) == 0 && upd.WhereClause.GetCurrentOfExpr() == nil {
+		if p.Where, p.Needs, err = planDMLWhere(upd.WhereClause, t, qualifier); err != nil {
+			return nil, err
+		}
+	} else if err := dmlFindRef(upd.WhereClause, t, rows).clauseRefusal(t.Name, "WHERE"); err != nil {
 		return nil, err
 	}
-	p := &UpdatePlan{Table: t, version: st.version}
 	p.set, p.Holes, err = dmlPlanSet(upd.TargetList, t, dmlSetContext{statement: "UPDATE", rows: rows})
 	if err != nil {
 		return nil, err

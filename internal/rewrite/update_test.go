@@ -299,6 +299,9 @@ func TestPlanUpdateGolden(t *testing.T) {
 		if err != nil {
 			return dmlGoldenResult{}, err
 		}
+		if err := FillHoles(p.Where, testHoleValues(p.Where)); err != nil {
+			t.Fatal(err)
+		}
 		sql, err := p.Render(dmlTestCells(t, p.Holes), dmlTestSalt(0xee))
 		if err != nil {
 			t.Fatal(err)
