@@ -22,7 +22,7 @@ func runColumns(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, columnsUsage)
 		if len(args) == 0 {
-			return usagef("a subcommand is required: list or set")
+			return usagef("a subcommand is required: list, set or plan")
 		}
 		return flag.ErrHelp
 	}
@@ -31,13 +31,16 @@ func runColumns(args []string, stdout, stderr io.Writer) error {
 		return runColumnsList(args[1:], stdout)
 	case "set":
 		return runColumnsSet(args[1:], stdout)
+	case "plan":
+		return runColumnsPlan(args[1:], stdout)
 	}
-	return usagef("unknown subcommand %q: want list or set", args[0])
+	return usagef("unknown subcommand %q: want list, set or plan", args[0])
 }
 
 const columnsUsage = `Usage:
   proxy columns list --backend DSN [--keystore FILE] [--master-key-file FILE]
   proxy columns set [SCHEMA.]TABLE.COLUMN --policy POLICY [--capabilities LIST] [--join-group NAME] --backend DSN ...
+  proxy columns plan --workload FILE [--json] --backend DSN ...
 
 list shows every column the proxy manages, and the policies declared for
 tables not created yet.
@@ -63,7 +66,11 @@ through the proxy; each set replaces the column's whole declaration
 encrypted column, set can only remove onions (fewer capabilities, or
 sensitive): their server-side columns are dropped. Adding onions,
 decrypting a column or changing its join group needs its data
-re-encrypted, which is not supported yet.`
+re-encrypted, which is not supported yet.
+
+plan shows, without running anything, the onion layers the SELECTs of a
+workload file would need, what the server would learn, and which
+statements would be refused (see proxy columns plan --help).`
 
 func runColumnsList(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("columns list", flag.ContinueOnError)

@@ -9,7 +9,7 @@
 //	proxy keys    init|check|rotate-master create, check and re-wrap the key store
 //	proxy migrate --backend DSN [--check] create or upgrade the schema "pgonion"
 //	proxy status  --backend DSN           encrypted columns, layers and leakage
-//	proxy columns list|set                the managed columns and their policies
+//	proxy columns list|set|plan           the managed columns, their policies, a workload's needs
 //	proxy version
 //
 // Run `proxy COMMAND --help` for the flags of a command. Every flag can also
@@ -42,7 +42,7 @@ var commands = []command{
 	{"passwd", "print an auth-file line with a SCRAM-SHA-256 verifier", runPasswd},
 	{"migrate", "create or upgrade the proxy's schema in the backend database", runMigrate},
 	{"status", "show every encrypted column, its onions and layers, and what the server can learn", runStatus},
-	{"columns", "list the managed columns, or declare how a column is stored (list, set)", runColumns},
+	{"columns", "list the managed columns, declare how a column is stored, or plan a workload (list, set, plan)", runColumns},
 	{"keys", "create, check and re-wrap the key store (init, check, rotate-master)", runKeys},
 	{"version", "print the version", func([]string, io.Writer, io.Writer) error { fmt.Println("proxy", version); return nil }},
 }

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -61,15 +59,18 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(w, "%s\t%s\tplain\t-\t-\teverything (stored unencrypted)\n", name, c.Type)
 				continue
 			}
-			for i, o := range slices.Sorted(maps.Keys(c.Onions)) {
+			for i, o := range onionsInOrder(&c) {
 				layer := c.Onions[o]
 				if i == 0 {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", name, c.Type, c.Policy, o, layer, leakage[layer])
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s%s\n", name, c.Type, c.Policy, o, layer, leakage[layer], onionNote(&c, layer))
 				} else {
-					fmt.Fprintf(w, "\t\t\t%s\t%s\t%s\n", o, layer, leakage[layer])
+					fmt.Fprintf(w, "\t\t\t%s\t%s\t%s%s\n", o, layer, leakage[layer], onionNote(&c, layer))
 				}
 			}
 		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return printLearned(stdout, tables)
 }
