@@ -1,0 +1,701 @@
+-- Differential query corpus: see query_corpus_test.go for the format.
+-- Tables (query_corpus_test.go): t1 (id, grp, pn plain; si, i, b, n, un,
+-- tx, vc, ch, d, ts, tz, flag, bin encrypted; eq_i, eq_t eq-only; secret
+-- sensitive; k join group k), t2 (id plain; k join group k; name, amt;
+-- qty, k2 eq+ord; d; code join group code), t3 (id, label plain; code join
+-- group code; rank).
+
+-- = and <> on every type, constants on either side
+SELECT id FROM t1 WHERE si = 5
+SELECT id FROM t1 WHERE si = -32768
+SELECT id FROM t1 WHERE si = 32767
+SELECT id, si FROM t1 WHERE si <> 5
+SELECT id FROM t1 WHERE 5 = si
+SELECT id FROM t1 WHERE i = 42
+SELECT id FROM t1 WHERE i = -2147483648
+SELECT id, i FROM t1 WHERE i <> 0
+SELECT id FROM t1 WHERE 2147483647 = i
+SELECT id FROM t1 WHERE b = 9223372036854775807
+SELECT id FROM t1 WHERE b = -9223372036854775808
+SELECT id, b FROM t1 WHERE b = 42
+SELECT id, b FROM t1 WHERE b <> -1
+SELECT id FROM t1 WHERE n = 1.50
+SELECT id FROM t1 WHERE n = 1.5
+SELECT id FROM t1 WHERE n = '10.05'
+SELECT id FROM t1 WHERE n = 'NaN'
+SELECT id, n FROM t1 WHERE n <> 0
+SELECT id FROM t1 WHERE n = 9999999999.99
+SELECT id FROM t1 WHERE -9999999999.99 = n
+SELECT id FROM t1 WHERE n = 1.01
+SELECT id, un FROM t1 WHERE un = 1
+SELECT id, un FROM t1 WHERE un = 1.000
+SELECT id, un FROM t1 WHERE un = -0.5
+SELECT id FROM t1 WHERE un = 'NaN'
+SELECT id FROM t1 WHERE un = 'Infinity'
+SELECT id FROM t1 WHERE un = '-Infinity'
+SELECT id, un FROM t1 WHERE un <> 1
+SELECT id FROM t1 WHERE un = 1e20
+SELECT id FROM t1 WHERE un = 100000000000000000000.0
+SELECT id FROM t1 WHERE un = 0.000001
+SELECT id FROM t1 WHERE tx = 'alpha'
+SELECT id FROM t1 WHERE tx = ''
+SELECT id FROM t1 WHERE tx = 'über'
+SELECT id FROM t1 WHERE tx = '日本語'
+SELECT id FROM t1 WHERE tx = 'O''Brien'
+SELECT id FROM t1 WHERE tx = 'back\slash'
+SELECT id FROM t1 WHERE tx = E'back\\slash'
+SELECT id, tx FROM t1 WHERE tx <> 'alpha'
+SELECT id FROM t1 WHERE 'gamma' = tx
+SELECT id FROM t1 WHERE tx = 'Gamma'
+SELECT id FROM t1 WHERE vc = 'hello world'
+SELECT id FROM t1 WHERE vc = 'naïve café'
+SELECT id, vc FROM t1 WHERE vc <> 'abc'
+SELECT id FROM t1 WHERE ch = 'ab'
+SELECT id FROM t1 WHERE ch = 'ab   '
+SELECT id FROM t1 WHERE ch = 'ab '
+SELECT id, ch FROM t1 WHERE ch = ''
+SELECT id FROM t1 WHERE ch = 'ä'
+SELECT id, ch FROM t1 WHERE ch <> 'hello'
+SELECT id FROM t1 WHERE ch = 'HeLLo'
+SELECT id FROM t1 WHERE d = '2000-02-29'
+SELECT id FROM t1 WHERE d = 'infinity'
+SELECT id FROM t1 WHERE d = '0044-03-15 BC'
+SELECT id FROM t1 WHERE d = DATE '1970-01-01'
+SELECT id FROM t1 WHERE d = '5874897-12-31'
+SELECT id, d FROM t1 WHERE d <> '2001-01-01'
+SELECT id FROM t1 WHERE ts = '2000-01-01 00:00:00'
+SELECT id FROM t1 WHERE ts = '-infinity'
+SELECT id FROM t1 WHERE ts = '1999-12-31 23:59:59.999999'
+SELECT id FROM t1 WHERE ts = '4713-11-24 00:00:00 BC'
+SELECT id FROM t1 WHERE tz = '2021-06-01 06:30:00+00'
+SELECT id FROM t1 WHERE tz = '2000-01-01 00:00:00+00'
+SELECT id FROM t1 WHERE tz = '1999-12-31 16:00:00-08'
+SELECT id FROM t1 WHERE flag = true
+SELECT id FROM t1 WHERE flag = false
+SELECT id FROM t1 WHERE flag <> true
+SELECT id FROM t1 WHERE bin = '\xdeadbeef'
+SELECT id FROM t1 WHERE bin = '\x'
+SELECT id FROM t1 WHERE bin <> '\x00'
+SELECT id FROM t1 WHERE eq_i = 7
+SELECT id FROM t1 WHERE eq_i <> 7
+SELECT id FROM t1 WHERE eq_t = 'beta'
+SELECT id FROM t1 WHERE eq_t = ''
+SELECT id FROM t1 WHERE k = 10
+SELECT id FROM t1 WHERE si = 5 AND i = 42
+SELECT id FROM t1 WHERE si = 5 OR i = 42
+SELECT id FROM t1 WHERE i = '42'
+SELECT id FROM t1 WHERE si = 5::bigint
+SELECT id FROM t1 WHERE i = 42::smallint
+SELECT id FROM t1 WHERE b = 42::integer
+SELECT id FROM t2 WHERE name = 'beta'
+SELECT id FROM t2 WHERE code = 'C07'
+SELECT id FROM t3 WHERE code = 'C15'
+SELECT id FROM t3 WHERE rank = 3
+
+-- IN lists
+SELECT id FROM t1 WHERE si IN (0, 1, 5)
+SELECT id FROM t1 WHERE i IN (42, -1000, 2147483647)
+SELECT id FROM t1 WHERE b IN (0, 42)
+SELECT id FROM t1 WHERE n IN (1.5, 99.99, -0.01)
+SELECT id FROM t1 WHERE un IN (1, 0, -0.5)
+SELECT id FROM t1 WHERE tx IN ('alpha', 'beta', '')
+SELECT id FROM t1 WHERE vc IN ('abc', 'xyz')
+SELECT id FROM t1 WHERE ch IN ('ab', 'z')
+SELECT id FROM t1 WHERE d IN ('1970-01-01', '2000-02-29', 'infinity')
+SELECT id FROM t1 WHERE ts IN ('infinity', '2000-01-01')
+SELECT id FROM t1 WHERE tz IN ('infinity', '-infinity')
+SELECT id FROM t1 WHERE bin IN ('\x00', '\xff')
+SELECT id FROM t1 WHERE eq_i IN (1, 2, 3)
+SELECT id FROM t1 WHERE eq_t IN ('alpha', 'gamma')
+SELECT id FROM t1 WHERE si NOT IN (0, 1, 5)
+SELECT id FROM t1 WHERE tx NOT IN ('alpha', 'beta')
+SELECT id FROM t1 WHERE i IN (42, NULL)
+SELECT id FROM t1 WHERE i NOT IN (42, NULL) -- empty
+SELECT id FROM t1 WHERE eq_i NOT IN (1, 2)
+SELECT id FROM t1 WHERE si IN (5)
+SELECT id FROM t1 WHERE flag IN (true)
+SELECT id FROM t1 WHERE k IN (1, 2, 3, 4, 5) AND grp IN ('a', 'b')
+SELECT id FROM t1 WHERE si IN (100000, 5)
+SELECT id FROM t1 WHERE i IN (1.5, 42)
+SELECT id FROM t1 WHERE n IN (1.505, 1.5)
+
+-- IS [NOT] NULL
+SELECT id FROM t1 WHERE si IS NULL
+SELECT count(*) FROM t1 WHERE i IS NOT NULL
+SELECT id FROM t1 WHERE b IS NULL
+SELECT id FROM t1 WHERE n IS NULL
+SELECT id FROM t1 WHERE un IS NULL
+SELECT id FROM t1 WHERE tx IS NULL
+SELECT id FROM t1 WHERE vc IS NOT NULL AND ch IS NULL
+SELECT id FROM t1 WHERE d IS NULL
+SELECT id FROM t1 WHERE ts IS NULL OR tz IS NULL
+SELECT id FROM t1 WHERE flag IS NULL
+SELECT id FROM t1 WHERE bin IS NULL
+SELECT id FROM t1 WHERE eq_i IS NULL
+SELECT id FROM t1 WHERE eq_t IS NOT NULL AND eq_i IS NULL
+SELECT id FROM t1 WHERE secret IS NULL
+SELECT count(*) FROM t1 WHERE secret IS NOT NULL
+SELECT id FROM t1 WHERE k IS NULL
+SELECT id FROM t2 WHERE k IS NULL OR code IS NULL
+
+-- ranges, constants on either side, out-of-range and fractional constants
+SELECT id FROM t1 WHERE si < 0
+SELECT id FROM t1 WHERE si <= 5
+SELECT id FROM t1 WHERE si > 100
+SELECT id FROM t1 WHERE si >= 32767
+SELECT id FROM t1 WHERE 0 < si
+SELECT id FROM t1 WHERE 5 >= si
+SELECT id FROM t1 WHERE -100 > si
+SELECT id FROM t1 WHERE si BETWEEN -100 AND 100
+SELECT id FROM t1 WHERE si NOT BETWEEN -100 AND 100
+SELECT id FROM t1 WHERE si < 100000
+SELECT id FROM t1 WHERE si > -100000
+SELECT id FROM t1 WHERE si > 100000 -- empty
+SELECT id FROM t1 WHERE si < -100000 -- empty
+SELECT id FROM t1 WHERE si = 100000 -- empty
+SELECT id FROM t1 WHERE si <> 100000
+SELECT id FROM t1 WHERE si BETWEEN -40000 AND 40000
+SELECT id FROM t1 WHERE si BETWEEN 100 AND -100 -- empty
+SELECT id FROM t1 WHERE si < -5
+SELECT id FROM t1 WHERE si > - 5
+SELECT id FROM t1 WHERE si >= 2.5
+SELECT id FROM t1 WHERE si <= -99.9
+SELECT id FROM t1 WHERE i < 2.5
+SELECT id FROM t1 WHERE i <= 2.5
+SELECT id FROM t1 WHERE i > 1.5
+SELECT id FROM t1 WHERE i >= -0.5
+SELECT id FROM t1 WHERE i = 1.5 -- empty
+SELECT id FROM t1 WHERE i <> 1.5
+SELECT id FROM t1 WHERE i = 1.0
+SELECT id FROM t1 WHERE i = 42.000
+SELECT id FROM t1 WHERE i BETWEEN 0.5 AND 42.5
+SELECT id FROM t1 WHERE i NOT BETWEEN 0.5 AND 42.5
+SELECT id FROM t1 WHERE 2.5 > i
+SELECT id FROM t1 WHERE i > 2147483647 -- empty
+SELECT id FROM t1 WHERE i >= 2147483647
+SELECT id FROM t1 WHERE i <= -2147483648
+SELECT id FROM t1 WHERE i < 3000000000
+SELECT id FROM t1 WHERE i > -3000000000
+SELECT id FROM t1 WHERE i < -3000000000 -- empty
+SELECT id FROM t1 WHERE i > 2147483646.5
+SELECT id FROM t1 WHERE b > 9223372036854775806
+SELECT id FROM t1 WHERE b < -9223372036854775807
+SELECT id FROM t1 WHERE b < 1e19
+SELECT id FROM t1 WHERE b > -1e19
+SELECT id FROM t1 WHERE b > 1e19 -- empty
+SELECT id FROM t1 WHERE b < 0.5
+SELECT id FROM t1 WHERE b >= 0.5
+SELECT id FROM t1 WHERE b BETWEEN -10000000000 AND 10000000000
+SELECT id FROM t1 WHERE b > 9223372036854775807.5 -- empty
+SELECT id FROM t1 WHERE n > 1.505
+SELECT id FROM t1 WHERE n >= 1.505
+SELECT id FROM t1 WHERE n < 1.505
+SELECT id FROM t1 WHERE n <= 1.495
+SELECT id FROM t1 WHERE n = 1.505 -- empty
+SELECT id FROM t1 WHERE n <> 1.505
+SELECT id FROM t1 WHERE n BETWEEN -1.505 AND 10.051
+SELECT id FROM t1 WHERE n > 99999999999 -- known: NaN in numeric(12,2): a bound outside the column's range (99999999999, 1e15, 'Infinity') becomes a condition that gets NaN rows wrong (NaN sorts above every number in PostgreSQL)
+SELECT id FROM t1 WHERE n < 1e15 -- known: NaN in numeric(12,2): a bound outside the column's range (99999999999, 1e15, 'Infinity') becomes a condition that gets NaN rows wrong (NaN sorts above every number in PostgreSQL)
+SELECT id FROM t1 WHERE n < -1e15 -- empty
+SELECT id FROM t1 WHERE n > 'NaN' -- empty
+SELECT id FROM t1 WHERE n >= 'NaN'
+SELECT id FROM t1 WHERE n < 'NaN'
+SELECT id FROM t1 WHERE n > 9999999999.985
+SELECT id FROM t1 WHERE 0 > n
+SELECT id FROM t1 WHERE n < 'Infinity' -- known: NaN in numeric(12,2): a bound outside the column's range (99999999999, 1e15, 'Infinity') becomes a condition that gets NaN rows wrong (NaN sorts above every number in PostgreSQL)
+SELECT id FROM t1 WHERE n > '-Infinity'
+SELECT id FROM t1 WHERE n = 1.005 -- empty
+SELECT id FROM t1 WHERE n <= 1.005
+SELECT id FROM t1 WHERE si <= 32767.5
+SELECT id FROM t1 WHERE si >= -32768.5
+SELECT id FROM t1 WHERE b <= 9223372036854775807
+SELECT id FROM t1 WHERE b >= 9223372036854775808 -- empty
+SELECT id FROM t1 WHERE b < -9223372036854775808.5 -- empty
+SELECT id FROM t1 WHERE d < TIMESTAMP '2001-01-01 12:00' -- known: a timestamp constant compared with a date column is truncated to a date (d < TIMESTAMP '2001-01-01 12:00' misses d = 2001-01-01)
+SELECT id FROM t1 WHERE d = TIMESTAMP '2001-01-01 00:00'
+SELECT id FROM t1 WHERE d = TIMESTAMP '2001-01-01 12:00' -- empty; known: a timestamp constant compared with a date column is truncated to a date (d < TIMESTAMP '2001-01-01 12:00' misses d = 2001-01-01)
+SELECT id FROM t1 WHERE d = '2001-01-01 13:00'
+SELECT id FROM t1 WHERE ts >= DATE '2011-01-01'
+SELECT id FROM t1 WHERE tz < TIMESTAMP '2012-01-01 00:00'
+SELECT id FROM t1 WHERE tz = '2021-06-01 12:00:00+05:30'
+SELECT id FROM t1 WHERE i = '1.5' -- error; known: constants are not checked against the column's type ('1.5' or '70000' for an integer column, 1 for a text one): PostgreSQL fails (22P02, 22003, 42883), the proxy answers with no rows
+SELECT id FROM t1 WHERE si = '70000' -- error; known: constants are not checked against the column's type ('1.5' or '70000' for an integer column, 1 for a text one): PostgreSQL fails (22P02, 22003, 42883), the proxy answers with no rows
+SELECT id FROM t1 WHERE d < '2000-01-01'
+SELECT id FROM t1 WHERE d >= '2003-06-15'
+SELECT id FROM t1 WHERE d BETWEEN '2001-01-01' AND '2002-12-31'
+SELECT id FROM t1 WHERE d NOT BETWEEN '2001-01-01' AND '2002-12-31'
+SELECT id FROM t1 WHERE d > 'infinity' -- empty
+SELECT id FROM t1 WHERE d < '-infinity' -- empty
+SELECT id FROM t1 WHERE d > '-infinity'
+SELECT id FROM t1 WHERE d < '0001-01-01'
+SELECT id FROM t1 WHERE d >= '5874897-12-31'
+SELECT id FROM t1 WHERE d < date '2001-01-01'
+SELECT id FROM t1 WHERE d <= '2001-01-01'::date
+SELECT id FROM t1 WHERE '2004-01-01' < d
+SELECT id FROM t1 WHERE ts > '2011-06-01 12:00:00'
+SELECT id FROM t1 WHERE ts <= '2011-06-01 12:00:00.5'
+SELECT id FROM t1 WHERE ts BETWEEN '2010-03-01' AND '2010-09-01'
+SELECT id FROM t1 WHERE ts < '1000-01-01'
+SELECT id FROM t1 WHERE ts < timestamp '2011-01-01'
+SELECT id FROM t1 WHERE ts > '2000-01-01'
+SELECT id FROM t1 WHERE ts >= '1999-12-31 23:59:59.999999' AND ts < '2000-01-01 00:00:00.000001'
+SELECT id FROM t1 WHERE tz >= '2015-01-01 00:00:00+00'
+SELECT id FROM t1 WHERE tz < '2012-01-01 00:00:00-08'
+SELECT id FROM t1 WHERE tz BETWEEN '2012-01-01' AND '2013-01-01'
+SELECT id FROM t1 WHERE flag > false
+SELECT id FROM t1 WHERE flag <= false
+SELECT id FROM t1 WHERE k BETWEEN 10 AND 20
+SELECT id FROM t1 WHERE k < 5 OR k > 45
+SELECT id FROM t1 WHERE NOT (si < 0)
+SELECT id FROM t1 WHERE si < 0 AND i > 0
+SELECT id FROM t1 WHERE si < 0 OR i IS NULL
+SELECT id FROM t1 WHERE (si BETWEEN 0 AND 10) OR (b < 0 AND n > 0)
+SELECT id FROM t1 WHERE NOT (i BETWEEN 0 AND 1000 OR d > '2004-01-01')
+SELECT id FROM t2 WHERE amt > 100 AND qty < 0
+SELECT id FROM t2 WHERE d BETWEEN '2002-01-01' AND '2003-01-01' AND k2 >= 25
+SELECT id FROM t3 WHERE rank >= 8
+
+-- ORDER BY
+SELECT id, si FROM t1 ORDER BY si, id -- ordered
+SELECT id, si FROM t1 ORDER BY si DESC, id -- ordered
+SELECT id, si FROM t1 ORDER BY si NULLS FIRST, id -- ordered
+SELECT id, si FROM t1 ORDER BY si DESC NULLS LAST, id DESC -- ordered
+SELECT id, i FROM t1 ORDER BY i, id -- ordered
+SELECT id, b FROM t1 ORDER BY b DESC, id -- ordered
+SELECT id, n FROM t1 ORDER BY n, id -- ordered
+SELECT id, n FROM t1 ORDER BY n DESC NULLS LAST, id -- ordered
+SELECT id, d FROM t1 ORDER BY d, id -- ordered
+SELECT id, d FROM t1 ORDER BY d DESC, id -- ordered
+SELECT id, ts FROM t1 ORDER BY ts, id -- ordered
+SELECT id, tz FROM t1 ORDER BY tz DESC, id -- ordered
+SELECT id, flag FROM t1 ORDER BY flag, id -- ordered
+SELECT id, k FROM t1 ORDER BY k NULLS FIRST, id -- ordered
+SELECT si, id FROM t1 ORDER BY 1, 2 -- ordered
+SELECT si AS x, id FROM t1 ORDER BY x DESC, id -- ordered
+SELECT i AS v, id FROM t1 ORDER BY v, 2 DESC -- ordered
+SELECT id, tx FROM t1 ORDER BY si, id -- ordered
+SELECT id, si FROM t1 ORDER BY si -- orderkey: 2
+SELECT tx, d FROM t1 ORDER BY d DESC -- orderkey: 2
+SELECT si FROM t1 ORDER BY si -- ordered
+SELECT d FROM t1 ORDER BY d DESC NULLS FIRST -- ordered
+SELECT id, si, i FROM t1 WHERE si > 0 ORDER BY si, i, id -- ordered
+SELECT id, si FROM t1 ORDER BY si, id LIMIT 10 -- ordered
+SELECT id, si FROM t1 ORDER BY si, id LIMIT 10 OFFSET 5 -- ordered
+SELECT id, d FROM t1 ORDER BY d DESC, id LIMIT 5 -- ordered
+SELECT id, si FROM t1 WHERE si IS NOT NULL ORDER BY si DESC, id DESC LIMIT 3 -- ordered
+SELECT id, i FROM t1 ORDER BY i, id OFFSET 290 -- ordered
+SELECT id, b FROM t1 ORDER BY id LIMIT 20 -- ordered
+SELECT id, tx, vc, ch FROM t1 ORDER BY id LIMIT 50 -- ordered
+SELECT * FROM t1 ORDER BY id -- ordered
+SELECT * FROM t2 ORDER BY id -- ordered
+SELECT * FROM t3 ORDER BY id -- ordered
+SELECT id, si FROM t1 ORDER BY si, id FETCH FIRST 5 ROWS ONLY -- ordered
+SELECT id, si FROM t1 ORDER BY si FETCH FIRST 5 ROWS WITH TIES -- orderkey: 2
+SELECT id, n, d FROM t1 WHERE n BETWEEN 0 AND 100 ORDER BY n DESC, d, id -- ordered
+SELECT t2.id, t2.amt FROM t2 ORDER BY t2.amt NULLS FIRST, t2.id -- ordered
+SELECT id, rank FROM t3 ORDER BY rank DESC NULLS LAST, id -- ordered
+SELECT id, ts FROM t1 WHERE ts < '2011-01-01' ORDER BY ts DESC, id LIMIT 7 -- ordered
+SELECT id, k FROM t1 ORDER BY k, si, id -- ordered
+
+-- aggregates, GROUP BY, HAVING
+SELECT count(*), count(si), count(tx), count(secret), count(bin) FROM t1
+SELECT min(si), max(si) FROM t1
+SELECT min(i), max(i), min(b), max(b) FROM t1
+SELECT min(n), max(n) FROM t1 -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
+SELECT min(n), max(n) FROM t1 WHERE n <> 'NaN' -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
+SELECT min(d), max(d), min(ts), max(ts), min(tz), max(tz) FROM t1
+SELECT min(d), max(d) FROM t1 WHERE d BETWEEN '2000-01-01' AND '2010-01-01'
+SELECT min(flag), max(flag) FROM t1 -- error; known: min/max(boolean) is answered, PostgreSQL has no such aggregate (42883)
+SELECT sum(si), avg(si) FROM t1
+SELECT sum(i), avg(i) FROM t1
+SELECT sum(b), avg(b) FROM t1
+SELECT sum(n), avg(n) FROM t1
+SELECT sum(n), avg(n) FROM t1 WHERE id NOT IN (7, 8)
+SELECT sum(n), avg(n) FROM t1 WHERE n <> 'NaN'
+SELECT sum(i), avg(i) FROM t1 WHERE i BETWEEN -1000 AND 1000
+SELECT sum(i), avg(si), count(*) FROM t1 WHERE id < 0
+SELECT sum(amt), avg(amt), min(amt), max(amt) FROM t2 -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
+SELECT grp, count(*), sum(i), avg(i) FROM t1 GROUP BY grp
+SELECT grp, sum(b), avg(b), min(b), max(b) FROM t1 GROUP BY grp
+SELECT grp, sum(n), avg(n) FROM t1 GROUP BY grp
+SELECT grp, sum(si), avg(si), count(si) FROM t1 GROUP BY grp
+SELECT grp, min(d), max(d) FROM t1 GROUP BY grp
+SELECT pn, sum(i), avg(n) FROM t1 WHERE n <> 'NaN' GROUP BY pn
+SELECT si, count(*) FROM t1 GROUP BY si
+SELECT i, count(*) FROM t1 GROUP BY i
+SELECT b, count(*) FROM t1 GROUP BY b
+SELECT n, count(*) FROM t1 GROUP BY n
+SELECT tx, count(*) FROM t1 GROUP BY tx
+SELECT vc, count(*) FROM t1 GROUP BY vc
+SELECT ch, count(*) FROM t1 GROUP BY ch
+SELECT d, count(*) FROM t1 GROUP BY d
+SELECT ts, count(*) FROM t1 GROUP BY ts
+SELECT tz, count(*) FROM t1 GROUP BY tz
+SELECT flag, count(*) FROM t1 GROUP BY flag
+SELECT bin, count(*) FROM t1 GROUP BY bin
+SELECT eq_i, count(*) FROM t1 GROUP BY eq_i
+SELECT eq_t, count(*), sum(i) FROM t1 GROUP BY eq_t
+SELECT k, count(*), min(si), max(si) FROM t1 GROUP BY k
+SELECT grp, flag, count(*) FROM t1 GROUP BY grp, flag
+SELECT eq_i, sum(n) FROM t1 GROUP BY 1
+SELECT tx, eq_t, count(*) FROM t1 GROUP BY tx, eq_t
+SELECT k, sum(amt), avg(amt) FROM t2 GROUP BY k
+SELECT code, count(*), max(d) FROM t2 GROUP BY code
+SELECT name, count(*) FROM t2 GROUP BY name
+SELECT flag, sum(i) AS s FROM t1 GROUP BY flag ORDER BY flag -- ordered
+SELECT si, count(*) FROM t1 GROUP BY si ORDER BY si -- ordered
+SELECT d, count(*) FROM t1 GROUP BY d ORDER BY d DESC NULLS LAST -- ordered
+SELECT k, count(*) AS c FROM t1 GROUP BY k ORDER BY c DESC, k -- ordered
+SELECT grp, max(i) FROM t1 GROUP BY grp ORDER BY 2, 1 -- ordered
+SELECT grp, min(ts) AS m FROM t1 GROUP BY grp ORDER BY m DESC, grp -- ordered
+SELECT grp, count(*) FROM t1 GROUP BY grp HAVING count(*) > 60
+SELECT grp FROM t1 GROUP BY grp HAVING min(si) < 0
+SELECT grp FROM t1 GROUP BY grp HAVING max(d) > '2005-01-01'
+SELECT k, count(*) FROM t1 GROUP BY k HAVING count(*) >= 8
+SELECT k FROM t1 GROUP BY k HAVING max(i) > 1000 AND min(i) < 0
+SELECT eq_i, count(*) FROM t1 GROUP BY eq_i HAVING count(*) > 10
+SELECT tx, count(*) FROM t1 GROUP BY tx HAVING count(*) > 5
+SELECT si FROM t1 GROUP BY si HAVING count(*) > 1
+SELECT grp, min(n) FROM t1 GROUP BY grp HAVING max(n) >= 9999999999.99 -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
+SELECT k, min(n), max(n) FROM t1 GROUP BY k HAVING min(n) > -1.505 AND max(n) < 1000.005 -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
+SELECT grp, sum(i) FROM t1 WHERE si > 0 GROUP BY grp HAVING count(*) > 10
+SELECT count(*) FROM t1 HAVING max(si) > 100
+SELECT count(*) FILTER (WHERE si > 0), count(*) FILTER (WHERE tx = 'alpha') FROM t1
+SELECT grp, count(*) FILTER (WHERE flag = true) FROM t1 GROUP BY grp
+SELECT count(si) FILTER (WHERE d > '2003-01-01') FROM t1
+
+-- DISTINCT and COUNT(DISTINCT)
+SELECT DISTINCT si FROM t1
+SELECT DISTINCT tx FROM t1
+SELECT DISTINCT vc FROM t1
+SELECT DISTINCT ch FROM t1
+SELECT DISTINCT d FROM t1
+SELECT DISTINCT tz FROM t1
+SELECT DISTINCT flag FROM t1
+SELECT DISTINCT bin FROM t1
+SELECT DISTINCT eq_t FROM t1
+SELECT DISTINCT n FROM t1
+SELECT DISTINCT grp, flag FROM t1
+SELECT DISTINCT k FROM t1 WHERE k < 10
+SELECT DISTINCT tx, ch FROM t1 WHERE eq_i IN (1, 2, 3, 4)
+SELECT DISTINCT si FROM t1 ORDER BY si -- ordered; known: SELECT DISTINCT c ... ORDER BY c kills the session: "the server returned N columns, the plan expects M" (XX000, FATAL)
+SELECT DISTINCT d FROM t1 ORDER BY d DESC NULLS FIRST -- ordered; known: SELECT DISTINCT c ... ORDER BY c kills the session: "the server returned N columns, the plan expects M" (XX000, FATAL)
+SELECT DISTINCT tz FROM t1 ORDER BY tz -- ordered; known: SELECT DISTINCT c ... ORDER BY c kills the session: "the server returned N columns, the plan expects M" (XX000, FATAL)
+SELECT DISTINCT i FROM t1 ORDER BY i LIMIT 10 -- ordered; known: SELECT DISTINCT c ... ORDER BY c kills the session: "the server returned N columns, the plan expects M" (XX000, FATAL)
+SELECT DISTINCT ON (grp) grp, id, si FROM t1 ORDER BY grp, id -- ordered
+SELECT count(DISTINCT si) FROM t1
+SELECT count(DISTINCT tx), count(DISTINCT vc), count(DISTINCT ch) FROM t1
+SELECT count(DISTINCT d), count(DISTINCT ts), count(DISTINCT tz) FROM t1
+SELECT count(DISTINCT bin), count(DISTINCT flag), count(DISTINCT eq_i) FROM t1
+SELECT grp, count(DISTINCT k) FROM t1 GROUP BY grp
+SELECT count(DISTINCT n) FROM t1
+SELECT count(DISTINCT un) FROM t1
+SELECT count(DISTINCT code) FROM t2
+
+-- joins: within a join group, self-joins, plain joins
+SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.k = t2.k
+SELECT t1.id, t2.id, t1.k FROM t1 JOIN t2 ON t1.k = t2.k WHERE t2.k < 10
+SELECT t1.id, t2.name FROM t1, t2 WHERE t1.k = t2.k AND t1.si > 0
+SELECT t1.id, t2.id FROM t1 LEFT JOIN t2 ON t1.k = t2.k
+SELECT t1.id, t2.id FROM t1 RIGHT JOIN t2 ON t1.k = t2.k
+SELECT t1.id, t2.id FROM t1 FULL JOIN t2 ON t1.k = t2.k
+SELECT t2.k, t1.k FROM t2 LEFT JOIN t1 ON t1.k = t2.k WHERE t1.id IS NULL
+SELECT t1.k, count(*) FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t1.k
+SELECT t2.k, sum(t2.amt), sum(t1.i) FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t2.k
+SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.k = t2.k AND t1.k > 40
+SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.k < t2.k WHERE t1.id < 5 AND t2.id < 20
+SELECT t2.id, t3.id FROM t2 JOIN t3 ON t2.code = t3.code
+SELECT t2.code, t3.label FROM t2 JOIN t3 ON t2.code = t3.code WHERE t3.rank > 5
+SELECT t2.id, t3.id FROM t2 LEFT JOIN t3 ON t2.code = t3.code WHERE t3.id IS NULL
+SELECT t1.id, t2.id, t3.id FROM t1 JOIN t2 ON t1.k = t2.k JOIN t3 ON t2.code = t3.code WHERE t1.id < 50
+SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.si = b.si WHERE a.id < b.id
+SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.tx = b.tx AND a.id < b.id WHERE a.tx <> ''
+SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.d = b.d AND a.id <> b.id
+SELECT a.id, b.id FROM t1 a, t1 b WHERE a.ch = b.ch AND a.id < b.id AND a.id < 20
+SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.i < b.i WHERE a.id < 10 AND b.id < 10
+SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.bin = b.bin AND a.id < b.id
+SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.n = b.n AND a.id < b.id
+SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.tz = b.tz AND a.id < b.id
+SELECT a.id, b.id FROM t2 a JOIN t2 b ON a.name = b.name AND a.id < b.id
+SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.un = b.un AND a.id < b.id
+SELECT t1.id, t3.label FROM t1 JOIN t3 ON t1.id = t3.id
+SELECT t1.id, t1.tx, t3.label FROM t1 JOIN t3 ON t1.pn = t3.id
+SELECT t1.id, t2.id FROM t1 CROSS JOIN t2 WHERE t1.id < 3 AND t2.id < 3
+SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.k = t2.k ORDER BY t1.id, t2.id LIMIT 20 -- ordered
+SELECT t1.id, t1.si, t2.amt FROM t1 JOIN t2 ON t1.k = t2.k WHERE t2.amt > 0 ORDER BY t1.si, t1.id, t2.id -- orderkey: 2
+SELECT t1.k, t2.k FROM t1 JOIN t2 ON t1.k = t2.k WHERE t1.id = 10
+
+-- subqueries: IN (SELECT), EXISTS, scalar
+SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE qty > 50)
+SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE k IS NOT NULL)
+SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name = 'alpha')
+SELECT id FROM t2 WHERE code IN (SELECT code FROM t3 WHERE rank > 5)
+SELECT id FROM t1 WHERE id IN (SELECT id FROM t2 WHERE amt > 0)
+SELECT id FROM t1 WHERE si IN (SELECT si FROM t1 WHERE i > 0)
+SELECT id FROM t1 a WHERE EXISTS (SELECT 1 FROM t2 b WHERE b.k = a.k)
+SELECT id FROM t1 a WHERE NOT EXISTS (SELECT 1 FROM t2 b WHERE b.k = a.k)
+SELECT id FROM t1 a WHERE EXISTS (SELECT 1 FROM t2 b WHERE b.k = a.k AND b.amt > 1000)
+SELECT id FROM t2 a WHERE EXISTS (SELECT 1 FROM t3 c WHERE c.code = a.code AND c.rank < 3)
+SELECT id FROM t1 WHERE si = (SELECT max(si) FROM t1)
+SELECT id FROM t1 WHERE si = (SELECT min(si) FROM t1)
+SELECT id, d FROM t1 WHERE d = (SELECT max(d) FROM t1 WHERE d < 'infinity')
+SELECT id FROM t1 WHERE i > (SELECT max(i) FROM t1 WHERE i < 2147483647)
+SELECT id FROM t1 WHERE n >= (SELECT max(n) FROM t1 WHERE n < 9999999999.99)
+SELECT id FROM t2 WHERE k = (SELECT max(k) FROM t1)
+SELECT id, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) FROM t1
+SELECT id FROM t1 WHERE pn = (SELECT count(*) FROM t3 WHERE rank > 8)
+SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE id = 10)
+SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t3 WHERE t3.rank = 10)
+SELECT id FROM t1 a WHERE EXISTS (SELECT 1 FROM t1 b WHERE b.tx = a.tx AND b.id <> a.id)
+
+-- CTEs and derived tables with plain outputs
+WITH x AS (SELECT id FROM t1 WHERE si > 0) SELECT count(*) FROM x
+WITH x AS (SELECT id, pn FROM t1 WHERE tx = 'alpha') SELECT * FROM x
+WITH x AS (SELECT k, count(*) AS c FROM t1 GROUP BY k) SELECT c, count(*) FROM x GROUP BY c -- refuse: t1.k
+WITH x AS (SELECT id FROM t1 WHERE d > '2003-01-01') SELECT t1.id, t1.d FROM t1 JOIN x ON t1.id = x.id
+WITH big AS (SELECT id FROM t2 WHERE amt > 100) SELECT t1.id, t1.i FROM t1 WHERE t1.id IN (SELECT id FROM big)
+SELECT s.id FROM (SELECT id FROM t1 WHERE i > 0) s
+SELECT s.c FROM (SELECT grp, count(*) AS c FROM t1 WHERE flag = true GROUP BY grp) s
+WITH a AS (SELECT id FROM t1 WHERE tx = 'beta'), b AS (SELECT id FROM t1 WHERE si < 0) SELECT a.id FROM a JOIN b ON a.id = b.id
+
+-- LIKE, ILIKE, NOT LIKE
+SELECT id FROM t1 WHERE tx LIKE 'alp%'
+SELECT id FROM t1 WHERE tx LIKE '%a%'
+SELECT id FROM t1 WHERE tx LIKE 'hello%'
+SELECT id FROM t1 WHERE tx LIKE '%world'
+SELECT id FROM t1 WHERE tx LIKE 'hello_world'
+SELECT id FROM t1 WHERE tx LIKE 'hello\_world'
+SELECT id FROM t1 WHERE tx LIKE 'hello!_world' ESCAPE '!'
+SELECT id FROM t1 WHERE tx LIKE '50!% off' ESCAPE '!'
+SELECT id FROM t1 WHERE tx LIKE '%!%%' ESCAPE '!'
+SELECT id FROM t1 WHERE tx LIKE '%\%%'
+SELECT id FROM t1 WHERE tx LIKE 'back\\slash'
+SELECT id FROM t1 WHERE tx LIKE '%\\%'
+SELECT id FROM t1 WHERE tx LIKE 'back\slash' ESCAPE ''
+SELECT id FROM t1 WHERE tx LIKE '%'
+SELECT id FROM t1 WHERE tx LIKE ''
+SELECT id FROM t1 WHERE tx LIKE '___'
+SELECT id FROM t1 WHERE tx LIKE '____'
+SELECT id FROM t1 WHERE tx LIKE '日本%'
+SELECT id FROM t1 WHERE tx LIKE '%café'
+SELECT id FROM t1 WHERE tx LIKE 'ü%'
+SELECT id FROM t1 WHERE tx LIKE '%a_b%'
+SELECT id FROM t1 WHERE tx LIKE '%O''B%'
+SELECT id FROM t1 WHERE tx ILIKE 'GAMMA%'
+SELECT id FROM t1 WHERE tx ILIKE 'hello%'
+SELECT id FROM t1 WHERE tx ILIKE '%ÜBER%'
+SELECT id FROM t1 WHERE tx ILIKE '%über'
+SELECT id FROM t1 WHERE tx ILIKE 'NAÏVE%' -- empty
+SELECT id, tx FROM t1 WHERE tx ILIKE 'ü%'
+SELECT id, tx FROM t1 WHERE tx ILIKE 'Ü%'
+SELECT id, tx FROM t1 WHERE tx ILIKE '%É' -- empty
+SELECT id FROM t1 WHERE tx NOT LIKE '%a%'
+SELECT id FROM t1 WHERE tx NOT ILIKE 'h%'
+SELECT id FROM t1 WHERE tx NOT LIKE '%' -- empty
+SELECT id FROM t1 WHERE tx LIKE 'a%' AND si > 0
+SELECT id FROM t1 WHERE tx LIKE 'a%' AND vc LIKE '%o%'
+SELECT id FROM t1 WHERE tx LIKE '%l%' AND tx NOT LIKE '%o%'
+SELECT id FROM t1 WHERE vc LIKE 'hello%'
+SELECT id FROM t1 WHERE vc ILIKE '%O%'
+SELECT id FROM t1 WHERE vc NOT LIKE '%\_%'
+SELECT id FROM t1 WHERE vc LIKE '%é'
+SELECT id, ch FROM t1 WHERE ch LIKE 'ab%'
+SELECT id, ch FROM t1 WHERE ch LIKE 'ab' -- empty
+SELECT id, ch FROM t1 WHERE ch LIKE 'ab___'
+SELECT id, ch FROM t1 WHERE ch LIKE '%b' -- empty
+SELECT id, ch FROM t1 WHERE ch LIKE '%b%'
+SELECT id, ch FROM t1 WHERE ch LIKE 'x\_y' -- empty
+SELECT id, ch FROM t1 WHERE ch LIKE 'x\_y%'
+SELECT id, ch FROM t1 WHERE ch LIKE 'a\%b__'
+SELECT id, ch FROM t1 WHERE ch ILIKE 'HELLO'
+SELECT id, ch FROM t1 WHERE ch NOT LIKE '%l%'
+SELECT id, tx FROM t1 WHERE tx LIKE 'h%' ORDER BY id LIMIT 5 -- ordered
+SELECT id, tx FROM t1 WHERE tx LIKE 'h%' ORDER BY id LIMIT 5 OFFSET 3 -- ordered
+SELECT id FROM t1 WHERE tx LIKE '%o%' ORDER BY id DESC LIMIT 10 -- ordered
+SELECT id, si FROM t1 WHERE tx LIKE '%a%' ORDER BY si, id LIMIT 8 -- ordered
+SELECT id FROM t1 WHERE tx LIKE $1 -- params: 'al%'; known: LIKE with a parameter pattern returns no rows when prepared (simple protocol is right)
+SELECT id FROM t1 WHERE tx ILIKE $1 ESCAPE '!' -- params: '%!_%'; known: LIKE with a parameter pattern returns no rows when prepared (simple protocol is right)
+SELECT id FROM t1 WHERE tx NOT LIKE $1 -- params: '%e%'; known: LIKE with a parameter pattern returns no rows when prepared (simple protocol is right)
+SELECT id FROM t1 WHERE tx LIKE '%o%' AND id > $1 ORDER BY id LIMIT $2 -- ordered; params: 10, 5; known: LIMIT/OFFSET parameters with LIKE: refused in the simple protocol (pgx sends them as quoted literals), ignored or wrong when prepared
+SELECT id FROM t1 WHERE tx LIKE '%o%' ORDER BY id LIMIT $1 OFFSET $2 -- ordered; params: 4, 2; known: LIMIT/OFFSET parameters with LIKE: refused in the simple protocol (pgx sends them as quoted literals), ignored or wrong when prepared
+SELECT id FROM t2 WHERE name LIKE 'b%' AND EXISTS (SELECT 1 FROM t1 WHERE t1.k = t2.k)
+SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.k = t2.k WHERE t2.name LIKE '%e%' AND t1.id < 30
+SELECT id FROM t1 WHERE eq_t LIKE 'a%'
+SELECT id FROM t1 WHERE tx ~~ 'a%' -- refuse: t1.tx
+SELECT id FROM t1 WHERE tx LIKE 'al%' AND tx LIKE '%ha'
+
+-- plain and encrypted columns together
+SELECT id, grp, si, tx FROM t1 WHERE grp = 'a' AND si > 0
+SELECT grp, pn, tx FROM t1 WHERE pn > 10 AND tx IS NOT NULL
+SELECT id, pn + 1, upper(grp), tx FROM t1 WHERE pn < 3
+SELECT id, si, i, b, n, un, tx, vc, ch, d, ts, tz, flag, bin, eq_i, eq_t, secret, k FROM t1 WHERE id % 7 = 0
+SELECT id FROM t1 WHERE grp = 'b' OR tx = 'alpha'
+SELECT id, CASE WHEN pn > 10 THEN 'hi' ELSE 'lo' END, tx FROM t1 WHERE flag = true
+SELECT id, coalesce(grp, 'none'), si FROM t1 WHERE si IS NULL
+SELECT id, si, i FROM t1 WHERE id BETWEEN 10 AND 20
+SELECT t1.tx AS a, t1.vc AS b, t1.secret AS c FROM t1 WHERE id < 20
+SELECT secret, id FROM t1 WHERE secret IS NOT NULL AND pn = 3
+SELECT 1 AS one, id, ch FROM t1 WHERE ch = 'z'
+SELECT id, tx, tx FROM t1 WHERE id < 10
+SELECT t1.*, 1 FROM t1 WHERE id < 5
+SELECT grp, count(*) FROM t1 WHERE si > 0 OR pn IS NULL GROUP BY grp
+SELECT id FROM t3 WHERE label = 'L3' AND rank > 2
+
+-- parameters
+SELECT id FROM t1 WHERE si = $1 -- params: 5
+SELECT id FROM t1 WHERE si > $1 AND si < $2 -- params: -100, 100
+SELECT id FROM t1 WHERE i IN ($1, $2, 42) -- params: 0, -1000
+SELECT id FROM t1 WHERE tx = $1 -- params: 'alpha'
+SELECT id FROM t1 WHERE n >= $1 -- params: '1.505'
+SELECT id FROM t1 WHERE d BETWEEN $1 AND $2 -- params: '2001-01-01', '2002-01-01'
+SELECT id FROM t1 WHERE ts < $1 -- params: '2011-01-01 00:00:00'
+SELECT id FROM t1 WHERE tz >= $1 -- params: '2015-01-01 00:00:00+00'
+SELECT id FROM t1 WHERE flag = $1 -- params: 'true'
+SELECT id FROM t1 WHERE bin = $1 -- params: '\xdeadbeef'
+SELECT id FROM t1 WHERE si = $1 -- params: NULL; empty
+SELECT id FROM t1 WHERE k = $1 AND grp = $2 -- params: 10, 'd'
+SELECT id FROM t1 WHERE eq_i IN ($1, $2) -- params: 3, 4
+SELECT id, si FROM t1 ORDER BY si, id LIMIT $1 OFFSET $2 -- ordered; params: 5, 10
+SELECT id FROM t1 WHERE n = $1 -- params: '1.5'
+SELECT id FROM t1 WHERE un = $1 -- params: '1.0'
+SELECT id FROM t1 WHERE ch = $1 -- params: 'ab'
+SELECT id FROM t1 WHERE vc = $1 -- params: 'abc'
+SELECT id FROM t1 WHERE b > $1 -- params: 9223372036854775806
+SELECT id FROM t1 WHERE $1 < i -- params: 1000
+SELECT id FROM t1 WHERE i = $1 -- params: '1.5'; error; known: constants are not checked against the column's type ('1.5' or '70000' for an integer column, 1 for a text one): PostgreSQL fails (22P02, 22003, 42883), the proxy answers with no rows
+SELECT k, count(*) FROM t1 WHERE k BETWEEN $1 AND $2 GROUP BY k -- params: 5, 9
+SELECT grp, sum(i) FROM t1 WHERE d > $1 GROUP BY grp -- params: '2002-06-01'
+SELECT id FROM t2 WHERE code = $1 -- params: 'C07'
+SELECT id FROM t1 WHERE si = (SELECT max(si) FROM t1 WHERE si < $1) -- params: 100
+
+-- more shapes
+SELECT grp, sum(si), avg(si) FROM t1 WHERE si IS NULL GROUP BY grp
+SELECT id, avg(i), sum(b) FROM t1 GROUP BY id
+SELECT k, avg(si), sum(n) FROM t1 WHERE n <> 'NaN' GROUP BY k ORDER BY k -- ordered
+SELECT t1.id, t2.id, t2.amt FROM t1 JOIN t2 ON t1.k = t2.k WHERE t1.id < 40 ORDER BY t2.amt, t1.id, t2.id -- ordered
+SELECT grp, count(DISTINCT tx) FROM t1 GROUP BY grp HAVING count(DISTINCT tx) > 10 -- refuse: t1.tx
+SELECT count(*) FROM t1 a JOIN t2 b ON a.k = b.k AND a.k = 5
+SELECT id FROM t1 WHERE si IS DISTINCT FROM 5
+SELECT id FROM t1 WHERE si IS NOT DISTINCT FROM 5
+SELECT id FROM t1 WHERE flag -- refuse: t1.flag
+SELECT id FROM t1 WHERE NOT flag -- refuse: t1.flag
+SELECT id FROM t1 WHERE flag IS TRUE -- refuse: t1.flag
+SELECT id FROM t1 WHERE flag IS NOT FALSE -- refuse: t1.flag
+SELECT id FROM t1 WHERE si = ANY ('{1,5}') -- refuse: t1.si
+SELECT id FROM t1 WHERE si = ANY (ARRAY[1, 5]) -- refuse: t1.si
+SELECT id FROM t1 WHERE (si, i) = (5, 42) -- refuse: t1.si
+SELECT * FROM t1 WHERE id = 1
+SELECT t2.* FROM t2 WHERE k = 5
+SELECT count(*) FROM t1 WHERE tx = ''
+SELECT id FROM t1 WHERE si > 0 UNION SELECT id FROM t2 WHERE amt > 0
+SELECT id FROM t1 WHERE si > 0 INTERSECT SELECT id FROM t1 WHERE i > 0
+SELECT id FROM t1 WHERE si > 0 EXCEPT SELECT id FROM t1 WHERE tx = 'alpha'
+SELECT x.id FROM (SELECT id FROM t1 WHERE d > '2003-01-01') x WHERE x.id < 100
+SELECT count(*) > 0 FROM t1 WHERE si = 5
+SELECT id FROM t1 WHERE tx = 'alpha' LIMIT 0 -- empty
+SELECT id, si FROM t1 ORDER BY si, id OFFSET 1000 -- empty
+SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.k <= t2.k WHERE t1.id < 4 AND t2.id < 10
+SELECT id FROM t1 WHERE si = $1::int -- params: 5
+SELECT id FROM t1 WHERE i IN ($1, $2) -- params: NULL, 42
+SELECT id FROM t1 WHERE ts = $1 -- params: '1999-12-31 23:59:59.999999'
+SELECT id FROM t1 WHERE d = $1 -- params: 'infinity'
+SELECT id FROM t1 WHERE n = $1 -- params: 'NaN'
+SELECT id FROM t1 WHERE un = $1 -- params: '1e20'
+SELECT id FROM t1 WHERE bin = $1 -- params: '\x'
+SELECT id FROM t1 WHERE tx = $1 -- params: ''
+SELECT id FROM t1 WHERE tx = $1 -- params: 'O''Brien'
+SELECT id FROM t1 WHERE tx = $1 OR vc = $1 -- params: 'abc'
+SELECT id FROM t1 WHERE ch = $1 -- params: 'ab   '
+SELECT id FROM t1 WHERE tz = $1 -- params: '2021-06-01 12:00:00+05:30'
+SELECT id FROM t1 WHERE n > $1 -- params: '99999999999'; known: NaN in numeric(12,2): a bound outside the column's range (99999999999, 1e15, 'Infinity') becomes a condition that gets NaN rows wrong (NaN sorts above every number in PostgreSQL)
+SELECT id FROM t1 WHERE i < $1 -- params: 2
+SELECT grp, min(si), max(si), count(*) FROM t1 WHERE si BETWEEN $1 AND $2 GROUP BY grp -- params: -50, 50
+SELECT id FROM t1 a WHERE EXISTS (SELECT 1 FROM t2 b WHERE b.k = a.k AND b.name = $1) -- params: 'beta'
+SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE amt > $1) -- params: '1000'
+SELECT tz, count(*) FROM t1 GROUP BY tz ORDER BY tz NULLS FIRST -- ordered
+SELECT ts, count(*) FROM t1 GROUP BY ts HAVING count(*) > 1
+SELECT n, count(*) FROM t1 GROUP BY n HAVING n > 0 -- known: HAVING with a range on a GROUP BY column sends SQL the server rejects (42803: t1.si__ord must appear in the GROUP BY clause), instead of answering or refusing with 0A000
+SELECT si, count(*) FROM t1 GROUP BY si HAVING si < 0 AND count(*) > 1 -- known: HAVING with a range on a GROUP BY column sends SQL the server rejects (42803: t1.si__ord must appear in the GROUP BY clause), instead of answering or refusing with 0A000
+SELECT si, count(*) FROM t1 GROUP BY si HAVING si = 5
+SELECT tx, count(*) FROM t1 GROUP BY tx HAVING tx IN ('alpha', 'beta')
+SELECT DISTINCT si, i FROM t1 WHERE si > 0 ORDER BY si, i -- ordered; known: SELECT DISTINCT c ... ORDER BY c kills the session: "the server returned N columns, the plan expects M" (XX000, FATAL)
+SELECT id, tx FROM t1 WHERE tx LIKE 'hello%' AND tx NOT LIKE '%world' AND si IS NOT NULL
+
+-- errors: the proxy must fail as PostgreSQL does
+SELECT id FROM t1 WHERE nosuch = 1 -- error
+SELECT id FROM t1 WHERE tx = 1 -- error; known: constants are not checked against the column's type ('1.5' or '70000' for an integer column, 1 for a text one): PostgreSQL fails (22P02, 22003, 42883), the proxy answers with no rows
+SELECT id / 0 FROM t1 WHERE si = 5 -- error
+SELECT id FROM t1 WHERE d = 'not a date' -- error
+SELECT si FROM t1 WHERE id = 1 OR id = 2 GROUP BY grp -- error
+SELECT id FROM t1 WHERE si = (SELECT si FROM t1 WHERE si IS NOT NULL) -- error
+
+-- refused
+SELECT si + 1 FROM t1 -- refuse: t1.si
+SELECT upper(tx) FROM t1 -- refuse: t1.tx
+SELECT id FROM t1 WHERE si + 1 > 5 -- refuse: t1.si
+SELECT id FROM t1 WHERE upper(tx) = 'ALPHA' -- refuse: t1.tx
+SELECT id, tx FROM t1 ORDER BY tx -- refuse: t1.tx
+SELECT vc FROM t1 ORDER BY 1 -- refuse: t1.vc
+SELECT id FROM t1 ORDER BY ch -- refuse: t1.ch
+SELECT id FROM t1 WHERE tx < 'b' -- refuse: t1.tx
+SELECT id FROM t1 WHERE vc BETWEEN 'a' AND 'b' -- refuse: t1.vc
+SELECT min(tx) FROM t1 -- refuse: t1.tx
+SELECT id FROM t1 WHERE eq_i < 5 -- refuse: t1.eq_i
+SELECT id FROM t1 ORDER BY eq_i -- refuse: t1.eq_i
+SELECT min(eq_i) FROM t1 -- refuse: t1.eq_i
+SELECT id FROM t1 WHERE eq_i BETWEEN 1 AND 3 -- refuse: t1.eq_i
+SELECT sum(eq_i) FROM t1 -- refuse: t1.eq_i
+SELECT id FROM t1 WHERE secret = 1234 -- refuse: t1.secret
+SELECT id FROM t1 WHERE secret > 5000 -- refuse: t1.secret
+SELECT secret, count(*) FROM t1 GROUP BY secret -- refuse: t1.secret
+SELECT DISTINCT secret FROM t1 -- refuse: t1.secret
+SELECT count(DISTINCT secret) FROM t1 -- refuse: t1.secret
+SELECT id FROM t1 ORDER BY secret -- refuse: t1.secret
+SELECT sum(secret) FROM t1 -- refuse: t1.secret
+SELECT max(secret) FROM t1 -- refuse: t1.secret
+SELECT a.id FROM t1 a JOIN t1 b ON a.secret = b.secret -- refuse: t1.secret
+SELECT id FROM t1 WHERE secret IN (1, 2) -- refuse: t1.secret
+SELECT t1.id FROM t1 JOIN t2 ON t1.k = t2.k2 -- refuse: t2.k2
+SELECT t1.id FROM t1 JOIN t2 ON t1.i = t2.qty -- refuse: t1.i
+SELECT t1.id FROM t1 JOIN t3 ON t1.vc = t3.code -- refuse: t1.vc
+SELECT t1.id FROM t1 JOIN t2 ON t1.d = t2.d -- refuse: t1.d
+SELECT id FROM t1 WHERE si = i -- refuse: t1.si
+SELECT id FROM t1 WHERE tx = vc -- refuse: t1.tx
+SELECT id FROM t1 WHERE pn = eq_i -- refuse: t1.eq_i
+SELECT id FROM t1 WHERE tx LIKE 'a%' OR si > 0 -- refuse: t1.tx
+SELECT id FROM t1 WHERE si > 0 OR vc LIKE '%o%' -- refuse: t1.vc
+SELECT count(*) FROM t1 WHERE tx LIKE 'a%' -- refuse: t1.tx
+SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.name LIKE 'a%') -- refuse: t2.name
+SELECT id FROM t1 WHERE bin LIKE 'a%' -- refuse: t1.bin
+SELECT un, count(*) FROM t1 GROUP BY un -- refuse: t1.un
+SELECT DISTINCT un FROM t1 -- refuse: t1.un
+SELECT id FROM t1 WHERE un < 1 -- refuse: t1.un
+SELECT id FROM t1 ORDER BY bin -- refuse: t1.bin
+SELECT sum(qty) FROM t2 -- refuse: t2.qty
+SELECT avg(k) FROM t1 -- refuse: t1.k
+SELECT sum(un) FROM t1 -- refuse: t1.un
+SELECT grp, sum(i) FROM t1 GROUP BY grp HAVING sum(i) > 0 -- refuse: t1.i
+SELECT grp, sum(i) FROM t1 GROUP BY grp ORDER BY 2 -- refuse: t1.i
+SELECT i FROM t1 UNION SELECT i FROM t1 -- refuse: t1.i
+SELECT s.i FROM (SELECT i FROM t1) s -- refuse: t1.i
+WITH x AS (SELECT tx FROM t1) SELECT * FROM x -- refuse: t1.tx
+SELECT id FROM t1 WHERE coalesce(si, 0) = 0 -- refuse: t1.si
+SELECT id FROM t1 WHERE i::text = '42' -- refuse: t1.i
+SELECT id FROM t1 WHERE d - 1 > '2001-01-01' -- refuse: t1.d
+SELECT id FROM t1 WHERE extract(year FROM d) = 2001 -- refuse: t1.d
+SELECT length(tx) FROM t1 -- refuse: t1.tx
+SELECT id FROM t1 WHERE si BETWEEN SYMMETRIC 100 AND -100 -- refuse: t1.si
+SELECT t1 FROM t1 -- refuse: t1
+SELECT string_agg(tx, ',') FROM t1 -- refuse: t1.tx
+SELECT array_agg(i) FROM t1 -- refuse: t1.i
+SELECT id FROM t1 WHERE i IN (SELECT qty FROM t2) -- refuse: t1.i
+SELECT id FROM t1 WHERE i = (SELECT count(*) FROM t2) -- refuse: t1.i
+SELECT avg(DISTINCT i) FROM t1 -- refuse: t1.i
+SELECT sum(i) OVER () FROM t1 -- refuse: t1.i
+SELECT id FROM t1 WHERE i IN (pn, 5) -- refuse: t1.i
+SELECT id FROM t1 WHERE tx LIKE tx -- refuse: t1.tx
+SELECT id FROM t1 WHERE tx || 'x' = 'alphax' -- refuse: t1.tx
+SELECT max(si) + 1 FROM t1 -- refuse: t1.si
+SELECT id, si FROM t1 ORDER BY si + 0 -- refuse: t1.si
+SELECT t1.id FROM t1 JOIN t2 ON t1.k BETWEEN t2.k AND t2.k2 -- refuse: t1.k
+SELECT id FROM t1 WHERE eq_t LIKE 'a%' AND eq_t > 'a' -- refuse: t1.eq_t
