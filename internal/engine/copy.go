@@ -36,7 +36,13 @@ func (s *session) planCopy(st rewrite.Statement, t *catalog.Table, ext *extended
 		}
 		cc.fields = append(cc.fields, cf)
 	}
-	newRewriter := func() wire.CopyInRewriter { return &copyEncrypter{cc: cc, params: &s.params} }
+	newRewriter := func() wire.CopyInRewriter {
+		// Taken before the COPY reaches the server: once it runs, it holds
+		// a table lock a peel waits for, and its rows are encrypted as
+		// they stream.
+		s.holdWrites(t)
+		return &copyEncrypter{cc: cc, params: &s.params}
+	}
 	sp := &stmtPlan{sql: p.SQL}
 	if ext == nil {
 		sp.copyIn = newRewriter()

@@ -66,6 +66,9 @@ type Engine struct {
 	columns map[string]*onion.Column // by columnKey
 
 	peels atomic.Int64 // onion peels done (Peels)
+
+	gatesMu sync.Mutex
+	gates   map[catalog.ID]*writeGate // per table (gate)
 }
 
 // New opens the engine's connections to the backend and loads the catalog.
@@ -121,7 +124,7 @@ func DefaultPolicy(table, column string) rewrite.ColumnPolicy {
 
 // NewSession is a wire.InterceptorFactory.
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
-	s := &session{e: e}
+	s := &session{e: e, deferFn: info.Defer}
 	s.params.set("TimeZone", info.ServerParams["TimeZone"])
 	s.params.set("DateStyle", info.ServerParams["DateStyle"])
 	return s, nil

@@ -18,6 +18,7 @@ import (
 // holesPlan is a statement whose values of encrypted columns (holes) the
 // proxy encrypts: INSERT, UPDATE, INSERT ... ON CONFLICT DO UPDATE.
 type holesPlan struct {
+	table  *catalog.Table
 	holes  []rewrite.Hole
 	xs     []*encrypted // the column of each hole
 	salts  int          // fresh salts the statement needs; hole h uses salt h.Row
@@ -53,7 +54,7 @@ func (s *session) planUpdate(st rewrite.Statement, t *catalog.Table, ext *extend
 	if err != nil {
 		return nil, err
 	}
-	if err := s.e.ensureLayers(p.Needs); err != nil {
+	if err := s.ensureLayers(p.Needs); err != nil {
 		return nil, err
 	}
 	hp := &holesPlan{holes: p.Holes, salts: 1, render: func(cells []rewrite.Cells, salts []*pg_query.Node) (string, error) {
@@ -69,7 +70,7 @@ func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extend
 	if err != nil {
 		return nil, err
 	}
-	if err := s.e.ensureLayers(p.Needs); err != nil {
+	if err := s.ensureLayers(p.Needs); err != nil {
 		return nil, err
 	}
 	if len(p.Where) > 0 {
@@ -88,6 +89,7 @@ func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extend
 }
 
 func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, returning *rewrite.Projection, ext *extended) (*stmtPlan, error) {
+	hp.table = t
 	hp.xs = make([]*encrypted, len(hp.holes))
 	for i, h := range hp.holes {
 		var err error
@@ -126,6 +128,9 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 	env, err := s.params.get()
 	if err != nil {
 		return nil, err
+	}
+	if len(p.holes) > 0 {
+		s.holdWrites(p.table)
 	}
 	salts := make([][]byte, p.salts)
 	saltNodes := make([]*pg_query.Node, p.salts)
@@ -418,6 +423,9 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		bs, err := hp.startBind(b, b.PreparedStatement, &s.params)
 		if err != nil {
 			return err
+		}
+		if len(p.holes) > 0 {
+			s.holdWrites(p.table)
 		}
 		salts := make([][]byte, p.salts)
 		for r := range salts {

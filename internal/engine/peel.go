@@ -35,7 +35,10 @@ const peelLockClass = 0x70676f70
 //  1. an advisory lock per table, so two proxies never peel the same
 //     table at once (the second waits, then finds the work done);
 //  2. LOCK TABLE ... IN SHARE ROW EXCLUSIVE MODE: readers go on, writers
-//     wait, so no row is written at the old layer during the peel;
+//     wait. Writes through this proxy also wait for the peel before they
+//     encrypt (writeGate), and the gate is released only once this
+//     proxy's catalog copy shows the new layer, so none of them is stored
+//     at the old layer;
 //  3. the catalog is read again in the transaction: if another proxy
 //     peeled the onion meanwhile, nothing is done;
 //  4. one UPDATE strips the RND layer of every cell, decrypting it with
@@ -48,10 +51,10 @@ const peelLockClass = 0x70676f70
 // of that choice is one transaction over the whole table: writers wait
 // for it (reads do not).
 //
-// Warning (known bug): a write whose values the proxy encrypted before the
-// peel commits (planned, bound or streamed while the peel ran) waits on
-// the table lock and then stores cells at the old layer; equality and
-// range queries miss those rows (TestPeelConcurrentWriter).
+// Warning: writes through another proxy that has not yet seen the peel
+// (its catalog copy follows by NOTIFY) may still be encrypted at the old
+// layer and stored after the peel commits; they decrypt, but equality and
+// range queries miss them until rewritten.
 //
 // Warning: the UPDATE gives the server the onion's RND key (as a
 // parameter, so not in statement texts), as in CryptDB; afterwards the
@@ -65,6 +68,21 @@ func (e *Engine) peel(ctx context.Context, n rewrite.Need) error {
 		return rewrite.Refusal("column %s.%s is declared sensitive: its %s onion is never peeled", n.Table.Name, n.Column.Name, n.Kind)
 	}
 	start := time.Now()
+	// Writes this proxy encrypts from now on wait for the peel, and the
+	// ones in flight are answered first (see writeGate).
+	g := e.gate(n.Table.ID)
+	gctx, cancel := context.WithTimeout(ctx, peelLockTimeout)
+	err := g.lock(gctx)
+	cancel()
+	if err != nil {
+		return &pgconn.PgError{Severity: "ERROR", Code: "55P03",
+			Message: fmt.Sprintf("the query needs the %s onion of %s.%s peeled to %s, but writes to the table through this proxy did not finish within %s", n.Kind, n.Table.Name, n.Column.Name, n.Layer, peelLockTimeout),
+			Hint:    "A write may be waiting for a lock this session's open transaction holds: commit it, or run a query needing the peel once outside a transaction."}
+	}
+	defer g.unlock()
+	if live := e.cat.snapshot().ColumnByID(n.Column.ID); live != nil && live.Onions[string(n.Kind)] == string(n.Layer) {
+		return nil // peeled while we waited
+	}
 	conn, err := pgx.Connect(ctx, e.cat.dsn)
 	if err != nil {
 		return fmt.Errorf("failed to connect to peel the %s onion of %s.%s: %w", n.Kind, n.Table.Name, n.Column.Name, err)
@@ -80,8 +98,17 @@ func (e *Engine) peel(ctx context.Context, n rewrite.Need) error {
 		}
 		return fmt.Errorf("failed to peel the %s onion of %s.%s to %s: %w", n.Kind, n.Table.Name, n.Column.Name, n.Layer, err)
 	}
-	if err := e.cat.refresh(ctx); err != nil {
-		return err
+	// Writers wait on the gate until this copy of the catalog shows the
+	// new layer; a failed read is retried before giving up.
+	for attempt := 0; ; attempt++ {
+		err := e.cat.refresh(ctx)
+		if err == nil {
+			break
+		}
+		if attempt == 4 {
+			return fmt.Errorf("failed to read the catalog after peeling the %s onion of %s.%s: %w", n.Kind, n.Table.Name, n.Column.Name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if peeled {
 		e.peels.Add(1)

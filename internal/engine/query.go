@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math/big"
@@ -30,7 +29,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	if err != nil {
 		return nil, err
 	}
-	if err := s.e.ensureLayers(p.Needs); err != nil {
+	if err := s.ensureLayers(p.Needs); err != nil {
 		return nil, err
 	}
 	holes := make([]*cmpHole, len(p.Holes))
@@ -139,8 +138,8 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				return err
 			}
 		}
-		bs.finish(cells)
 		if proj != nil {
+			// Read before finish replaces the client's parameters.
 			ex, err := proj.execFor(p, bs, bs.env)
 			if err != nil {
 				return err
@@ -151,6 +150,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				d.ex.Store(ex)
 			}
 		}
+		bs.finish(cells)
 		return nil
 	}
 	if proj != nil {
@@ -367,20 +367,9 @@ func (h *cmpHole) cipherParam(v onion.Value, frac *fractionalConst) ([]byte, err
 	return b, nil
 }
 
-// ensureLayers peels every onion the statement needs that is not yet at
-// the needed layer.
-func (e *Engine) ensureLayers(needs []rewrite.Need) error {
-	for _, n := range needs {
-		if err := e.peel(context.Background(), n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // queryProjection is the projection of a QueryPlan's rows.
 func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
-	proj := &projection{salt: -1, visible: p.Visible}
+	proj := &projection{salt: -1, visible: p.Visible, nServer: p.ServerColumns}
 	for _, rc := range p.Columns {
 		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: rc.RowSalt, decode: rc.Decode, count: rc.Count}
 		if rc.Column != nil {

@@ -34,6 +34,12 @@ type session struct {
 	mu      sync.Mutex
 	pending map[string]*catalog.Table
 	settle  bool // an idle ReadyForQuery arrived since the last settling
+
+	// writing counts, per table, this session's writes holding the
+	// table's write gate (holdWrites); guarded by mu.
+	writing map[catalog.ID]int
+	// deferFn is wire.SessionInfo.Defer; nil outside a wire session.
+	deferFn func(func())
 }
 
 // ParameterStatus implements wire.ParameterObserver.

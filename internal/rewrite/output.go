@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -485,7 +486,7 @@ func (l *level) finish() error {
 	for i := range q.plan.Residuals {
 		q.plan.Residuals[i].Column += visible
 	}
-	q.plan.Columns, q.plan.Visible = cols, visible
+	q.plan.Columns, q.plan.Visible, q.plan.ServerColumns = cols, visible, len(sel.TargetList)
 	return nil
 }
 
@@ -511,6 +512,12 @@ func limitValue(n *pg_query.Node) (LimitValue, error) {
 			return LimitValue{Const: &x}, nil
 		case *pg_query.A_Const_Fval:
 			if x, err := strconv.ParseInt(v.Fval.Fval, 10, 64); err == nil {
+				return LimitValue{Const: &x}, nil
+			}
+		case *pg_query.A_Const_Sval:
+			// LIMIT '5': the server reads the literal as bigint (clients
+			// that inline parameters send them so).
+			if x, err := strconv.ParseInt(strings.TrimSpace(v.Sval.Sval), 10, 64); err == nil {
 				return LimitValue{Const: &x}, nil
 			}
 		}

@@ -113,6 +113,9 @@ type QueryPlan struct {
 	Columns []ResultColumn
 	// Visible is how many of Columns the client sees.
 	Visible int
+	// ServerColumns is how many columns the server's rows have: the
+	// visible ones, then hidden ones (some only for the server's DISTINCT).
+	ServerColumns int
 	// Needs are the onion layers the statement needs.
 	Needs []Need
 	// Holes are the comparison values to encrypt, in Render order.

@@ -114,7 +114,8 @@ func (s *Server) handle(raw net.Conn) {
 	ss.log = log.With("session", ss.id())
 	_ = raw.SetDeadline(time.Time{})
 
-	info := SessionInfo{User: user, Database: p.params["database"], ApplicationName: p.params["application_name"], ServerParams: ss.serverParams}
+	info := SessionInfo{User: user, Database: p.params["database"], ApplicationName: p.params["application_name"], ServerParams: ss.serverParams,
+		Defer: ss.deferUntilAnswered}
 	if f := s.cfg.Interceptors; f != nil {
 		ic, err := f(context.Background(), info)
 		if err != nil {

@@ -45,6 +45,18 @@ type SessionInfo struct {
 	Database        string            // database the client asked for
 	ApplicationName string            // application_name startup parameter
 	ServerParams    map[string]string // ParameterStatus values of the backend
+
+	// Defer arranges for f to run once the server has answered the
+	// statement being rewritten: at the ReadyForQuery that answers the
+	// client's Query, or its next Sync for the extended protocol; for a
+	// call made from Statement.CopyIn or while COPY FROM STDIN data
+	// streams, when the COPY completes. f also runs if the session ends first, and runs exactly
+	// once, on whichever goroutine finishes the request.
+	//
+	// Defer may be called only from the Interceptor's client-goroutine
+	// callbacks: Query, Parse, Statement.Bind, Statement.CopyIn,
+	// CopyInRewriter.Data and CopyInRewriter.Done. f must not block.
+	Defer func(f func())
 }
 
 // InterceptorFactory creates the Interceptor of a new session. It may return

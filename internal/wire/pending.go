@@ -15,6 +15,11 @@ type request struct {
 	copyIn  CopyInRewriter   // 'Q'/'E' starting a rewritten COPY FROM STDIN
 	results []ResultRewriter // 'Q': per statement; 'D'/'E': one entry
 	refusal error            // replaces the server's error for a refused message; guarded by queue.mu once pushed
+
+	// done runs when the answer to the request is complete (or the request
+	// is dropped, or the session ends); guarded by queue.mu once pushed.
+	done     []func()
+	finished bool
 }
 
 // copyEnd marks CopyDone/CopyFail from the client; it has no answer of its
@@ -56,6 +61,7 @@ func (q *queue) pop() {
 }
 
 func (q *queue) popLocked() {
+	finish(q.items[q.head])
 	q.items[q.head] = nil
 	q.head++
 	if q.head == len(q.items) {
@@ -89,6 +95,8 @@ func (q *queue) dropCopySyncs() {
 		}
 		if r.kind != 'S' {
 			kept = append(kept, r)
+		} else {
+			finish(r)
 		}
 	}
 	kept = append(kept, q.items[i:]...)
@@ -96,6 +104,40 @@ func (q *queue) dropCopySyncs() {
 		q.items[j] = nil
 	}
 	q.items = kept
+}
+
+// finish runs r's done functions once; the caller holds queue.mu.
+func finish(r *request) {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	for _, f := range r.done {
+		f()
+	}
+	r.done = nil
+}
+
+// attach arranges for f to run when the answer to r is complete: at once
+// if it already is.
+func (q *queue) attach(r *request, f func()) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if r.finished {
+		f()
+		return
+	}
+	r.done = append(r.done, f)
+}
+
+// finishAll runs the done functions of every request still queued, when
+// the session ends.
+func (q *queue) finishAll() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, r := range q.items[q.head:] {
+		finish(r)
+	}
 }
 
 // refuse sets the refusal of a request already in the queue (a COPY whose

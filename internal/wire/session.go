@@ -57,6 +57,11 @@ type session struct {
 	copyReq    *request // the Query or Execute that started it
 	copyFailed bool     // the rewriter refused; discard data until CopyDone/CopyFail
 
+	// deferred holds what the Interceptor asked to run once the current
+	// request cycle is answered (SessionInfo.Defer); it moves to the next
+	// Query or Sync request (clientToServer only).
+	deferred []func()
+
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
 	draining    atomic.Bool
 	terminating atomic.Bool
@@ -77,6 +82,11 @@ func (ss *session) run() {
 	ss.client.Close()
 	cerr := <-done
 	ss.closeBackend()
+	ss.q.finishAll()
+	for _, f := range ss.deferred {
+		f()
+	}
+	ss.deferred = nil
 	for _, err := range []error{serr, cerr} {
 		if err != nil && !isClosedErr(err) {
 			ss.log.Info("session error", "err", err)
@@ -191,8 +201,13 @@ func (ss *session) clientToServer() (err error) {
 			if pt := ss.portals[name]; pt != nil {
 				r.results = []ResultRewriter{pt.results}
 				if pt.stmt.CopyIn != nil {
+					n := len(ss.deferred)
 					ss.copyIn = pt.stmt.CopyIn()
 					r.copyIn = ss.copyIn
+					// What the rewriter deferred as it was made lasts
+					// until the COPY completes.
+					r.done = append(r.done, ss.deferred[n:]...)
+					ss.deferred = ss.deferred[:n]
 				}
 			}
 			ss.q.push(r)
@@ -210,7 +225,11 @@ func (ss *session) clientToServer() (err error) {
 			ss.q.push(&request{kind: 'C'})
 			_, err = ss.bw.Write(msg)
 		case 'S', 'F':
-			ss.q.push(&request{kind: msg[0]})
+			if msg[0] == 'S' {
+				ss.pushCycleEnd(&request{kind: 'S'})
+			} else {
+				ss.q.push(&request{kind: 'F'})
+			}
 			_, err = ss.bw.Write(msg)
 		case 'd': // CopyData
 			if ss.copyIn != nil {
@@ -232,7 +251,7 @@ func (ss *session) clientToServer() (err error) {
 func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
 	ss.copyIn, ss.copyReq, ss.copyFailed = nil, nil, false
 	if ss.ic == nil {
-		ss.q.push(&request{kind: 'Q'})
+		ss.pushCycleEnd(&request{kind: 'Q'})
 		_, err := ss.bw.Write(msg)
 		return scratch, err
 	}
@@ -242,18 +261,36 @@ func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
 	switch {
 	case perr != nil:
 		ss.log.Info("statement refused", refusalAttr(perr))
-		ss.q.push(&request{kind: 'Q', refusal: perr})
+		ss.pushCycleEnd(&request{kind: 'Q', refusal: perr})
 		return writeMsg(ss.bw, scratch, &pgproto3.Query{String: refusedSQL})
 	case plan == nil:
-		ss.q.push(&request{kind: 'Q'})
+		ss.pushCycleEnd(&request{kind: 'Q'})
 		_, err := ss.bw.Write(msg)
 		return scratch, err
 	default:
 		r := &request{kind: 'Q', results: plan.Results, copyIn: plan.CopyIn}
 		ss.copyIn, ss.copyReq = plan.CopyIn, r
-		ss.q.push(r)
+		ss.pushCycleEnd(r)
 		return writeMsg(ss.bw, scratch, &pgproto3.Query{String: plan.SQL})
 	}
+}
+
+// pushCycleEnd queues a request the server answers with ReadyForQuery (a
+// Query or Sync), handing it what the Interceptor deferred.
+func (ss *session) pushCycleEnd(r *request) {
+	r.done, ss.deferred = ss.deferred, nil
+	ss.q.push(r)
+}
+
+// deferUntilAnswered implements SessionInfo.Defer (clientToServer only).
+func (ss *session) deferUntilAnswered(f func()) {
+	if ss.copyIn != nil && ss.copyReq != nil {
+		// Called while COPY data streams: the COPY's statement ends the
+		// work f guards.
+		ss.q.attach(ss.copyReq, f)
+		return
+	}
+	ss.deferred = append(ss.deferred, f)
 }
 
 // forwardCopyData sends the rewritten form of one CopyData message.
@@ -276,7 +313,7 @@ func (ss *session) forwardCopyData(msg, scratch []byte) ([]byte, error) {
 func (ss *session) forwardCopyEnd(msg, scratch []byte) ([]byte, error) {
 	ss.q.push(&request{kind: copyEnd})
 	rw, failed := ss.copyIn, ss.copyFailed
-	ss.copyIn, ss.copyFailed = nil, false
+	defer func() { ss.copyIn, ss.copyFailed = nil, false }() // after Done, which may Defer
 	if failed {
 		return scratch, nil // the server already had our CopyFail
 	}

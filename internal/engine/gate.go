@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// writeGate orders one table's writes and peels within a proxy. A write
+// holds the gate shared from the moment the proxy reads the onion layers
+// to encrypt its values until the server has answered the statement (by
+// then the statement holds its table lock, which the peel's LOCK TABLE
+// waits for); a peel holds it exclusively from before it locks the table
+// until this proxy's catalog copy shows the new layer. So no write is
+// encrypted at a layer a peel is about to strip and stored after it.
+//
+// A waiting peel blocks new writers (it would starve otherwise), except
+// writers of a session that already holds the gate: that session's
+// earlier statement keeps the peel waiting anyway, and blocking the later
+// one would deadlock a pipelining client.
+type writeGate struct {
+	mu      sync.Mutex
+	shared  int           // writes holding the gate
+	peel    chan struct{} // non-nil while a peel holds or waits for the gate; closed when it is done
+	drained chan struct{} // closed when shared drops to 0 while a peel waits
+}
+
+// lockShared takes the gate for a write, waiting for a peel in progress;
+// reentrant skips waiting for a peel that has not started.
+func (g *writeGate) lockShared(reentrant bool) {
+	for {
+		g.mu.Lock()
+		if g.peel == nil || (reentrant && g.drained != nil) {
+			g.shared++
+			g.mu.Unlock()
+			return
+		}
+		ch := g.peel
+		g.mu.Unlock()
+		<-ch
+	}
+}
+
+func (g *writeGate) unlockShared() {
+	g.mu.Lock()
+	g.shared--
+	if g.shared == 0 && g.drained != nil {
+		close(g.drained)
+		g.drained = nil
+	}
+	g.mu.Unlock()
+}
+
+// lock takes the gate for a peel: it waits for other peels of the table
+// in this proxy and for the writes in flight, until ctx ends.
+func (g *writeGate) lock(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		if g.peel == nil {
+			break
+		}
+		ch := g.peel
+		g.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	g.peel = make(chan struct{})
+	if g.shared == 0 {
+		g.mu.Unlock()
+		return nil
+	}
+	drained := make(chan struct{})
+	g.drained = drained
+	g.mu.Unlock()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		g.mu.Lock()
+		if g.drained == drained {
+			g.drained = nil
+		}
+		g.mu.Unlock()
+		g.unlock()
+		return ctx.Err()
+	}
+}
+
+func (g *writeGate) unlock() {
+	g.mu.Lock()
+	close(g.peel)
+	g.peel = nil
+	g.mu.Unlock()
+}
+
+// gate returns the write gate of a table.
+func (e *Engine) gate(id catalog.ID) *writeGate {
+	e.gatesMu.Lock()
+	defer e.gatesMu.Unlock()
+	if e.gates == nil {
+		e.gates = map[catalog.ID]*writeGate{}
+	}
+	g := e.gates[id]
+	if g == nil {
+		g = &writeGate{}
+		e.gates[id] = g
+	}
+	return g
+}
+
+// holdWrites takes table t's write gate for the statement being planned or
+// bound, until the server has answered it. It must be called before the
+// statement's values are encrypted (encryption reads the layers then).
+func (s *session) holdWrites(t *catalog.Table) {
+	g := s.e.gate(t.ID)
+	s.mu.Lock()
+	held := s.writing[t.ID] > 0
+	s.mu.Unlock()
+	g.lockShared(held)
+	s.mu.Lock()
+	if s.writing == nil {
+		s.writing = map[catalog.ID]int{}
+	}
+	s.writing[t.ID]++
+	s.mu.Unlock()
+	release := func() {
+		s.mu.Lock()
+		s.writing[t.ID]--
+		s.mu.Unlock()
+		g.unlockShared()
+	}
+	if s.deferFn == nil {
+		release() // no wire session (tests planning directly)
+		return
+	}
+	s.deferFn(release)
+}
+
+// ensureLayers peels every onion the statement needs that is not yet at
+// the needed layer.
+func (s *session) ensureLayers(needs []rewrite.Need) error {
+	for _, n := range needs {
+		if live := s.e.cat.snapshot().ColumnByID(n.Column.ID); live != nil && live.Onions[string(n.Kind)] == string(n.Layer) {
+			continue
+		}
+		s.mu.Lock()
+		writing := s.writing[n.Table.ID] > 0
+		s.mu.Unlock()
+		if writing {
+			// The peel would wait for this session's own write.
+			return &pgconn.PgError{Severity: "ERROR", Code: "55P03",
+				Message: fmt.Sprintf("the query needs the %s onion of %s.%s peeled to %s, but this session has a write to the table in flight", n.Kind, n.Table.Name, n.Column.Name, n.Layer),
+				Hint:    "Send the query on its own (not in one query string or pipeline with writes to the table) once, so the proxy can adjust the onion."}
+		}
+		if err := s.e.peel(context.Background(), n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
