@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 	"sync/atomic"
@@ -202,6 +203,20 @@ func (h *cmpHole) literalValue(env onion.Env) (onion.Value, error) {
 		return onion.Type{Base: onion.Text}.ParseText([]byte(*h.Const), env)
 	}
 	t := h.x.typ.ComparisonType()
+	if h.ConstType == "" {
+		// A quoted literal is read as the column's type, errors included
+		// (WHERE i = '1.5' fails in PostgreSQL).
+		return t.ParseText([]byte(*h.Const), env)
+	}
+	fam, col := typeFamily(h.ConstType), baseFamily(t.Base)
+	if fam != col {
+		return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "42883",
+			Message: fmt.Sprintf("operator does not exist: %s %s %s", t.BaseName(), h.Op, typeDisplayName(h.ConstType)),
+			Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
+	}
+	if t.Base == onion.Date && (h.ConstType == "timestamp" || h.ConstType == "timestamptz") {
+		return h.dateBound(env)
+	}
 	v, err := t.ParseText([]byte(*h.Const), env)
 	if err != nil && isInteger(t) && looksNumeric(*h.Const) {
 		// c = 1.5 on an integer column compares as numeric: handled by
@@ -211,8 +226,102 @@ func (h *cmpHole) literalValue(env onion.Env) (onion.Value, error) {
 	return v, err
 }
 
-// fractionalConst is a numeric constant compared with an integer column.
-type fractionalConst struct{ text string }
+// dateBound reads a timestamp constant compared with a date column:
+// PostgreSQL compares the date at midnight with it, so a time of day
+// other than midnight falls between two dates.
+func (h *cmpHole) dateBound(env onion.Env) (onion.Value, error) {
+	if h.ConstType == "timestamptz" {
+		return onion.Value{}, rewrite.Refusal("comparing encrypted date column %s.%s with a timestamp with time zone is not supported: cast the constant to date or timestamp", h.x.table, h.x.cat.Name)
+	}
+	ts, err := onion.Type{Base: onion.Timestamp}.ParseText([]byte(*h.Const), env)
+	if err != nil {
+		return ts, err
+	}
+	const usecsPerDay = 86400 * 1000000
+	us := ts.Int64()
+	switch us {
+	case math.MaxInt64:
+		return onion.DateValue(math.MaxInt32), nil // infinity
+	case math.MinInt64:
+		return onion.DateValue(math.MinInt32), nil
+	}
+	days := us / usecsPerDay
+	if us%usecsPerDay < 0 {
+		days--
+	}
+	if us-days*usecsPerDay == 0 {
+		return onion.DateValue(int32(days)), nil
+	}
+	return onion.Null(), &fractionalConst{days: days}
+}
+
+// typeFamily groups PostgreSQL type names by what they compare with
+// without a cast.
+func typeFamily(name string) string {
+	switch name {
+	case "integer", "bigint", "numeric", "int2", "int4", "int8", "smallint", "int", "decimal", "float4", "float8", "real":
+		return "number"
+	case "text", "varchar", "bpchar", "char", "name":
+		return "text"
+	case "date", "timestamp", "timestamptz":
+		return "datetime"
+	case "boolean", "bool":
+		return "boolean"
+	case "bytea":
+		return "bytea"
+	}
+	return name
+}
+
+func baseFamily(b onion.Base) string {
+	switch b {
+	case onion.SmallInt, onion.Integer, onion.BigInt, onion.Numeric:
+		return "number"
+	case onion.Text, onion.Varchar, onion.Char:
+		return "text"
+	case onion.Date, onion.Timestamp, onion.Timestamptz:
+		return "datetime"
+	case onion.Boolean:
+		return "boolean"
+	}
+	return "bytea"
+}
+
+// typeDisplayName is how PostgreSQL's messages name a type.
+func typeDisplayName(name string) string {
+	switch name {
+	case "int2":
+		return "smallint"
+	case "int4", "int":
+		return "integer"
+	case "int8":
+		return "bigint"
+	case "float8":
+		return "double precision"
+	case "float4":
+		return "real"
+	case "varchar":
+		return "character varying"
+	case "bpchar", "char":
+		return "character"
+	case "bool":
+		return "boolean"
+	case "timestamp":
+		return "timestamp without time zone"
+	case "timestamptz":
+		return "timestamp with time zone"
+	}
+	return name
+}
+
+// fractionalConst is a constant between two values of the column's
+// domain: a numeric constant compared with an integer column (text), or
+// a timestamp with a time of day compared with a date column (after the
+// date days).
+type fractionalConst struct {
+	text string
+	days int64
+}
 
 func (f *fractionalConst) Error() string { return "fractional constant " + f.text }
 
@@ -258,6 +367,9 @@ func (h *cmpHole) cipher(v onion.Value, frac *fractionalConst) ([]byte, []int64,
 			if negative(h.x.typ.ComparisonType(), v) {
 				return sentinelLow, nil, nil
 			}
+			if h.x.typ.Base == onion.Numeric && h.Op != "=" && h.Op != "<>" {
+				return h.aboveFinite()
+			}
 			return sentinelHigh, nil, nil
 		case err != nil && (h.Op == "=" || h.Op == "<>"):
 			return sentinelLow, nil, nil // not a value of the column: equals none
@@ -291,6 +403,9 @@ func (h *cmpHole) cipher(v onion.Value, frac *fractionalConst) ([]byte, []int64,
 // integer column: = matches nothing, <> every non-NULL value, and ranges
 // compare with the integer the bound rounds to.
 func (h *cmpHole) fractional(f *fractionalConst) ([]byte, []int64, error) {
+	if f.text == "" {
+		return h.betweenDates(f.days)
+	}
 	r, _ := new(big.Rat).SetString(strings.TrimSpace(f.text))
 	if h.Kind == rewrite.HoleDET || h.Op == "=" || h.Op == "<>" {
 		if r.IsInt() {
@@ -318,6 +433,43 @@ func (h *cmpHole) fractional(f *fractionalConst) ([]byte, []int64, error) {
 		return sentinelHigh, nil, nil
 	}
 	return h.cipher(v, nil)
+}
+
+// aboveFinite is the ciphertext for a range bound above every finite
+// value of a numeric(p,s) column (1e15, 'Infinity'): NaN, which
+// PostgreSQL sorts above every number, lies above it, so the bound is
+// NaN's own ciphertext (for >= and <) or the largest finite value's (for >
+// and <=).
+func (h *cmpHole) aboveFinite() ([]byte, []int64, error) {
+	t := h.x.typ
+	text := "NaN"
+	if h.Op == ">" || h.Op == "<=" {
+		text = strings.Repeat("9", t.Precision-t.Scale)
+		if t.Scale > 0 {
+			text += "." + strings.Repeat("9", t.Scale)
+		}
+		if text == "" || text[0] == '.' {
+			text = "0" + text
+		}
+	}
+	v, err := t.ParseText([]byte(text), onion.Env{})
+	if err != nil {
+		return nil, nil, err
+	}
+	ct, err := h.x.oc.OrdOPE(v, onion.Exact)
+	return ct, nil, err
+}
+
+// betweenDates is the ciphertext for a bound strictly between date days
+// and the next one.
+func (h *cmpHole) betweenDates(days int64) ([]byte, []int64, error) {
+	if h.Kind == rewrite.HoleDET || h.Op == "=" || h.Op == "<>" {
+		return sentinelLow, nil, nil // equals no date
+	}
+	if rounding(h.Op) == onion.Ceil {
+		days++
+	}
+	return h.cipher(onion.DateValue(int32(days)), nil)
 }
 
 func intValue(x *big.Int) (onion.Value, bool) {

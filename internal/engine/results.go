@@ -152,6 +152,10 @@ func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
 			TypeModifier: t.Typmod(),
 			Format:       formatOf(d.formats, i),
 		}
+		if c.decode == rewrite.DecodeOrd {
+			// MIN and MAX, like every aggregate, drop the type modifier.
+			fields[i].TypeModifier = -1
+		}
 	}
 	rd.Fields = fields
 	return nil

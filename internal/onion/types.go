@@ -270,6 +270,10 @@ func (t Type) Size() int16 {
 	return -1
 }
 
+// BaseName is the type's name without modifiers, as PostgreSQL prints it
+// in messages: "integer", "character varying", "timestamp with time zone".
+func (t Type) BaseName() string { return t.baseName() }
+
 // baseName is the name PostgreSQL uses for the type in input error messages
 // (format_type without modifiers).
 func (t Type) baseName() string {

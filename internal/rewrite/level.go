@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -41,12 +42,13 @@ type output struct {
 
 // level is the state of one SELECT level being rewritten.
 type level struct {
-	q       *planner
-	sel     *pg_query.SelectStmt
-	sc      *scope
-	mode    selMode
-	grouped map[string]bool // qualifier.column of encrypted GROUP BY items
-	outs    []output
+	q           *planner
+	sel         *pg_query.SelectStmt
+	sc          *scope
+	mode        selMode
+	grouped     map[string]bool // qualifier.column of encrypted GROUP BY items
+	groupedCols []*encCol       // the same columns
+	outs        []output
 	// opaque is set when the select list has a * over items whose columns
 	// the proxy does not know: the width of the result is unknown.
 	opaque bool
@@ -124,6 +126,7 @@ func (q *planner) selectLevel(sel *pg_query.SelectStmt, parent *scope, mode selM
 	if err := q.predicate(sel.HavingClause, l.sc, predCtx{construct: "HAVING", agg: true}); err != nil {
 		return nil, err
 	}
+	l.groupOrdOfHaving()
 	for _, w := range sel.WindowClause {
 		if err := q.plainExpr(w, l.sc, "WINDOW"); err != nil {
 			return nil, err
@@ -297,11 +300,57 @@ func (l *level) groupBy() error {
 			return err
 		}
 		l.grouped[c.qualifier+"."+c.col.Name] = true
+		l.groupedCols = append(l.groupedCols, c)
 		if n.GetAConst() == nil {
 			l.sel.GroupClause[i] = c.ref("_eq")
 		}
 	}
 	return nil
+}
+
+// groupOrdOfHaving adds to GROUP BY the Ord onion of each grouped column
+// HAVING compares by order (HAVING c > 5 became c__ord > ...): grouping is
+// on the Eq onion, and the server accepts only grouped columns outside
+// aggregates. The Ord onion is a function of the same value, so adding it
+// does not split groups.
+func (l *level) groupOrdOfHaving() {
+	if l.sel.HavingClause == nil || len(l.groupedCols) == 0 {
+		return
+	}
+	used := map[string]bool{}
+	walkColumnRefsFull(l.sel.HavingClause.ProtoReflect(), func(names []string) {
+		if len(names) == 2 {
+			used[names[0]+"."+names[1]] = true
+		}
+	})
+	for _, c := range l.groupedCols {
+		key := c.qualifier + "." + physicalPrefix(c.col.Name) + "_ord"
+		if used[key] {
+			l.sel.GroupClause = append(l.sel.GroupClause, c.ref("_ord"))
+			used[key] = false
+		}
+	}
+}
+
+// walkColumnRefsFull calls f with the names of every column reference in
+// a parse tree.
+func walkColumnRefsFull(m protoreflect.Message, f func([]string)) {
+	if cr, ok := m.Interface().(*pg_query.ColumnRef); ok {
+		f(stringList(cr.Fields))
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := range l.Len() {
+				walkColumnRefsFull(l.Get(i).Message(), f)
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			walkColumnRefsFull(v.Message(), f)
+		}
+		return true
+	})
 }
 
 // groupItem returns the encrypted column a GROUP BY item names: an input

@@ -1,6 +1,9 @@
 package rewrite
 
 import (
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -398,6 +401,13 @@ func (q *planner) aggOperand(fc *pg_query.FuncCall, sc *scope, construct string)
 	c, err := sc.resolve(cr, construct)
 	if err != nil || c == nil {
 		return nil, err
+	}
+	switch parseBase(c) {
+	case onion.Boolean, onion.Bytea:
+		// PostgreSQL has no MIN or MAX for these types either.
+		typ := map[onion.Base]string{onion.Boolean: "boolean", onion.Bytea: "bytea"}[parseBase(c)]
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42883", Message: fmt.Sprintf("function %s(%s) does not exist", name, typ),
+			Hint: "No function matches the given name and argument types. You might need to add explicit type casts."}
 	}
 	if isText(c) {
 		return nil, Refusal("%s of encrypted text column %s in %s is not supported yet", name, c.name(), construct)

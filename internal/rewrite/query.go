@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"fmt"
+	"strconv"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -56,6 +57,12 @@ type CmpHole struct {
 	// the 1-based client parameter when it wrote $n. Both unset is NULL.
 	Const *string
 	Param int
+	// ConstType is the type PostgreSQL gives the constant before it meets
+	// the column: "" for a quoted literal (of unknown type, read as the
+	// column's type), "integer", "bigint" or "numeric" for a number,
+	// "boolean" for TRUE or FALSE, the type name of a cast ("timestamp",
+	// "int4", "text", ...).
+	ConstType string
 	// Escape and CaseInsensitive qualify the pattern of a HoleTokens.
 	Escape          *string
 	CaseInsensitive bool
@@ -249,9 +256,41 @@ func (q *planner) hole(c *encCol, kind HoleKind, op string, v *pg_query.Node) (*
 		return nil, err
 	}
 	h.Const, h.Param = inner.Const, inner.Param
+	if h.Const != nil {
+		h.ConstType = constType(v)
+	}
 	h.node = &pg_query.Node{Node: nullConst().Node}
 	q.plan.Holes = append(q.plan.Holes, h)
 	return h.node, nil
+}
+
+// constType is CmpHole.ConstType of constant n.
+func constType(n *pg_query.Node) string {
+	if tc := n.GetTypeCast(); tc != nil {
+		if names := stringList(tc.TypeName.GetNames()); len(names) > 0 {
+			return names[len(names)-1]
+		}
+		return ""
+	}
+	if e := n.GetAExpr(); e != nil && isNegation(e) {
+		return constType(e.Rexpr)
+	}
+	c := n.GetAConst()
+	if c == nil {
+		return ""
+	}
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Ival:
+		return "integer"
+	case *pg_query.A_Const_Fval:
+		if _, err := strconv.ParseInt(v.Fval.Fval, 10, 64); err == nil {
+			return "bigint"
+		}
+		return "numeric"
+	case *pg_query.A_Const_Boolval:
+		return "boolean"
+	}
+	return ""
 }
 
 // isValue reports whether n is a value a hole can take: a constant, a

@@ -194,15 +194,19 @@ SELECT id FROM t1 WHERE n <= 1.495
 SELECT id FROM t1 WHERE n = 1.505 -- empty
 SELECT id FROM t1 WHERE n <> 1.505
 SELECT id FROM t1 WHERE n BETWEEN -1.505 AND 10.051
-SELECT id FROM t1 WHERE n > 99999999999 -- known: NaN in numeric(12,2): a bound outside the column's range (99999999999, 1e15, 'Infinity') becomes a condition that gets NaN rows wrong (NaN sorts above every number in PostgreSQL)
-SELECT id FROM t1 WHERE n < 1e15 -- known: NaN in numeric(12,2): a bound outside the column's range (99999999999, 1e15, 'Infinity') becomes a condition that gets NaN rows wrong (NaN sorts above every number in PostgreSQL)
+SELECT id FROM t1 WHERE n > 99999999999
+SELECT id FROM t1 WHERE n < 1e15
+SELECT id FROM t1 WHERE n >= 1e15
+SELECT id FROM t1 WHERE n <= 99999999999
+SELECT id FROM t1 WHERE n > 'Infinity'
+SELECT id FROM t1 WHERE n >= '-Infinity'
 SELECT id FROM t1 WHERE n < -1e15 -- empty
 SELECT id FROM t1 WHERE n > 'NaN' -- empty
 SELECT id FROM t1 WHERE n >= 'NaN'
 SELECT id FROM t1 WHERE n < 'NaN'
 SELECT id FROM t1 WHERE n > 9999999999.985
 SELECT id FROM t1 WHERE 0 > n
-SELECT id FROM t1 WHERE n < 'Infinity' -- known: NaN in numeric(12,2): a bound outside the column's range (99999999999, 1e15, 'Infinity') becomes a condition that gets NaN rows wrong (NaN sorts above every number in PostgreSQL)
+SELECT id FROM t1 WHERE n < 'Infinity'
 SELECT id FROM t1 WHERE n > '-Infinity'
 SELECT id FROM t1 WHERE n = 1.005 -- empty
 SELECT id FROM t1 WHERE n <= 1.005
@@ -211,15 +215,26 @@ SELECT id FROM t1 WHERE si >= -32768.5
 SELECT id FROM t1 WHERE b <= 9223372036854775807
 SELECT id FROM t1 WHERE b >= 9223372036854775808 -- empty
 SELECT id FROM t1 WHERE b < -9223372036854775808.5 -- empty
-SELECT id FROM t1 WHERE d < TIMESTAMP '2001-01-01 12:00' -- known: a timestamp constant compared with a date column is truncated to a date (d < TIMESTAMP '2001-01-01 12:00' misses d = 2001-01-01)
+SELECT id FROM t1 WHERE d < TIMESTAMP '2001-01-01 12:00'
 SELECT id FROM t1 WHERE d = TIMESTAMP '2001-01-01 00:00'
-SELECT id FROM t1 WHERE d = TIMESTAMP '2001-01-01 12:00' -- empty; known: a timestamp constant compared with a date column is truncated to a date (d < TIMESTAMP '2001-01-01 12:00' misses d = 2001-01-01)
+SELECT id FROM t1 WHERE d = TIMESTAMP '2001-01-01 12:00' -- empty
+SELECT id FROM t1 WHERE d <= TIMESTAMP '2001-01-01 12:00'
+SELECT id FROM t1 WHERE d > TIMESTAMP '2001-01-01 12:00'
+SELECT id FROM t1 WHERE d >= TIMESTAMP '2001-01-01 12:00'
+SELECT id FROM t1 WHERE d <> TIMESTAMP '2001-01-01 12:00'
+SELECT id FROM t1 WHERE d < TIMESTAMP '-infinity' -- empty
+SELECT id FROM t1 WHERE d BETWEEN TIMESTAMP '1999-12-31 23:59' AND TIMESTAMP '2005-01-01 00:00:01'
+SELECT id FROM t1 WHERE flag = 1 -- error
+SELECT id FROM t1 WHERE d = 5 -- error
+SELECT id FROM t1 WHERE i < '1.5'::numeric
+SELECT id FROM t1 WHERE si IN (1, '2', 3.0)
+SELECT id FROM t1 WHERE b = '12abc' -- error
 SELECT id FROM t1 WHERE d = '2001-01-01 13:00'
 SELECT id FROM t1 WHERE ts >= DATE '2011-01-01'
 SELECT id FROM t1 WHERE tz < TIMESTAMP '2012-01-01 00:00'
 SELECT id FROM t1 WHERE tz = '2021-06-01 12:00:00+05:30'
-SELECT id FROM t1 WHERE i = '1.5' -- error; known: constants are not checked against the column's type ('1.5' or '70000' for an integer column, 1 for a text one): PostgreSQL fails (22P02, 22003, 42883), the proxy answers with no rows
-SELECT id FROM t1 WHERE si = '70000' -- error; known: constants are not checked against the column's type ('1.5' or '70000' for an integer column, 1 for a text one): PostgreSQL fails (22P02, 22003, 42883), the proxy answers with no rows
+SELECT id FROM t1 WHERE i = '1.5' -- error
+SELECT id FROM t1 WHERE si = '70000' -- error
 SELECT id FROM t1 WHERE d < '2000-01-01'
 SELECT id FROM t1 WHERE d >= '2003-06-15'
 SELECT id FROM t1 WHERE d BETWEEN '2001-01-01' AND '2002-12-31'
@@ -301,11 +316,13 @@ SELECT id, k FROM t1 ORDER BY k, si, id -- ordered
 SELECT count(*), count(si), count(tx), count(secret), count(bin) FROM t1
 SELECT min(si), max(si) FROM t1
 SELECT min(i), max(i), min(b), max(b) FROM t1
-SELECT min(n), max(n) FROM t1 -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
-SELECT min(n), max(n) FROM t1 WHERE n <> 'NaN' -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
+SELECT min(n), max(n) FROM t1
+SELECT min(n), max(n) FROM t1 WHERE n <> 'NaN'
 SELECT min(d), max(d), min(ts), max(ts), min(tz), max(tz) FROM t1
 SELECT min(d), max(d) FROM t1 WHERE d BETWEEN '2000-01-01' AND '2010-01-01'
-SELECT min(flag), max(flag) FROM t1 -- error; known: min/max(boolean) is answered, PostgreSQL has no such aggregate (42883)
+SELECT min(flag), max(flag) FROM t1 -- error
+SELECT max(bin) FROM t1 -- error
+SELECT grp FROM t1 GROUP BY grp HAVING min(flag) = true -- error
 SELECT sum(si), avg(si) FROM t1
 SELECT sum(i), avg(i) FROM t1
 SELECT sum(b), avg(b) FROM t1
@@ -314,7 +331,7 @@ SELECT sum(n), avg(n) FROM t1 WHERE id NOT IN (7, 8)
 SELECT sum(n), avg(n) FROM t1 WHERE n <> 'NaN'
 SELECT sum(i), avg(i) FROM t1 WHERE i BETWEEN -1000 AND 1000
 SELECT sum(i), avg(si), count(*) FROM t1 WHERE id < 0
-SELECT sum(amt), avg(amt), min(amt), max(amt) FROM t2 -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
+SELECT sum(amt), avg(amt), min(amt), max(amt) FROM t2
 SELECT grp, count(*), sum(i), avg(i) FROM t1 GROUP BY grp
 SELECT grp, sum(b), avg(b), min(b), max(b) FROM t1 GROUP BY grp
 SELECT grp, sum(n), avg(n) FROM t1 GROUP BY grp
@@ -356,8 +373,8 @@ SELECT k FROM t1 GROUP BY k HAVING max(i) > 1000 AND min(i) < 0
 SELECT eq_i, count(*) FROM t1 GROUP BY eq_i HAVING count(*) > 10
 SELECT tx, count(*) FROM t1 GROUP BY tx HAVING count(*) > 5
 SELECT si FROM t1 GROUP BY si HAVING count(*) > 1
-SELECT grp, min(n) FROM t1 GROUP BY grp HAVING max(n) >= 9999999999.99 -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
-SELECT k, min(n), max(n) FROM t1 GROUP BY k HAVING min(n) > -1.505 AND max(n) < 1000.005 -- typmod: min/max over numeric(12,2) are reported with the column's type modifier (786438), PostgreSQL reports -1
+SELECT grp, min(n) FROM t1 GROUP BY grp HAVING max(n) >= 9999999999.99
+SELECT k, min(n), max(n) FROM t1 GROUP BY k HAVING min(n) > -1.505 AND max(n) < 1000.005
 SELECT grp, sum(i) FROM t1 WHERE si > 0 GROUP BY grp HAVING count(*) > 10
 SELECT count(*) FROM t1 HAVING max(si) > 100
 SELECT count(*) FILTER (WHERE si > 0), count(*) FILTER (WHERE tx = 'alpha') FROM t1
@@ -562,7 +579,7 @@ SELECT id FROM t1 WHERE ch = $1 -- params: 'ab'
 SELECT id FROM t1 WHERE vc = $1 -- params: 'abc'
 SELECT id FROM t1 WHERE b > $1 -- params: 9223372036854775806
 SELECT id FROM t1 WHERE $1 < i -- params: 1000
-SELECT id FROM t1 WHERE i = $1 -- params: '1.5'; error; known: constants are not checked against the column's type ('1.5' or '70000' for an integer column, 1 for a text one): PostgreSQL fails (22P02, 22003, 42883), the proxy answers with no rows
+SELECT id FROM t1 WHERE i = $1 -- params: '1.5'; error
 SELECT k, count(*) FROM t1 WHERE k BETWEEN $1 AND $2 GROUP BY k -- params: 5, 9
 SELECT grp, sum(i) FROM t1 WHERE d > $1 GROUP BY grp -- params: '2002-06-01'
 SELECT id FROM t2 WHERE code = $1 -- params: 'C07'
@@ -607,15 +624,15 @@ SELECT id FROM t1 WHERE tx = $1 -- params: 'O''Brien'
 SELECT id FROM t1 WHERE tx = $1 OR vc = $1 -- params: 'abc'
 SELECT id FROM t1 WHERE ch = $1 -- params: 'ab   '
 SELECT id FROM t1 WHERE tz = $1 -- params: '2021-06-01 12:00:00+05:30'
-SELECT id FROM t1 WHERE n > $1 -- params: '99999999999'; known: NaN in numeric(12,2): a bound outside the column's range (99999999999, 1e15, 'Infinity') becomes a condition that gets NaN rows wrong (NaN sorts above every number in PostgreSQL)
+SELECT id FROM t1 WHERE n > $1 -- params: '99999999999'
 SELECT id FROM t1 WHERE i < $1 -- params: 2
 SELECT grp, min(si), max(si), count(*) FROM t1 WHERE si BETWEEN $1 AND $2 GROUP BY grp -- params: -50, 50
 SELECT id FROM t1 a WHERE EXISTS (SELECT 1 FROM t2 b WHERE b.k = a.k AND b.name = $1) -- params: 'beta'
 SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE amt > $1) -- params: '1000'
 SELECT tz, count(*) FROM t1 GROUP BY tz ORDER BY tz NULLS FIRST -- ordered
 SELECT ts, count(*) FROM t1 GROUP BY ts HAVING count(*) > 1
-SELECT n, count(*) FROM t1 GROUP BY n HAVING n > 0 -- known: HAVING with a range on a GROUP BY column sends SQL the server rejects (42803: t1.si__ord must appear in the GROUP BY clause), instead of answering or refusing with 0A000
-SELECT si, count(*) FROM t1 GROUP BY si HAVING si < 0 AND count(*) > 1 -- known: HAVING with a range on a GROUP BY column sends SQL the server rejects (42803: t1.si__ord must appear in the GROUP BY clause), instead of answering or refusing with 0A000
+SELECT n, count(*) FROM t1 GROUP BY n HAVING n > 0
+SELECT si, count(*) FROM t1 GROUP BY si HAVING si < 0 AND count(*) > 1
 SELECT si, count(*) FROM t1 GROUP BY si HAVING si = 5
 SELECT tx, count(*) FROM t1 GROUP BY tx HAVING tx IN ('alpha', 'beta')
 SELECT DISTINCT si, i FROM t1 WHERE si > 0 ORDER BY si, i -- ordered
@@ -623,7 +640,7 @@ SELECT id, tx FROM t1 WHERE tx LIKE 'hello%' AND tx NOT LIKE '%world' AND si IS 
 
 -- errors: the proxy must fail as PostgreSQL does
 SELECT id FROM t1 WHERE nosuch = 1 -- error
-SELECT id FROM t1 WHERE tx = 1 -- error; known: constants are not checked against the column's type ('1.5' or '70000' for an integer column, 1 for a text one): PostgreSQL fails (22P02, 22003, 42883), the proxy answers with no rows
+SELECT id FROM t1 WHERE tx = 1 -- error
 SELECT id / 0 FROM t1 WHERE si = 5 -- error
 SELECT id FROM t1 WHERE d = 'not a date' -- error
 SELECT si FROM t1 WHERE id = 1 OR id = 2 GROUP BY grp -- error
