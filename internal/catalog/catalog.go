@@ -92,6 +92,11 @@ type Column struct {
 	Onions map[string]string
 	// JoinGroup names the columns that share a DET join key ("" for none).
 	JoinGroup string
+	// Incremented is set once an UPDATE ... SET c = c + k ran on the
+	// server over the column's Add onion: rows updated so hold their value
+	// only there (their other onions are NULL, stale), so from then on the
+	// column may be read and summed, but not compared.
+	Incremented bool
 }
 
 // Table is one logical table.
@@ -228,7 +233,7 @@ func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("catalog: reading tables: %w", err)
 	}
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, coalesce(join_group, ''), mac FROM pgonion.columns ORDER BY table_id, position`)
+		capabilities, onions, coalesce(join_group, ''), incremented, mac FROM pgonion.columns ORDER BY table_id, position`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: reading columns: %w", err)
 	}
@@ -237,7 +242,7 @@ func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &mac); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -352,8 +357,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -415,6 +420,11 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 	m.int(int64(len(kinds)))
 	for _, k := range kinds {
 		m.str(k).str(c.Onions[k])
+	}
+	if c.Incremented {
+		// Only when set, so columns keep the MAC they had before the flag
+		// existed.
+		m.str("incremented")
 	}
 	return m.sum(key)
 }
@@ -493,9 +503,9 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.JoinGroup != "" {
 			jg = quote(c.JoinGroup)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %s);\n",
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 

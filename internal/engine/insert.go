@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -28,6 +29,7 @@ type holesPlan struct {
 	// columns.
 	whereHoles []rewrite.CmpHole
 	where      []*cmpHole
+	needs      []rewrite.Need // of WHERE, checked again at each Bind
 }
 
 // planInsert encrypts the values of INSERT ... VALUES: in the SQL text for
@@ -49,17 +51,36 @@ func (s *session) planInsert(st rewrite.Statement, t *catalog.Table, ext *extend
 // planUpdate encrypts the values UPDATE sets, with one fresh salt for the
 // statement (recorded in the columns' salt overrides).
 func (s *session) planUpdate(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
+	return s.planUpdateMarked(st, t, ext, false)
+}
+
+// planUpdateMarked is planUpdate; marked is set once the statement's
+// increments were recorded in the catalog.
+func (s *session) planUpdateMarked(st rewrite.Statement, t *catalog.Table, ext *extended, marked bool) (*stmtPlan, error) {
 	clientRefs := rewrite.ParamRefs(st)
 	p, err := rewrite.PlanUpdate(st, t)
 	if err != nil {
 		return nil, err
+	}
+	if ids := newIncrements(p, s.e.cat.snapshot().Table(t.Schema, t.Name)); len(ids) > 0 && !marked {
+		ctx, cancel := context.WithTimeout(context.Background(), peelLockTimeout)
+		err := s.e.markIncremented(ctx, t, ids)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		// Plan again with the flag: RETURNING of the column is refused now.
+		if live := s.e.cat.snapshot().Table(t.Schema, t.Name); live != nil && live.ID == t.ID {
+			return s.planUpdateMarked(st, live, ext, true)
+		}
+		return nil, fmt.Errorf("table %s.%s changed while the UPDATE was planned; run it again", t.Schema, t.Name)
 	}
 	if err := s.ensureLayers(p.Needs); err != nil {
 		return nil, err
 	}
 	hp := &holesPlan{holes: p.Holes, salts: 1, render: func(cells []rewrite.Cells, salts []*pg_query.Node) (string, error) {
 		return p.Render(cells, salts[0])
-	}, whereHoles: p.Where}
+	}, whereHoles: p.Where, needs: p.Needs}
 	return s.planHoles(t, hp, clientRefs, p.Returning, ext)
 }
 
@@ -74,7 +95,7 @@ func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extend
 		return nil, err
 	}
 	if len(p.Where) > 0 {
-		hp := &holesPlan{render: func([]rewrite.Cells, []*pg_query.Node) (string, error) { return p.Deparse() }, whereHoles: p.Where}
+		hp := &holesPlan{render: func([]rewrite.Cells, []*pg_query.Node) (string, error) { return p.Deparse() }, whereHoles: p.Where, needs: p.Needs}
 		return s.planHoles(t, hp, clientRefs, p.Returning, ext)
 	}
 	sp := &stmtPlan{sql: p.SQL}
@@ -145,15 +166,23 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 		}
 		v := onion.Null()
 		if h.Const != nil {
-			if v, err = p.xs[i].typ.ParseText([]byte(*h.Const), env); err != nil {
+			if h.Increment != 0 {
+				v, err = p.xs[i].incrementValue(*h.Const, env)
+			} else {
+				v, err = p.xs[i].typ.ParseText([]byte(*h.Const), env)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
-		c, err := p.xs[i].encrypt(v, salts[h.Row])
+		c, err := p.xs[i].encryptHole(h, v, salts[h.Row])
 		if err != nil {
 			return nil, fmt.Errorf("failed to encrypt a value of %s.%s: %w", p.xs[i].table, h.Column.Name, err)
 		}
 		cells[i] = literalCells(c)
+		if h.Increment != 0 {
+			cells[i][rewrite.HomModulusCell] = rewrite.NumericLiteral(p.xs[i].oc.HomModulus())
+		}
 	}
 	if len(p.where) > 0 {
 		vals := make([]*pg_query.Node, len(p.where))
@@ -384,7 +413,13 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		if h.Const == nil && h.Param == 0 {
 			continue // NULL
 		}
+		if h.Increment != 0 {
+			cells[i][rewrite.HomModulusCell] = rewrite.NumericLiteral(p.xs[i].oc.HomModulus())
+		}
 		for _, pc := range p.xs[i].oc.PhysicalColumns("") {
+			if h.Increment != 0 && pc.Suffix != "_add" {
+				continue
+			}
 			oid := uint32(oidBytea)
 			if pc.Suffix == "_srch" {
 				oid = oidInt8Arr
@@ -420,6 +455,9 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 	}
 	ext.describe = hp.describe
 	ext.bind = func(b *pgproto3.Bind) error {
+		if err := s.e.checkIncremented(p.needs, nil); err != nil {
+			return err
+		}
 		bs, err := hp.startBind(b, b.PreparedStatement, &s.params)
 		if err != nil {
 			return err
@@ -439,12 +477,16 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 				if v, err = bs.value(h.Param, p.xs[i]); err != nil {
 					return err
 				}
+			case h.Const != nil && h.Increment != 0:
+				if v, err = p.xs[i].incrementValue(*h.Const, bs.env); err != nil {
+					return err
+				}
 			case h.Const != nil:
 				if v, err = p.xs[i].typ.ParseText([]byte(*h.Const), bs.env); err != nil {
 					return err
 				}
 			}
-			if enc[i], err = p.xs[i].encrypt(v, salts[h.Row]); err != nil {
+			if enc[i], err = p.xs[i].encryptHole(h, v, salts[h.Row]); err != nil {
 				return fmt.Errorf("failed to encrypt a value of %s.%s: %w", p.xs[i].table, h.Column.Name, err)
 			}
 		}

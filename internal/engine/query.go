@@ -113,6 +113,9 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	}
 	ext.describe = hp.describe
 	ext.bind = func(b *pgproto3.Bind) error {
+		if err := s.e.checkIncremented(p.Needs, proj.projected()); err != nil {
+			return err
+		}
 		bs, err := hp.startBind(b, b.PreparedStatement, &s.params)
 		if err != nil {
 			return err
@@ -523,7 +526,7 @@ func (h *cmpHole) cipherParam(v onion.Value, frac *fractionalConst) ([]byte, err
 func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 	proj := &projection{salt: -1, visible: p.Visible, nServer: p.ServerColumns}
 	for _, rc := range p.Columns {
-		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: rc.RowSalt, decode: rc.Decode, count: rc.Count}
+		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: rc.RowSalt, decode: rc.Decode, count: rc.Count, add: rc.Add}
 		if rc.Column != nil {
 			x, err := e.encrypted(rc.Table.Name, rc.Column)
 			if err != nil {
@@ -531,7 +534,7 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 			}
 			pc.x = x
 		}
-		proj.nServer = max(proj.nServer, pc.server+1, pc.val+1, pc.salt+1, pc.rowSalt+1, pc.count+1)
+		proj.nServer = max(proj.nServer, pc.server+1, pc.val+1, pc.salt+1, pc.rowSalt+1, pc.count+1, pc.add+1)
 		proj.cols = append(proj.cols, pc)
 	}
 	for _, r := range p.Residuals {

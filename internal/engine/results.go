@@ -38,6 +38,7 @@ type projColumn struct {
 	salt    int // server column of the salt override, -1 when none
 	rowSalt int // server column of the row salt, -1 for the projection's
 	count   int // DecodeAvg: server column of the count
+	add     int // server column of the Add cell of an incremented column, -1 when none
 	decode  rewrite.Decode
 	x       *encrypted
 }
@@ -56,7 +57,7 @@ func (c *projColumn) typ() onion.Type {
 func (e *Engine) newProjection(t *catalog.Table, cols []rewrite.ResultColumn, salt int) (*projection, error) {
 	p := &projection{salt: salt}
 	for _, rc := range cols {
-		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: -1, count: -1}
+		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: -1, count: -1, add: -1}
 		if rc.Column != nil {
 			x, err := e.encrypted(t.Name, rc.Column)
 			if err != nil {
@@ -192,6 +193,18 @@ func (d *decrypter) cellValue(c *projColumn, row *pgproto3.DataRow, rowSalt []by
 	}
 	var cells onion.Cells
 	var err error
+	if raw == nil && c.add >= 0 && row.Values[c.add] != nil {
+		// Incremented on the server: only the Add onion is current.
+		cell, err := cellBytes(row.Values[c.add], d.serverBinary)
+		if err != nil {
+			return onion.Value{}, err
+		}
+		v, err := c.x.oc.DecryptAdd(cell)
+		if err != nil {
+			return v, fmt.Errorf("failed to decrypt the Add onion of column %s.%s (an increment may have left the range of %s): %w", c.x.table, c.x.cat.Name, c.x.typ, err)
+		}
+		return v, nil
+	}
 	if cells.Eq, err = cellBytes(raw, d.serverBinary); err != nil {
 		return onion.Value{}, err
 	}

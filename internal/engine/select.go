@@ -12,7 +12,12 @@ func (s *session) returnRows(sp *stmtPlan, proj *projection, ext *extended) {
 		sp.results = &decrypter{p: proj, params: &s.params}
 		return
 	}
-	ext.resultFmts = proj.serverFormats
+	ext.resultFmts = func(client []int16) ([]int16, error) {
+		if err := s.e.checkIncremented(nil, proj.projected()); err != nil {
+			return nil, err
+		}
+		return proj.serverFormats(client)
+	}
 	ext.results = func(formats []int16) wire.ResultRewriter {
 		// formats == nil: Describe of the statement, rows never follow.
 		return &decrypter{p: proj, params: &s.params, formats: formats, serverBinary: true}

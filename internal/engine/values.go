@@ -5,12 +5,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/big"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // sessionParams follows the session settings that change how values are
@@ -111,6 +114,38 @@ func (x *encrypted) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
 		}
 	}
 	return cells, nil
+}
+
+// encryptHole returns the cells of hole h's value v: those of encrypt,
+// or for an increment (SET c = c + v) only the Add ciphertext of v (of -v
+// for c - v).
+func (x *encrypted) encryptHole(h rewrite.Hole, v onion.Value, salt []byte) (onion.Cells, error) {
+	if h.Increment == 0 {
+		return x.encrypt(v, salt)
+	}
+	add, err := x.oc.EncryptAddDelta(v, h.Increment < 0)
+	return onion.Cells{Add: add}, err
+}
+
+// incrementValue reads the value of an increment written as a literal:
+// it must be a value of the column's type exactly, since PostgreSQL
+// rounds each row's sum to the column's type (c + 1.555 on numeric(12,2)
+// does not add the same amount to every row).
+func (x *encrypted) incrementValue(text string, env onion.Env) (onion.Value, error) {
+	exact, err := x.typ.ComparisonType().ParseText([]byte(text), env)
+	if err == nil {
+		var v onion.Value
+		if v, err = x.typ.ParseText([]byte(text), env); err == nil {
+			if x.typ.ComparisonType().Compare(exact, v) != 0 {
+				return v, rewrite.Refusal("UPDATE ... SET %s = %s + %s on encrypted column %s.%s is not supported: the increment is not a value of %s", x.cat.Name, x.cat.Name, text, x.table, x.cat.Name, x.typ)
+			}
+			return v, nil
+		}
+	}
+	if r, ok := new(big.Rat).SetString(strings.TrimSpace(text)); ok && isInteger(x.typ) && !r.IsInt() {
+		return onion.Value{}, rewrite.Refusal("UPDATE ... SET %s = %s + %s on encrypted column %s.%s is not supported: the increment is not a value of %s", x.cat.Name, x.cat.Name, text, x.table, x.cat.Name, x.typ)
+	}
+	return onion.Value{}, err
 }
 
 // decrypt reads a value back from its Eq (and Val) cells. The cell is

@@ -749,6 +749,40 @@ func (c *Column) DecryptSum(sum []byte) (Value, error) {
 
 // DecryptAdd decrypts one Add cell (a single value) to a Value of the
 // column's type.
+// EncryptAddDelta returns the Add onion ciphertext of v, or of -v when
+// negate is set: the increment of UPDATE ... SET c = c + v (c - v), which
+// the server multiplies into each row's Add cell modulo n² (HomModulus).
+// v must be a value of the column's type (for numeric(p,s), of its scale).
+//
+// The ciphertext is probabilistic (Paillier) and reveals nothing of v;
+// the server learns which rows received an increment.
+func (c *Column) EncryptAddDelta(v Value, negate bool) ([]byte, error) {
+	if !c.has(KindAdd) {
+		return nil, errors.New("onion: the column has no Add onion")
+	}
+	if v.IsNull() {
+		return nil, nil
+	}
+	m := c.addInt(v)
+	if negate {
+		m = new(big.Int).Neg(m)
+	}
+	ct, err := c.encryptHOM(m)
+	if err != nil {
+		return nil, err
+	}
+	return c.homSK.AppendCiphertext(nil, ct), nil
+}
+
+// HomModulus returns the Paillier modulus n² in decimal (public), for the
+// server's product of Add ciphertexts.
+func (c *Column) HomModulus() string {
+	if c.homSK == nil {
+		return ""
+	}
+	return c.homSK.NSquaredNumeric()
+}
+
 func (c *Column) DecryptAdd(cell []byte) (Value, error) {
 	v, err := c.DecryptSum(cell)
 	if err != nil || v.IsNull() {

@@ -30,7 +30,16 @@ type Hole struct {
 	// $n, 0 otherwise. Const == nil and Param == 0 means NULL (or DEFAULT:
 	// encrypted columns have no server-side default).
 	Param int
+	// Increment is +1 for UPDATE ... SET c = c + value, -1 for c - value,
+	// 0 for an assignment. An increment's cells are the value's Add onion
+	// ciphertext (Cells "_add", negated for -1) and the Paillier modulus
+	// n² (Cells HomModulusCell, a numeric literal); see UpdatePlan.Render.
+	Increment int
 }
+
+// HomModulusCell is the key in Cells of the numeric literal n² an
+// increment's server-side product is reduced by.
+const HomModulusCell = "nsq"
 
 // Cells are the SQL expressions of an encrypted value's physical columns,
 // keyed by onion.PhysicalColumn.Suffix ("_eq", "_ord", "_add", "_srch",
@@ -424,6 +433,11 @@ func (p *InsertPlan) Render(cells []Cells, salt []*pg_query.Node) (string, error
 }
 
 // ByteaLiteral returns '\x<hex>'::bytea, or NULL for nil.
+// NumericLiteral returns the literal '<digits>'::numeric.
+func NumericLiteral(digits string) *pg_query.Node {
+	return typeCast(pg_query.MakeAConstStrNode(digits, -1), "numeric", false)
+}
+
 func ByteaLiteral(b []byte) *pg_query.Node {
 	if b == nil {
 		return nullConst()

@@ -231,7 +231,7 @@ func (l *level) aggregate(fc *pg_query.FuncCall, rt *pg_query.ResTarget) (bool, 
 				return false, err
 			}
 		}
-		fc.Args[0] = c.ref("_eq")
+		fc.Args[0] = c.presence()
 		l.outs = append(l.outs, output{kind: outPlain, name: rt.Name})
 		return true, nil
 	case "min", "max":
@@ -438,6 +438,9 @@ func (l *level) finish() error {
 				rc.Salt = hidden(c.ref(SaltSuffix))
 			}
 		}
+		if c.col.Incremented {
+			rc.Add = hidden(c.ref("_add"))
+		}
 		k, ok := rowSalts[c.qualifier]
 		if !ok {
 			k = hidden(c.rowRef(SaltColumn))
@@ -449,7 +452,7 @@ func (l *level) finish() error {
 	cols := make([]ResultColumn, 0, visible+len(q.residualCols))
 	avg := 0
 	for i, o := range l.outs {
-		rc := ResultColumn{Name: o.name, Server: i, Val: -1, Salt: -1, RowSalt: -1, Count: -1}
+		rc := ResultColumn{Name: o.name, Server: i, Val: -1, Salt: -1, RowSalt: -1, Count: -1, Add: -1}
 		if o.c != nil {
 			rc.Column, rc.Table = o.c.col, o.c.table
 		}
@@ -476,7 +479,7 @@ func (l *level) finish() error {
 		hidden(n)
 	}
 	for _, c := range q.residualCols {
-		rc := ResultColumn{Name: c.col.Name, Val: -1, Salt: -1, RowSalt: -1, Count: -1, Column: c.col, Table: c.table, Decode: DecodeValue}
+		rc := ResultColumn{Name: c.col.Name, Val: -1, Salt: -1, RowSalt: -1, Count: -1, Add: -1, Column: c.col, Table: c.table, Decode: DecodeValue}
 		rc.Server = hidden(c.ref("_eq"))
 		if err := full(&rc, c); err != nil {
 			return err

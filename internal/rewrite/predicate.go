@@ -61,7 +61,7 @@ func (q *planner) predicate(n *pg_query.Node, sc *scope, pc predCtx) error {
 		}
 		if op.c != nil && op.desc == op.c.name() {
 			// Nullness shows at every layer: no peeling needed.
-			x.NullTest.Arg = op.c.ref("_eq")
+			x.NullTest.Arg = op.c.presence()
 			return nil
 		}
 		e, err := op.anyForm()

@@ -223,6 +223,9 @@ func (q *planner) need(c *encCol, kind onion.Kind) error {
 	if !hasCapability(c.col, kind) {
 		return Refusal("%s on encrypted column %s.%s needs its %s onion, which its policy does not give it (capabilities: %v)", c.construct, c.table.Name, c.col.Name, kind, c.col.Capabilities)
 	}
+	if c.col.Incremented && (kind == onion.KindEq || kind == onion.KindOrd) {
+		return Refusal("%s on encrypted column %s.%s is not supported: UPDATE ... SET %s = %s + k ran on the server, so only its Add onion is current (the column can be read, summed and averaged, not compared)", c.construct, c.table.Name, c.col.Name, c.col.Name, c.col.Name)
+	}
 	layer := onion.LayerDET
 	if kind == onion.KindOrd {
 		layer = onion.LayerOPE

@@ -56,6 +56,16 @@ func (c *encCol) rowRef(column string) *pg_query.Node {
 
 func (c *encCol) name() string { return c.table.Name + "." + c.col.Name }
 
+// presence returns the physical column that is NULL exactly where c is:
+// the Eq onion, or the Add onion of an incremented column (whose Eq cells
+// are NULL in the rows increments updated).
+func (c *encCol) presence() *pg_query.Node {
+	if c.col.Incremented {
+		return c.ref("_add")
+	}
+	return c.ref("_eq")
+}
+
 // sameKeys reports whether two encrypted columns' ciphertexts compare on
 // the server: the same column, or two columns of one join group.
 func sameKeys(a, b *encCol) bool {

@@ -34,6 +34,11 @@ type ResultColumn struct {
 	// Count is the server column of the count that divides the sum of a
 	// DecodeAvg column, -1 otherwise.
 	Count int
+	// Add is the server column of the Add onion of a DecodeValue column
+	// that was incremented on the server (catalog.Column.Incremented), -1
+	// otherwise (set by PlanQuery): where the Eq cell is NULL but this one
+	// is not, the value is read from it.
+	Add int
 }
 
 // Projection maps the result rows of a rewritten statement (a SELECT list
@@ -69,6 +74,9 @@ func projectTargetList(list []*pg_query.Node, t *catalog.Table, qualifier, claus
 		p.Columns = append(p.Columns, out)
 	}
 	addEncrypted := func(c *catalog.Column, alias string) error {
+		if c.Incremented {
+			return Refusal("%s of encrypted column %s.%s is not supported: UPDATE ... SET %s = %s + k ran on the server, and %s reads only the Eq onion", clause, t.Name, c.Name, c.Name, c.Name, clause)
+		}
 		_, layout, err := columnLayout(c)
 		if err != nil {
 			return err

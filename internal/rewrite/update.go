@@ -170,6 +170,8 @@ type dmlSetItem struct {
 	// physical columns but the salt override.
 	column *catalog.Column
 	layout []onion.PhysicalColumn
+	// increment is the hole's Hole.Increment.
+	increment int
 }
 
 // dmlSetContext says where a SET list is.
@@ -234,13 +236,67 @@ func dmlPlanSet(targets []*pg_query.Node, t *catalog.Table, ctx dmlSetContext) (
 			}
 		}
 		h := Hole{Row: ctx.row, Column: c}
-		if err := holeValue(rt.Val, &h, t.Name, ctx.statement+" of"); err != nil {
+		val := rt.Val
+		if ctx.statement == "UPDATE" {
+			if v, sign := incrementOf(val, c.Name, ctx.rows); sign != 0 {
+				if !hasCapability(c, onion.KindAdd) {
+					return nil, nil, Refusal("UPDATE ... SET %s = %s %s value on encrypted column %s.%s needs its add onion, which its policy does not give it (capabilities: %v)", c.Name, c.Name, map[int]string{1: "+", -1: "-"}[sign], t.Name, c.Name, c.Capabilities)
+				}
+				val, h.Increment = v, sign
+			}
+		}
+		if err := holeValue(val, &h, t.Name, ctx.statement+" of"); err != nil {
 			return nil, nil, err
 		}
-		items = append(items, dmlSetItem{hole: ctx.firstHole + len(holes), column: c, layout: layout})
+		items = append(items, dmlSetItem{hole: ctx.firstHole + len(holes), column: c, layout: layout, increment: h.Increment})
 		holes = append(holes, h)
 	}
 	return items, holes, nil
+}
+
+func orNull(n *pg_query.Node) *pg_query.Node {
+	if n == nil {
+		return nullConst()
+	}
+	return n
+}
+
+// incrementOf recognizes SET c = c + v, c = v + c and c = c - v (c
+// possibly qualified by one of rows) and returns v and the sign; 0 for
+// anything else.
+func incrementOf(n *pg_query.Node, column string, rows []string) (*pg_query.Node, int) {
+	e := n.GetAExpr()
+	if e == nil || e.Kind != pg_query.A_Expr_Kind_AEXPR_OP || e.Lexpr == nil || e.Rexpr == nil {
+		return nil, 0
+	}
+	names := stringList(e.Name)
+	if len(names) != 1 || (names[0] != "+" && names[0] != "-") {
+		return nil, 0
+	}
+	self := func(x *pg_query.Node) bool {
+		cr := x.GetColumnRef()
+		if cr == nil {
+			return false
+		}
+		f := stringList(cr.Fields)
+		switch len(f) {
+		case 1:
+			return f[0] == column
+		case 2:
+			return f[1] == column && slices.Contains(rows, f[0])
+		}
+		return false
+	}
+	switch {
+	case self(e.Lexpr) && isValue(e.Rexpr):
+		if names[0] == "-" {
+			return e.Rexpr, -1
+		}
+		return e.Rexpr, 1
+	case names[0] == "+" && self(e.Rexpr) && isValue(e.Lexpr):
+		return e.Lexpr, 1
+	}
+	return nil, 0
 }
 
 // dmlExpandMultiAssign returns targets with each SET (a, b) = (x, y) or
@@ -309,6 +365,24 @@ func dmlRenderSet(items []dmlSetItem, cells []Cells, salt *pg_query.Node) []*pg_
 	for _, it := range items {
 		if it.hole < 0 {
 			out = append(out, it.fixed...)
+			continue
+		}
+		if it.increment != 0 {
+			// The server multiplies the Add ciphertexts modulo n²
+			// (migration 0006); the other onions of the row go stale, so
+			// they become NULL: a NULL Eq cell beside a non-NULL Add cell
+			// means "read the Add onion".
+			for _, pc := range it.layout {
+				v := nullConst()
+				if pc.Suffix == "_add" {
+					self := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(pc.Name)}, -1)
+					v = &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
+						Funcname: []*pg_query.Node{pg_query.MakeStrNode("pgonion"), pg_query.MakeStrNode("hom_add")},
+						Args:     []*pg_query.Node{self, orNull(cells[it.hole]["_add"]), orNull(cells[it.hole][HomModulusCell])},
+						Location: -1, Funcformat: pg_query.CoercionForm_COERCE_EXPLICIT_CALL}}}
+				}
+				out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(pc.Name, v, -1))
+			}
 			continue
 		}
 		for _, pc := range it.layout {

@@ -184,6 +184,22 @@ type dmlGoldenResult struct {
 // <name>.golden and runs each rewritten statement in a transaction that
 // is rolled back, checking its RETURNING projection against the server's
 // result columns. A line may end with "-- args: ..." (see dmlParseArgs).
+// homAddSQL creates pgonion.hom_add in a test database: the functions of
+// migrations/0006_increments.sql without its catalog change.
+var homAddSQL = func() string {
+	b, err := os.ReadFile(filepath.Join("..", "..", "migrations", "0006_increments.sql"))
+	if err != nil {
+		panic(err)
+	}
+	var keep []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "ALTER TABLE pgonion.columns") {
+			keep = append(keep, line)
+		}
+	}
+	return "CREATE SCHEMA IF NOT EXISTS pgonion;\n" + strings.Join(keep, "\n")
+}()
+
 func runDMLGolden(t *testing.T, name string, seed []string, plan func(Statement, *catalog.Table) (dmlGoldenResult, error)) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
@@ -191,6 +207,10 @@ func runDMLGolden(t *testing.T, name string, seed []string, plan func(Statement,
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// pgonion.hom_add, for increments (SET c = c + k).
+	if _, err := conn.Exec(ctx, homAddSQL); err != nil {
+		t.Fatal(err)
+	}
 	ct := planTable(t, conn, dmlTestTable)
 	for _, sql := range seed {
 		dmlTestInsert(t, conn, ct.Table, sql)
