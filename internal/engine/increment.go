@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -84,9 +83,7 @@ func (e *Engine) markIncremented(ctx context.Context, t *catalog.Table, ids []ca
 	}
 	defer conn.Close(context.Background())
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		h := fnv.New32a()
-		h.Write(t.ID[:])
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(peelLockClass), int32(h.Sum32())); err != nil {
+		if err := lockTableCatalog(ctx, tx, t.ID); err != nil {
 			return err
 		}
 		snap, err := catalog.Load(ctx, tx, e.macKey)

@@ -132,9 +132,7 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 	if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", peelLockTimeout.Milliseconds())); err != nil {
 		return 0, false, err
 	}
-	h := fnv.New32a()
-	h.Write(n.Table.ID[:])
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(peelLockClass), int32(h.Sum32())); err != nil {
+	if err := lockTableCatalog(ctx, tx, n.Table.ID); err != nil {
 		return 0, false, err
 	}
 	snap, err := catalog.Load(ctx, tx, e.macKey)
@@ -199,6 +197,16 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 		return 0, false, err
 	}
 	return tag.RowsAffected(), true, nil
+}
+
+// lockTableCatalog takes, for the transaction, the advisory lock that
+// serializes catalog changes of one table's onions across proxies (peels,
+// increment marks).
+func lockTableCatalog(ctx context.Context, tx pgx.Tx, id catalog.ID) error {
+	h := fnv.New32a()
+	h.Write(id[:])
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(peelLockClass), int32(h.Sum32()))
+	return err
 }
 
 // copyTable returns a deep copy of t (its columns and onion maps).

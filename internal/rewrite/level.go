@@ -318,10 +318,14 @@ func (l *level) groupOrdOfHaving() {
 		return
 	}
 	used := map[string]bool{}
-	walkColumnRefsFull(l.sel.HavingClause.ProtoReflect(), func(names []string) {
-		if len(names) == 2 {
-			used[names[0]+"."+names[1]] = true
+	l.q.walk(l.sel.HavingClause.ProtoReflect(), func(m protoreflect.Message) bool {
+		if cr, ok := m.Interface().(*pg_query.ColumnRef); ok {
+			if names := stringList(cr.Fields); len(names) == 2 {
+				used[names[0]+"."+names[1]] = true
+			}
+			return false
 		}
+		return true
 	})
 	for _, c := range l.groupedCols {
 		key := c.qualifier + "." + physicalPrefix(c.col.Name) + "_ord"
@@ -330,27 +334,6 @@ func (l *level) groupOrdOfHaving() {
 			used[key] = false
 		}
 	}
-}
-
-// walkColumnRefsFull calls f with the names of every column reference in
-// a parse tree.
-func walkColumnRefsFull(m protoreflect.Message, f func([]string)) {
-	if cr, ok := m.Interface().(*pg_query.ColumnRef); ok {
-		f(stringList(cr.Fields))
-		return
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := range l.Len() {
-				walkColumnRefsFull(l.Get(i).Message(), f)
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			walkColumnRefsFull(v.Message(), f)
-		}
-		return true
-	})
 }
 
 // groupItem returns the encrypted column a GROUP BY item names: an input
