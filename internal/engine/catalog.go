@@ -25,6 +25,9 @@ type catalogCache struct {
 
 	snap atomic.Pointer[catalog.Snapshot]
 
+	// collation is the database's default collation (pg_database.datcollate).
+	collation string
+
 	mu   sync.Mutex // serializes loads on conn
 	conn *pgx.Conn
 
@@ -50,6 +53,10 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 	if err != nil {
 		conn.Close(ctx)
 		return nil, err
+	}
+	if err := conn.QueryRow(ctx, "SELECT datcollate FROM pg_database WHERE datname = current_database()").Scan(&c.collation); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("engine: reading the database's collation: %w", err)
 	}
 	c.snap.Store(snap)
 	lctx, stop := context.WithCancel(context.Background())

@@ -30,6 +30,9 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	if err != nil {
 		return nil, err
 	}
+	if err := s.e.checkTextOrder(p); err != nil {
+		return nil, err
+	}
 	if err := s.ensureLayers(p.Needs); err != nil {
 		return nil, err
 	}
@@ -54,6 +57,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			return nil, err
 		}
 		vals := make([]*pg_query.Node, len(holes))
+		plain := make([]onion.Value, len(holes))
 		for i, h := range holes {
 			v, err := h.literalValue(env)
 			var frac *fractionalConst
@@ -63,6 +67,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			if err != nil {
 				return nil, err
 			}
+			plain[i] = v
 			if vals[i], err = h.cipherNode(v, frac); err != nil {
 				return nil, err
 			}
@@ -71,7 +76,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			return nil, err
 		}
 		if proj != nil {
-			ex, err := proj.execFor(p, nil, env)
+			ex, err := proj.execFor(p, nil, env, plain)
 			if err != nil {
 				return nil, err
 			}
@@ -96,7 +101,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		}
 	}
 	for _, r := range p.Residuals {
-		if r.Like.Param > 0 {
+		if r.Like != nil && r.Like.Param > 0 {
 			holeOf[r.Like.Param] = textParam
 		}
 	}
@@ -121,6 +126,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			return err
 		}
 		cells := make([][]byte, len(holes))
+		plain := make([]onion.Value, len(holes))
 		for i, h := range holes {
 			v := onion.Null()
 			switch {
@@ -138,13 +144,14 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			if err != nil {
 				return err
 			}
+			plain[i] = v
 			if cells[i], err = h.cipherParam(v, frac); err != nil {
 				return err
 			}
 		}
 		if proj != nil {
 			// Read before finish replaces the client's parameters.
-			ex, err := proj.execFor(p, bs, bs.env)
+			ex, err := proj.execFor(p, bs, bs.env, plain)
 			if err != nil {
 				return err
 			}
@@ -167,6 +174,31 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		}
 	}
 	return sp, nil
+}
+
+// checkTextOrder refuses a plan that orders encrypted text (a range or
+// ORDER BY) when the database's collation is not byte order: the proxy
+// compares text values as C does.
+func (e *Engine) checkTextOrder(p *rewrite.QueryPlan) error {
+	coll := e.cat.collation
+	if coll == "C" || coll == "POSIX" {
+		return nil
+	}
+	what := ""
+	switch {
+	case p.Sort != nil:
+		what = "ORDER BY on an encrypted text column"
+	default:
+		for _, r := range p.Residuals {
+			if r.Compare != nil {
+				what = fmt.Sprintf("a range comparison on encrypted text column %s.%s", p.Holes[r.Compare.Hole].Table.Name, p.Holes[r.Compare.Hole].Column.Name)
+			}
+		}
+	}
+	if what == "" {
+		return nil
+	}
+	return rewrite.Refusal("%s is not supported: the database's collation is %q, and the proxy orders encrypted text only as the C or POSIX collation does (create the database with LC_COLLATE 'C')", what, coll)
 }
 
 // Pseudo-columns that type the parameters the proxy reads itself: a LIKE
@@ -524,6 +556,7 @@ func (h *cmpHole) cipherParam(v onion.Value, frac *fractionalConst) ([]byte, err
 
 // queryProjection is the projection of a QueryPlan's rows.
 func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
+	var err error
 	proj := &projection{salt: -1, visible: p.Visible, nServer: p.ServerColumns}
 	for _, rc := range p.Columns {
 		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: rc.RowSalt, decode: rc.Decode, count: rc.Count, add: rc.Add}
@@ -538,23 +571,27 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 		proj.cols = append(proj.cols, pc)
 	}
 	for _, r := range p.Residuals {
-		proj.residuals = append(proj.residuals, residual{col: r.Column, like: r.Like})
-		if r.Like.Const != nil {
-			pat, err := compileLike(*r.Like.Const, r.Like)
-			if err != nil {
+		res := residual{col: r.Column, like: r.Like, cmp: r.Compare}
+		if r.Like != nil && r.Like.Const != nil {
+			if res.pattern, err = compileLike(*r.Like.Const, *r.Like); err != nil {
 				return nil, err
 			}
-			proj.residuals[len(proj.residuals)-1].pattern = pat
 		}
+		proj.residuals = append(proj.residuals, res)
+	}
+	if p.Sort != nil {
+		proj.sort = p.Sort
 	}
 	return proj, nil
 }
 
-// residual is a LIKE the proxy checks on a decrypted value.
+// residual is a condition the proxy checks on a decrypted value: a LIKE,
+// or a range comparison of a text column.
 type residual struct {
 	col     int
-	like    rewrite.LikeCheck
+	like    *rewrite.LikeCheck
 	pattern *pglike.Pattern // compiled at plan time for a constant pattern
+	cmp     *rewrite.CompareCheck
 }
 
 func compileLike(pattern string, l rewrite.LikeCheck) (*pglike.Pattern, error) {
@@ -574,11 +611,12 @@ func compileLike(pattern string, l rewrite.LikeCheck) (*pglike.Pattern, error) {
 	return pat, err
 }
 
-// execFor returns the proxy-side LIMIT, OFFSET and parameter patterns of
-// one execution (bs is nil for the simple protocol); nil when the
-// statement has no residual checks.
-func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.Env) (*execState, error) {
-	if len(p.residuals) == 0 {
+// execFor returns the proxy-side LIMIT, OFFSET, patterns and comparison
+// values of one execution (bs is nil for the simple protocol; holes are
+// the plaintexts of the plan's comparison holes); nil when the proxy
+// neither filters nor sorts the statement's rows.
+func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.Env, holes []onion.Value) (*execState, error) {
+	if !p.proxyRows() {
 		return nil, nil
 	}
 	read := func(lv rewrite.LimitValue) (int64, error) {
@@ -612,7 +650,12 @@ func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.E
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "2201W", Message: "LIMIT must not be negative"}
 	}
 	ex.patterns = make([]*pglike.Pattern, len(p.residuals))
+	ex.bounds = make([]onion.Value, len(p.residuals))
 	for i, r := range p.residuals {
+		if r.cmp != nil {
+			ex.bounds[i] = holes[r.cmp.Hole]
+			continue
+		}
 		ex.patterns[i] = r.pattern
 		if r.like.Param > 0 && bs != nil {
 			v, err := bs.value(r.like.Param, textParam)
@@ -624,7 +667,7 @@ func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.E
 				continue
 			}
 			pat := string(onion.Type{Base: onion.Text}.AppendText(nil, v, env))
-			if ex.patterns[i], err = compileLike(pat, r.like); err != nil {
+			if ex.patterns[i], err = compileLike(pat, *r.like); err != nil {
 				return nil, err
 			}
 		}
@@ -637,6 +680,7 @@ func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.E
 type execState struct {
 	limit, offset int64 // limit -1: none
 	patterns      []*pglike.Pattern
+	bounds        []onion.Value // the values Compare residuals compare with
 }
 
 // numericType is unconstrained numeric (AVG's result).

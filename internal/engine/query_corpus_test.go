@@ -49,7 +49,9 @@ import (
 //	                 (logged, not failed); everything else is compared
 
 // corpusPolicy: t1 has a column of every supported type with every
-// capability the type has, plus eq-only, sensitive and plain columns; t2.qty
+// capability the type has (text columns with their Ord onion declared),
+// plus eq-only, sensitive and plain columns; t2.name has the default
+// capabilities of text (no Ord onion); t2.qty
 // and t2.k2 have no add onion; t1.k and t2.k share join group k,
 // t2.code and t3.code join group code.
 func corpusPolicy(table, column string) rewrite.ColumnPolicy {
@@ -65,6 +67,9 @@ func corpusPolicy(table, column string) rewrite.ColumnPolicy {
 		enc.Capabilities, enc.JoinGroup = []string{"eq", "ord"}, "k"
 	case "t2.qty", "t2.k2":
 		enc.Capabilities = []string{"eq", "ord"}
+	case "t1.tx", "t1.vc", "t1.ch":
+		// Text columns get their (prefix) Ord onion only when declared.
+		enc.Capabilities = []string{"eq", "ord", "search"}
 	case "t2.code", "t3.code":
 		enc.JoinGroup = "code"
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
-	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -29,7 +28,14 @@ type projection struct {
 	// are read by residual checks.
 	visible   int
 	residuals []residual
+	// sort completes an ORDER BY on an encrypted text column (nil when
+	// the server's order is the client's).
+	sort *rewrite.ProxySort
 }
+
+// proxyRows reports whether the proxy filters or reorders the rows (and so
+// applies LIMIT and OFFSET itself).
+func (p *projection) proxyRows() bool { return len(p.residuals) > 0 || p.sort != nil }
 
 type projColumn struct {
 	name    string
@@ -74,7 +80,7 @@ func (e *Engine) newProjection(t *catalog.Table, cols []rewrite.ResultColumn, sa
 
 // shown is the number of columns the client sees.
 func (p *projection) shown() int {
-	if p.visible > 0 || len(p.residuals) > 0 {
+	if p.visible > 0 || p.proxyRows() {
 		return p.visible
 	}
 	return len(p.cols)
@@ -127,9 +133,11 @@ type decrypter struct {
 	env          onion.Env
 	tag          string // when set, replaces the command tag
 
-	ex      atomic.Pointer[execState] // set at Bind when there are residual checks
+	ex      atomic.Pointer[execState] // set at Bind when the proxy filters or sorts rows
 	matched int64                     // rows that passed the residual checks
 	sent    int64                     // rows sent to the client
+	decoded []onion.Value             // the values of the row's encrypted visible columns
+	sorter  *runSorter                // set when the proxy sorts runs of rows
 }
 
 func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
@@ -239,7 +247,13 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		d.env, d.envOK = env, true
 	}
 	ex := d.ex.Load()
-	if len(d.p.residuals) > 0 && ex != nil && ex.limit >= 0 && d.sent >= ex.limit {
+	if d.p.sort != nil && d.sorter == nil {
+		d.sorter = newRunSorter(d, ex)
+	}
+	if d.sorter != nil && d.sorter.finished {
+		return wire.ErrSkipRow // the limit is reached: the rest is dropped
+	}
+	if d.p.sort == nil && len(d.p.residuals) > 0 && ex != nil && ex.limit >= 0 && d.sent >= ex.limit {
 		return wire.ErrSkipRow
 	}
 	d.vals = d.vals[:0]
@@ -258,25 +272,15 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 	// Residual checks first: a row that fails them is not decrypted
 	// further.
 	for i, r := range d.p.residuals {
-		c := &d.p.cols[r.col]
-		v, err := d.cellValue(c, row, rowSalt)
+		ok, err := d.check(i, r, ex, row, rowSalt)
 		if err != nil {
 			return err
 		}
-		var pat *pglike.Pattern
-		if ex != nil {
-			pat = ex.patterns[i]
-		} else {
-			pat = r.pattern
-		}
-		if v.IsNull() || pat == nil {
-			return wire.ErrSkipRow
-		}
-		if pat.Match(string(c.x.typ.AppendText(nil, v, d.env))) == r.like.Negate {
+		if !ok {
 			return wire.ErrSkipRow
 		}
 	}
-	if len(d.p.residuals) > 0 {
+	if len(d.p.residuals) > 0 && d.p.sort == nil {
 		d.matched++
 		if ex != nil && d.matched <= ex.offset {
 			return wire.ErrSkipRow
@@ -285,8 +289,10 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 	// Offsets into buf, resolved to slices once buf stops growing.
 	type span struct{ from, to int }
 	spans := make([]span, shown)
+	d.decoded = d.decoded[:0]
 	for i := range shown {
 		c := &d.p.cols[i]
+		d.decoded = append(d.decoded, onion.Value{})
 		if c.x == nil {
 			d.vals = append(d.vals, row.Values[c.server])
 			spans[i] = span{-1, -1}
@@ -296,6 +302,7 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		if err != nil {
 			return err
 		}
+		d.decoded[i] = v
 		d.vals = append(d.vals, nil)
 		if v.IsNull() {
 			spans[i] = span{-1, -1}
@@ -315,9 +322,59 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 			d.vals[i] = d.buf[s.from:s.to:s.to]
 		}
 	}
+	if d.sorter != nil {
+		return d.sorter.hold(row, rowSalt)
+	}
 	row.Values = d.vals
 	d.sent++
 	return nil
+}
+
+// check evaluates residual i on a row: false drops the row.
+func (d *decrypter) check(i int, r residual, ex *execState, row *pgproto3.DataRow, rowSalt []byte) (bool, error) {
+	c := &d.p.cols[r.col]
+	v, err := d.cellValue(c, row, rowSalt)
+	if err != nil || v.IsNull() {
+		return false, err
+	}
+	if r.cmp != nil {
+		// Without an execState (Describe only) no row is expected.
+		if ex == nil || ex.bounds[i].IsNull() {
+			return false, nil
+		}
+		return compares(c.x.typ.Compare(v, ex.bounds[i]), r.cmp.Op), nil
+	}
+	pat := r.pattern
+	if ex != nil {
+		pat = ex.patterns[i]
+	}
+	if pat == nil {
+		return false, nil
+	}
+	return pat.Match(string(c.x.typ.AppendText(nil, v, d.env))) != r.like.Negate, nil
+}
+
+// compares reports whether a comparison result (-1, 0, 1) satisfies op.
+func compares(cmp int, op string) bool {
+	switch op {
+	case "<":
+		return cmp < 0
+	case "<=":
+		return cmp <= 0
+	case ">":
+		return cmp > 0
+	case ">=":
+		return cmp >= 0
+	}
+	return false
+}
+
+// Release sends on the rows a sort has put in order.
+func (d *decrypter) Release(atEnd bool) []*pgproto3.DataRow {
+	if d.sorter == nil {
+		return nil
+	}
+	return d.sorter.release(atEnd)
 }
 
 // CommandTag reports the rows the client got when the proxy dropped some.
@@ -325,7 +382,7 @@ func (d *decrypter) CommandTag(tag []byte) []byte {
 	if d.tag != "" {
 		return []byte(d.tag)
 	}
-	if len(d.p.residuals) > 0 && bytes.HasPrefix(tag, []byte("SELECT ")) {
+	if d.p.proxyRows() && bytes.HasPrefix(tag, []byte("SELECT ")) {
 		return strconv.AppendInt([]byte("SELECT "), d.sent, 10)
 	}
 	return tag

@@ -180,6 +180,12 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		if err != nil {
 			return nil, Refusal("type of column %s.%s: %v", table, cd.Colname, err)
 		}
+		if cc := cd.CollClause; cc != nil {
+			coll := stringList(cc.Collname)
+			if name := coll[len(coll)-1]; name != "C" && name != "POSIX" {
+				return nil, Refusal("COLLATE %q on encrypted column %s.%s is not supported: the proxy compares and orders encrypted text as the C collation does", name, table, cd.Colname)
+			}
+		}
 		var caps []string
 		for _, cp := range typ.Capabilities() {
 			if cp == onion.Ord && typ.OrdIsPrefix() {

@@ -32,6 +32,8 @@ func testPolicy(table, column string) ColumnPolicy {
 		return ColumnPolicy{Policy: catalog.Sensitive}
 	case strings.HasSuffix(column, "_eqonly"):
 		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq"}}
+	case strings.HasSuffix(column, "_sorted"):
+		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "ord", "search"}}
 	}
 	return ColumnPolicy{Policy: catalog.Encrypted}
 }

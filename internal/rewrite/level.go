@@ -52,6 +52,8 @@ type level struct {
 	// opaque is set when the select list has a * over items whose columns
 	// the proxy does not know: the width of the result is unknown.
 	opaque bool
+	// sortItems are the ORDER BY items of the outermost level (orderBy).
+	sortItems []sortItem
 }
 
 func (q *planner) topSelect(sel *pg_query.SelectStmt) error {

@@ -152,7 +152,7 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 			c := &encCol{table: it.table, col: col, qualifier: it.qualifier, construct: "the select list"}
 			if col.Policy == catalog.Plain {
 				out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(col.Name, c.rowRef(col.Name), -1))
-				l.outs = append(l.outs, output{kind: outPlain, name: col.Name})
+				l.outs = append(l.outs, output{kind: outPlain, name: col.Name, node: c.rowRef(col.Name)})
 				continue
 			}
 			n, err := l.value(c, col.Name, grouped)
@@ -232,7 +232,7 @@ func (l *level) aggregate(fc *pg_query.FuncCall, rt *pg_query.ResTarget) (bool, 
 			}
 		}
 		fc.Args[0] = c.presence()
-		l.outs = append(l.outs, output{kind: outPlain, name: rt.Name})
+		l.outs = append(l.outs, output{kind: outPlain, name: rt.Name, node: rt.Val})
 		return true, nil
 	case "min", "max":
 		if l.mode != modeTop {
@@ -280,53 +280,91 @@ func (l *level) aggregate(fc *pg_query.FuncCall, rt *pg_query.ResTarget) (bool, 
 }
 
 // orderBy rewrites ORDER BY: an encrypted column sorts on its Ord onion.
+// At the outermost level each item is also recorded (sortItems) for an
+// order the proxy completes (encrypted text keys, ProxySort).
 func (l *level) orderBy() error {
 	for _, n := range l.sel.SortClause {
 		sb := n.GetSortBy()
 		if sb == nil {
 			continue
 		}
-		if o := l.outputNamed(sb.Node); o != nil {
-			switch o.kind {
-			case outPlain, outOrd:
-				continue // the server sorts its own output (OPE sorts)
-			case outSum, outAvg:
-				return Refusal("ORDER BY on %s over encrypted column %s is not supported", o.name, o.c.name())
-			}
-			if err := l.sortOn(sb, o.c); err != nil {
-				return err
-			}
-			continue
-		}
-		if cr := sb.Node.GetColumnRef(); cr != nil {
-			c, err := l.sc.resolve(cr, "ORDER BY")
-			if err != nil {
-				return err
-			}
-			if c != nil {
-				if err := l.sortOn(sb, c); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if fc := sb.Node.GetFuncCall(); fc != nil {
-			op, err := l.q.aggOperand(fc, l.sc, "ORDER BY")
-			if err != nil {
-				return err
-			}
-			if op != nil {
-				if sb.Node, err = op.ord(); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if err := l.q.plainExpr(sb.Node, l.sc, "ORDER BY"); err != nil {
+		it := sortItem{sb: sb, out: -1, cipherOut: -1}
+		if err := l.sortItem(&it); err != nil {
 			return err
 		}
+		l.sortItems = append(l.sortItems, it)
 	}
 	return nil
+}
+
+// sortItem rewrites one ORDER BY item and describes it in it.
+func (l *level) sortItem(it *sortItem) error {
+	sb := it.sb
+	if o := l.outputNamed(sb.Node); o != nil {
+		k := l.outIndex(o)
+		switch o.kind {
+		case outPlain:
+			it.plain = o.node
+			return nil // the server sorts its own output
+		case outOrd:
+			it.cipherOut = k // OPE sorts
+			return nil
+		case outSum, outAvg:
+			return Refusal("ORDER BY on %s over encrypted column %s is not supported", o.name, o.c.name())
+		}
+		it.out = k
+		return l.sortOn(it, o.c)
+	}
+	if cr := sb.Node.GetColumnRef(); cr != nil {
+		c, err := l.sc.resolve(cr, "ORDER BY")
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			it.out = l.valueOutput(c)
+			return l.sortOn(it, c)
+		}
+	}
+	if fc := sb.Node.GetFuncCall(); fc != nil {
+		op, err := l.q.aggOperand(fc, l.sc, "ORDER BY")
+		if err != nil {
+			return err
+		}
+		if op != nil {
+			if sb.Node, err = op.ord(); err != nil {
+				return err
+			}
+			it.cipher = sb.Node
+			return nil
+		}
+	}
+	if err := l.q.plainExpr(sb.Node, l.sc, "ORDER BY"); err != nil {
+		return err
+	}
+	if !l.q.hasSubLink(sb.Node) {
+		it.plain = sb.Node
+	}
+	return nil
+}
+
+// outIndex returns the index of o in l.outs.
+func (l *level) outIndex(o *output) int {
+	for i := range l.outs {
+		if &l.outs[i] == o {
+			return i
+		}
+	}
+	return -1
+}
+
+// valueOutput returns the index of the output showing c's value, -1.
+func (l *level) valueOutput(c *encCol) int {
+	for i, o := range l.outs {
+		if o.kind == outValue && o.c.qualifier == c.qualifier && o.c.col.ID == c.col.ID {
+			return i
+		}
+	}
+	return -1
 }
 
 // outputNamed returns the select-list output an ORDER BY item names by
@@ -352,16 +390,29 @@ func (l *level) outputNamed(n *pg_query.Node) *output {
 	return nil
 }
 
-// sortOn makes a sort item sort on c's Ord onion.
-func (l *level) sortOn(sb *pg_query.SortBy, c *encCol) error {
+// sortOn makes a sort item sort on c's Ord onion. An encrypted text key
+// sorts on its prefix; the proxy completes the order (proxySort).
+func (l *level) sortOn(it *sortItem, c *encCol) error {
+	sb := it.sb
 	c.construct = "ORDER BY"
-	if isText(c) {
-		return Refusal("ORDER BY on encrypted text column %s is not supported yet", c.name())
+	text := isText(c)
+	if text {
+		if l.mode != modeTop {
+			return Refusal("ORDER BY on encrypted text column %s in a subquery is not supported: the server orders encrypted text only by its first %d bytes", c.name(), onion.OrdPrefixLen)
+		}
+		if sb.SortbyDir == pg_query.SortByDir_SORTBY_USING {
+			return Refusal("ORDER BY ... USING on encrypted text column %s is not supported", c.name())
+		}
 	}
 	if err := l.q.need(c, onion.KindOrd); err != nil {
 		return err
 	}
 	sb.Node = c.ref("_ord")
+	if text {
+		it.text = c
+	} else {
+		it.cipher = c.ref("_ord")
+	}
 	if l.grouped[c.qualifier+"."+c.col.Name] {
 		// Grouping on the Eq onion: the Ord onion is a function of the
 		// same value, so adding it does not split groups.
@@ -376,26 +427,26 @@ func (l *level) sortOn(sb *pg_query.SortBy, c *encCol) error {
 	return nil
 }
 
-// hiddenValue asks for the decrypted value of c as a hidden result column
-// (for a residual check) and returns its index in QueryPlan.Columns-to-be,
-// counted from the first hidden column.
-func (q *planner) hiddenValue(c *encCol) int {
-	q.residualCols = append(q.residualCols, c)
-	return len(q.residualCols) - 1
-}
-
 // finish completes the outermost level: hidden columns, the result
 // columns, and the proxy's LIMIT when rows are filtered in the proxy.
 func (l *level) finish() error {
 	q, sel := l.q, l.sel
 	grouped := l.isGrouped() || plainDistinct(sel.DistinctClause)
-	if len(q.residualCols) > 0 {
+	textSort := l.textKey() >= 0
+	if rs := q.plan.Residuals; len(rs) > 0 {
+		what := "LIKE"
+		if rs[0].Like == nil {
+			what = "a range comparison"
+		}
+		c := q.residualCols[rs[0].Column].c
 		switch {
 		case grouped:
-			return Refusal("LIKE on encrypted column %s together with aggregates, GROUP BY or DISTINCT is not supported", q.residualCols[0].name())
+			return Refusal("%s on encrypted column %s together with aggregates, GROUP BY or DISTINCT is not supported: the proxy checks it on the rows the server returns", what, c.name())
 		case sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES:
-			return Refusal("FETCH ... WITH TIES together with LIKE on encrypted column %s is not supported", q.residualCols[0].name())
+			return Refusal("FETCH ... WITH TIES together with %s on encrypted column %s is not supported", what, c.name())
 		}
+	}
+	if len(q.plan.Residuals) > 0 || textSort {
 		var err error
 		if q.plan.Limit, err = limitValue(sel.LimitCount); err != nil {
 			return err
@@ -404,9 +455,8 @@ func (l *level) finish() error {
 			return err
 		}
 		sel.LimitCount, sel.LimitOffset = nil, nil
-		sel.LimitOption = pg_query.LimitOption_LIMIT_OPTION_DEFAULT
 	}
-	needsDecoding := len(q.residualCols) > 0
+	needsDecoding := len(q.residualCols) > 0 || textSort
 	for _, o := range l.outs {
 		if o.kind != outPlain {
 			needsDecoding = true
@@ -478,11 +528,22 @@ func (l *level) finish() error {
 	for _, n := range q.distinctOrd {
 		hidden(n)
 	}
-	for _, c := range q.residualCols {
+	if textSort {
+		if err := l.proxySort(hidden, visible); err != nil {
+			return err
+		}
+	}
+	if len(q.plan.Residuals) > 0 {
+		sel.LimitOption = pg_query.LimitOption_LIMIT_OPTION_DEFAULT
+	}
+	for _, h := range q.residualCols {
+		c := h.c
 		rc := ResultColumn{Name: c.col.Name, Val: -1, Salt: -1, RowSalt: -1, Count: -1, Add: -1, Column: c.col, Table: c.table, Decode: DecodeValue}
 		rc.Server = hidden(c.ref("_eq"))
-		if err := full(&rc, c); err != nil {
-			return err
+		if h.full {
+			if err := full(&rc, c); err != nil {
+				return err
+			}
 		}
 		cols = append(cols, rc)
 	}
@@ -525,5 +586,5 @@ func limitValue(n *pg_query.Node) (LimitValue, error) {
 			}
 		}
 	}
-	return LimitValue{}, Refusal("LIMIT or OFFSET with an expression together with LIKE on an encrypted column is not supported: use a constant or a parameter")
+	return LimitValue{}, Refusal("LIMIT or OFFSET with an expression together with LIKE, a range or ORDER BY on an encrypted text column is not supported: use a constant or a parameter")
 }

@@ -175,6 +175,12 @@ func (q *planner) aexpr(n *pg_query.Node, e *pg_query.A_Expr, sc *scope, pc pred
 		if list == nil || len(list.Items) != 2 || !isValue(list.Items[0]) || !isValue(list.Items[1]) {
 			return Refusal("BETWEEN over encrypted column %s in %s: only constants and parameters are supported as bounds", l.desc, pc.construct)
 		}
+		if l.c != nil && isText(l.c) && l.desc == l.c.name() {
+			if e.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN {
+				return Refusal("NOT BETWEEN on encrypted text column %s in %s is not supported", l.desc, pc.construct)
+			}
+			return q.textBetween(e, l, list, pc)
+		}
 		if l.ord == nil {
 			return Refusal("BETWEEN over %s in %s is not supported", l.desc, pc.construct)
 		}
@@ -278,11 +284,11 @@ func (q *planner) compareValue(e *pg_query.A_Expr, l *operand, v **pg_query.Node
 	if op != "=" && op != "<>" || l.eq == nil {
 		kind, form = HoleOPE, l.ord
 	}
+	if kind == HoleOPE && isText(l.c) {
+		return q.textRange(e, l, v, op, pc)
+	}
 	if form == nil {
 		return Refusal("comparing %s with %s in %s is not supported", l.desc, op, pc.construct)
-	}
-	if kind == HoleOPE && isText(l.c) {
-		return Refusal("%s on encrypted text column %s in %s is not supported yet", op, l.c.name(), pc.construct)
 	}
 	h, err := q.hole(l.c, kind, op, *v)
 	if err != nil {
@@ -522,8 +528,8 @@ func (q *planner) like(n *pg_query.Node, e *pg_query.A_Expr, l *operand, op stri
 		return err
 	}
 	check.Const, check.Param = h.Const, h.Param
-	col := q.hiddenValue(c)
-	q.plan.Residuals = append(q.plan.Residuals, Residual{Column: col, Like: check})
+	col := q.hiddenValue(c, true)
+	q.plan.Residuals = append(q.plan.Residuals, Residual{Column: col, Like: &check})
 	if !check.Negate && hasCapability(c.col, onion.KindSearch) {
 		tokens := CmpHole{Table: c.table, Column: c.col, Kind: HoleTokens, Const: check.Const, Param: check.Param,
 			Escape: check.Escape, CaseInsensitive: check.CaseInsensitive, node: &pg_query.Node{Node: nullConst().Node}}

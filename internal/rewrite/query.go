@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
@@ -97,12 +98,71 @@ type LikeCheck struct {
 	Negate          bool    // NOT LIKE
 }
 
+// CompareCheck is a range comparison of a text column with a value, which
+// the server evaluates only on the values' 8-byte prefixes (the Ord onion
+// of a text column, onion.Column.OrdIsPrefix): the proxy compares the
+// decrypted value exactly (C collation: byte order).
+type CompareCheck struct {
+	// Op is "<", "<=", ">" or ">=", seen from the column (c Op value).
+	Op string
+	// Hole is the index in QueryPlan.Holes of the value: the plaintext
+	// the proxy encrypted for the server's prefilter is the one compared.
+	Hole int
+}
+
 // Residual is a condition the server cannot evaluate exactly, checked by
-// the proxy on each row: rows that fail it are not shown.
+// the proxy on each row: rows that fail it are not shown. Exactly one of
+// Like and Compare is set.
 type Residual struct {
 	// Column is the index in QueryPlan.Columns of the (hidden) value.
+	Column  int
+	Like    *LikeCheck
+	Compare *CompareCheck
+}
+
+// SortKind says how the proxy compares one key of a ProxySort.
+type SortKind int
+
+// Sort key kinds.
+const (
+	// SortValue compares the decrypted values of QueryPlan.Columns[Column]
+	// (a text column: exactly, byte order).
+	SortValue SortKind = iota
+	// SortCipher compares the server column Column, an OPE ciphertext
+	// (bytea), as bytes: their order is the values' order.
+	SortCipher
+	// SortRank compares the server column Column, a bigint rank the
+	// server computed for a plaintext sort key (dense_rank() OVER (ORDER
+	// BY key)).
+	SortRank
+)
+
+// SortKey is one key of a ProxySort.
+type SortKey struct {
+	Kind SortKind
+	// Column is an index in QueryPlan.Columns for SortValue, a server
+	// column otherwise.
 	Column int
-	Like   LikeCheck
+	// Desc and NullsFirst are the key's direction, as PostgreSQL reads
+	// the ORDER BY item (NULLS FIRST is the default of DESC).
+	Desc, NullsFirst bool
+}
+
+// ProxySort completes an ORDER BY over an encrypted text column, which the
+// server sorts only by the 8-byte prefixes of its values. The server's
+// rows arrive sorted up to that key; consecutive rows with equal values in
+// the Run columns (the earlier keys and the text key's prefix) form a run,
+// which the proxy sorts stably by Keys before sending it on. With Keys
+// empty beyond the text key, the server's order of the later keys is kept
+// (it sorted on them within the run).
+type ProxySort struct {
+	// Run are server columns, compared for equality as the server sent
+	// them.
+	Run  []int
+	Keys []SortKey
+	// WithTies is FETCH FIRST ... WITH TIES: after the limit, the rows
+	// equal on every key to the last one sent are sent too.
+	WithTies bool
 }
 
 // LimitValue is a LIMIT or OFFSET applied by the proxy: a constant, a
@@ -128,9 +188,12 @@ type QueryPlan struct {
 	// Holes are the comparison values to encrypt, in Render order.
 	Holes []CmpHole
 	// Residuals are checked by the proxy on each row; when there are any,
-	// Limit and Offset are applied by the proxy after them (the server's
-	// statement then has no LIMIT or OFFSET).
+	// or Sort is set, Limit and Offset are applied by the proxy after
+	// them (the server's statement then has no OFFSET, and either no
+	// LIMIT or, for a Sort without residuals and constant bounds, FETCH
+	// FIRST limit+offset ROWS WITH TIES on its prefix order).
 	Residuals     []Residual
+	Sort          *ProxySort
 	Limit, Offset LimitValue
 	// PlainResults is set when the rows need no decryption (every output
 	// is plaintext): the server's rows go to the client unchanged, and
@@ -167,6 +230,9 @@ type TableLookup func(schema, name string) *catalog.Table
 //   - =, <>, IN (list), IS [NOT] NULL, GROUP BY, DISTINCT,
 //     COUNT(DISTINCT c) and equi-joins on the Eq onion (DET);
 //   - <, <=, >, >=, BETWEEN, ORDER BY, MIN and MAX on the Ord onion (OPE);
+//     for text columns, whose Ord onion orders 8-byte prefixes, ranges
+//     are a prefilter checked exactly by the proxy (top-level WHERE
+//     conjuncts only) and ORDER BY is completed by the proxy (ProxySort);
 //   - SUM and AVG on the Add onion: the server concatenates the group's
 //     ciphertexts, the proxy multiplies and decrypts them;
 //   - LIKE, ILIKE and NOT LIKE as a search-token prefilter on the server,
@@ -201,7 +267,7 @@ type planner struct {
 	// Hidden columns of the outermost level, added by finish: the values
 	// residual checks read, the counts of AVG, and the Ord onions a
 	// SELECT DISTINCT sorts on.
-	residualCols []*encCol
+	residualCols []hiddenCol
 	avgCounts    []*pg_query.Node
 	distinctOrd  []*pg_query.Node
 }
@@ -221,7 +287,11 @@ func (q *planner) need(c *encCol, kind onion.Kind) error {
 		return Refusal("%s is not supported on column %s.%s: it is declared sensitive, so the server may never learn its %s", c.construct, c.table.Name, c.col.Name, what)
 	}
 	if !hasCapability(c.col, kind) {
-		return Refusal("%s on encrypted column %s.%s needs its %s onion, which its policy does not give it (capabilities: %v)", c.construct, c.table.Name, c.col.Name, kind, c.col.Capabilities)
+		err := Refusal("%s on encrypted column %s.%s needs its %s onion, which its policy does not give it (capabilities: %v)", c.construct, c.table.Name, c.col.Name, kind, c.col.Capabilities)
+		if kind == onion.KindOrd && isText(c) {
+			err.(*pgconn.PgError).Hint = fmt.Sprintf("Text columns get an Ord onion (over the first %d bytes) only when declared before the table is created: proxy columns set %s.%s --policy encrypted --capabilities eq,ord,search", onion.OrdPrefixLen, c.table.Name, c.col.Name)
+		}
+		return err
 	}
 	if c.col.Incremented && (kind == onion.KindEq || kind == onion.KindOrd) {
 		return Refusal("%s on encrypted column %s.%s is not supported: UPDATE ... SET %s = %s + k ran on the server, so only its Add onion is current (the column can be read, summed and averaged, not compared)", c.construct, c.table.Name, c.col.Name, c.col.Name, c.col.Name)
@@ -330,7 +400,11 @@ func planDMLWhere(where *pg_query.Node, t *catalog.Table, qualifier string) ([]C
 		return nil, nil, err
 	}
 	if len(q.plan.Residuals) > 0 || len(q.residualCols) > 0 {
-		return nil, nil, Refusal("LIKE on an encrypted column of %s in the WHERE of UPDATE or DELETE is not supported", t.Name)
+		what := "LIKE"
+		if q.plan.Residuals[0].Compare != nil {
+			what = "a range comparison"
+		}
+		return nil, nil, Refusal("%s on encrypted column %s.%s in the WHERE of UPDATE or DELETE is not supported: the proxy cannot check it exactly on rows the server changes", what, t.Name, q.residualCols[0].c.col.Name)
 	}
 	return q.plan.Holes, q.plan.Needs, nil
 }

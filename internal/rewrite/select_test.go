@@ -35,6 +35,7 @@ func TestPlanQueryGolden(t *testing.T) {
 	for _, sql := range []string{
 		"CREATE TABLE acc (id int PRIMARY KEY, owner text, balance numeric(12,2), note_plain text, opened date, code_eqonly int, secret_pin int, amount numeric)",
 		"CREATE TABLE person (id int, name text, owner text, born date)",
+		"CREATE TABLE emp (id int, name_sorted text, dept_sorted varchar(10), born date, code_plain int)",
 	} {
 		ct := planTable(t, conn, sql)
 		for i := range ct.Table.Columns {
@@ -114,12 +115,35 @@ func TestPlanQueryGolden(t *testing.T) {
 			fmt.Fprintf(&out, "  %q <- server %d (%s)%s\n", c.Name, c.Server, kind, hidden)
 		}
 		for _, r := range p.Residuals {
-			fmt.Fprintf(&out, "  residual col %d like %+v\n", r.Column, r.Like.Negate)
+			if r.Like != nil {
+				fmt.Fprintf(&out, "  residual col %d like %+v\n", r.Column, r.Like.Negate)
+			} else {
+				fmt.Fprintf(&out, "  residual col %d %s hole %d\n", r.Column, r.Compare.Op, r.Compare.Hole)
+			}
+		}
+		if s := p.Sort; s != nil {
+			fmt.Fprintf(&out, "  proxy sort run %v keys", s.Run)
+			for _, k := range s.Keys {
+				fmt.Fprintf(&out, " %s:%d", []string{"value", "cipher", "rank"}[k.Kind], k.Column)
+				if k.Desc {
+					fmt.Fprint(&out, " desc")
+				}
+				if k.NullsFirst {
+					fmt.Fprint(&out, " nulls-first")
+				}
+			}
+			if s.WithTies {
+				fmt.Fprint(&out, " with-ties")
+			}
+			fmt.Fprintln(&out)
 		}
 		if p.Limit != (LimitValue{}) || p.Offset != (LimitValue{}) {
 			lv := func(v LimitValue) string {
 				if v.Const != nil {
 					return fmt.Sprint(*v.Const)
+				}
+				if v.Param == 0 {
+					return "none"
 				}
 				return fmt.Sprintf("$%d", v.Param)
 			}

@@ -104,6 +104,18 @@ type TagRewriter interface {
 	CommandTag(tag []byte) []byte
 }
 
+// RowReleaser may be implemented by a ResultRewriter that holds rows back,
+// e.g. to sort them: its DataRow returns ErrSkipRow for a row it keeps.
+// After each DataRow call the session sends the rows Release(false)
+// returns (after the row DataRow rewrote, if any), and before the
+// statement's CommandComplete those Release(true) returns: then every row
+// still held must be released. Rows held when the statement fails are
+// dropped. The rows are valid until the next call; Release is called from
+// the server-reading goroutine.
+type RowReleaser interface {
+	Release(atEnd bool) []*pgproto3.DataRow
+}
+
 // CopyInRewriter rewrites the data a client sends for COPY ... FROM STDIN,
 // e.g. to encrypt it row by row. It is called from the session's
 // client-reading goroutine, except CopyInResponse, which is called from

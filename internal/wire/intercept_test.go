@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,9 @@ func (toyInterceptor) Query(sql string) (*wire.QueryPlan, error) {
 		// Run the DDL as a DO block, and report it as the client's.
 		return &wire.QueryPlan{SQL: "DO $x$ BEGIN EXECUTE " + quoteLiteral(sql) + "; END $x$", Results: []wire.ResultRewriter{retag{"CREATE TABLE"}}}, nil
 	}
+	if strings.Contains(sql, "/*reverse*/") {
+		return &wire.QueryPlan{SQL: sql, Results: []wire.ResultRewriter{&reverse{}}}, nil
+	}
 	if !strings.Contains(sql, "/*upper*/") {
 		return nil, nil
 	}
@@ -53,6 +57,9 @@ func (toyInterceptor) Parse(name, sql string, oids []uint32) (*wire.Statement, e
 	}
 	if strings.Contains(sql, "/*copyupper*/") {
 		return &wire.Statement{SQL: sql, CopyIn: func() wire.CopyInRewriter { return &upperCopy{} }}, nil
+	}
+	if strings.Contains(sql, "/*reverse*/") {
+		return &wire.Statement{SQL: sql, ParamOIDs: oids, Results: func([]int16) wire.ResultRewriter { return &reverse{} }}, nil
 	}
 	if !strings.Contains(sql, "/*upper*/") {
 		return nil, nil
@@ -123,6 +130,34 @@ func (u *upperCopy) Done(dst []byte) ([]byte, error) {
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: "toy: copy data refused"}
 	}
 	return append(dst, bytes.ToUpper(u.partial)...), nil
+}
+
+// reverse holds every row (a wire.RowReleaser) and releases them in
+// reverse order at the end, except that it lets the row "7" go at once.
+type reverse struct{ held []*pgproto3.DataRow }
+
+func (*reverse) RowDescription(*pgproto3.RowDescription) error { return nil }
+
+func (r *reverse) DataRow(row *pgproto3.DataRow) error {
+	if string(row.Values[0]) == "7" {
+		return nil
+	}
+	vals := make([][]byte, len(row.Values))
+	for i, v := range row.Values {
+		vals[i] = bytes.Clone(v)
+	}
+	r.held = append(r.held, &pgproto3.DataRow{Values: vals})
+	return wire.ErrSkipRow
+}
+
+func (r *reverse) Release(atEnd bool) []*pgproto3.DataRow {
+	if !atEnd {
+		return nil
+	}
+	slices.Reverse(r.held)
+	out := r.held
+	r.held = nil
+	return out
 }
 
 // retag reports a fixed command tag.
@@ -421,5 +456,33 @@ func TestInterceptorCommandTag(t *testing.T) {
 	var n int
 	if err := p.connectDirect(t).QueryRow(ctx, "SELECT count(*) FROM tagged").Scan(&n); err != nil {
 		t.Fatalf("the DO block did not create the table: %v", err)
+	}
+}
+
+func TestInterceptorRowReleaser(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	conn := p.connect(t)
+	want := []string{"7", "10", "9", "8", "6", "5", "4", "3", "2", "1"}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec, pgx.QueryExecModeCacheStatement, pgx.QueryExecModeDescribeExec} {
+		rows, err := conn.Query(ctx, "SELECT g::text /*reverse*/ FROM generate_series(1, $1::int) g", mode, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%v: rows %v, %v; want %v", mode, got, err, want)
+		}
+		if tag := rows.CommandTag().String(); tag != "SELECT 10" {
+			t.Errorf("%v: tag %q", mode, tag)
+		}
+	}
+	// A failing statement drops the held rows; the session goes on.
+	if _, err := conn.Exec(ctx, "SELECT 1/(5-g) /*reverse*/ FROM generate_series(1, 9) g"); err == nil {
+		t.Fatal("division by zero did not fail")
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT 3").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("after the failure: %d, %v", n, err)
 	}
 }

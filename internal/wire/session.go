@@ -613,16 +613,38 @@ func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte,
 	if err := row.Decode(body(msg)); err != nil {
 		return scratch, fmt.Errorf("server sent a malformed DataRow: %w", err)
 	}
-	if err := rr.DataRow(&row); err != nil {
-		if errors.Is(err, ErrSkipRow) {
-			return scratch, nil
+	err := rr.DataRow(&row)
+	switch {
+	case err == nil:
+		if scratch, err = writeMsg(ss.cw, scratch, &row); err != nil {
+			return scratch, err
 		}
+	case !errors.Is(err, ErrSkipRow):
 		return scratch, &rewriteError{err}
 	}
-	return writeMsg(ss.cw, scratch, &row)
+	return ss.release(scratch, rr, false)
+}
+
+// release sends the rows a RowReleaser lets go.
+func (ss *session) release(scratch []byte, rr ResultRewriter, atEnd bool) ([]byte, error) {
+	rel, ok := rr.(RowReleaser)
+	if !ok {
+		return scratch, nil
+	}
+	var err error
+	for _, r := range rel.Release(atEnd) {
+		if scratch, err = writeMsg(ss.cw, scratch, r); err != nil {
+			return scratch, err
+		}
+	}
+	return scratch, nil
 }
 
 func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
+	scratch, err := ss.release(scratch, rr, true)
+	if err != nil {
+		return scratch, err
+	}
 	tr, ok := rr.(TagRewriter)
 	if !ok {
 		_, err := ss.cw.Write(msg)

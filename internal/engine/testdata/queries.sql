@@ -651,12 +651,17 @@ SELECT si + 1 FROM t1 -- refuse: t1.si
 SELECT upper(tx) FROM t1 -- refuse: t1.tx
 SELECT id FROM t1 WHERE si + 1 > 5 -- refuse: t1.si
 SELECT id FROM t1 WHERE upper(tx) = 'ALPHA' -- refuse: t1.tx
-SELECT id, tx FROM t1 ORDER BY tx -- refuse: t1.tx
-SELECT vc FROM t1 ORDER BY 1 -- refuse: t1.vc
-SELECT id FROM t1 ORDER BY ch -- refuse: t1.ch
-SELECT id FROM t1 WHERE tx < 'b' -- refuse: t1.tx
-SELECT id FROM t1 WHERE vc BETWEEN 'a' AND 'b' -- refuse: t1.vc
 SELECT min(tx) FROM t1 -- refuse: t1.tx
+SELECT id, name FROM t2 ORDER BY name -- refuse: t2.name
+SELECT id FROM t2 WHERE name > 'b' -- refuse: t2.name
+SELECT id FROM t1 WHERE tx > 'b' OR si > 0 -- refuse: t1.tx
+SELECT id FROM t1 WHERE NOT (tx > 'b') -- refuse: t1.tx
+SELECT grp, count(*) FROM t1 WHERE tx > 'b' GROUP BY grp -- refuse: t1.tx
+SELECT id FROM t1 WHERE vc NOT BETWEEN 'a' AND 'b' -- refuse: t1.vc
+SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t1 x WHERE x.tx < 'b') -- refuse: t1.tx
+SELECT id FROM t1 WHERE tx < vc -- refuse: t1.tx
+SELECT id, tx FROM t1 ORDER BY tx USING < -- refuse: t1.tx
+SELECT id FROM (SELECT id FROM t1 ORDER BY tx LIMIT 5) s -- refuse: t1.tx
 SELECT id FROM t1 WHERE eq_i < 5 -- refuse: t1.eq_i
 SELECT id FROM t1 ORDER BY eq_i -- refuse: t1.eq_i
 SELECT min(eq_i) FROM t1 -- refuse: t1.eq_i
@@ -716,3 +721,65 @@ SELECT max(si) + 1 FROM t1 -- refuse: t1.si
 SELECT id, si FROM t1 ORDER BY si + 0 -- refuse: t1.si
 SELECT t1.id FROM t1 JOIN t2 ON t1.k BETWEEN t2.k AND t2.k2 -- refuse: t1.k
 SELECT id FROM t1 WHERE eq_t LIKE 'a%' AND eq_t > 'a' -- refuse: t1.eq_t
+
+-- Text order: the server filters and sorts on 8-byte prefixes, the proxy
+-- compares and sorts the decrypted values (C collation). The words share
+-- prefixes ("hello world ...", "delta_x ..."), so runs have ties.
+SELECT id, tx FROM t1 ORDER BY tx, id -- ordered
+SELECT id, tx FROM t1 ORDER BY tx DESC, id -- ordered
+SELECT id, tx FROM t1 ORDER BY tx NULLS FIRST, id DESC -- ordered
+SELECT id, tx FROM t1 ORDER BY tx DESC NULLS LAST, id -- ordered
+SELECT vc FROM t1 ORDER BY 1 -- orderkey: 1
+SELECT id, ch FROM t1 ORDER BY ch, id -- ordered
+SELECT id, ch FROM t1 ORDER BY ch DESC, id DESC -- ordered
+SELECT id FROM t1 ORDER BY ch, id -- ordered
+SELECT id, vc, tx FROM t1 ORDER BY vc, tx, id -- ordered
+SELECT id, tx, vc FROM t1 ORDER BY tx DESC, vc, id -- ordered
+SELECT id, tx FROM t1 ORDER BY i, tx, id -- ordered
+SELECT id, tx FROM t1 ORDER BY grp, tx, id -- ordered
+SELECT id, tx FROM t1 ORDER BY grp DESC, tx DESC, pn, id -- ordered
+SELECT id, tx, si FROM t1 ORDER BY tx, si DESC, id -- ordered
+SELECT id, tx FROM t1 ORDER BY tx, id LIMIT 7 -- ordered
+SELECT id, tx FROM t1 ORDER BY tx DESC, id LIMIT 5 OFFSET 3 -- ordered
+SELECT id, tx FROM t1 ORDER BY tx, id OFFSET 200 -- ordered
+SELECT id, tx FROM t1 ORDER BY tx, id LIMIT 0 -- empty
+SELECT id, tx FROM t1 ORDER BY tx, id LIMIT ALL -- ordered
+SELECT id, tx FROM t1 ORDER BY tx, id LIMIT $1 OFFSET $2 -- ordered; params: 6, 2
+SELECT id, tx FROM t1 ORDER BY tx, id LIMIT $1 -- ordered; params: NULL
+SELECT tx FROM t1 WHERE tx IS NOT NULL ORDER BY tx FETCH FIRST 3 ROWS WITH TIES -- ordered
+SELECT tx, vc FROM t1 ORDER BY tx, vc FETCH FIRST 10 ROWS WITH TIES -- orderkey: 1,2
+SELECT id, tx FROM t1 ORDER BY grp, tx, id LIMIT 12 -- ordered
+SELECT id, tx FROM t1 ORDER BY tx, grp, id LIMIT 12 -- ordered
+SELECT id, tx FROM t1 ORDER BY tx, pn DESC NULLS LAST, id LIMIT 9 -- ordered
+SELECT DISTINCT tx FROM t1 ORDER BY tx -- ordered
+SELECT DISTINCT ch FROM t1 ORDER BY ch DESC -- ordered
+SELECT DISTINCT vc FROM t1 ORDER BY vc LIMIT 4 -- ordered
+SELECT tx, count(*) FROM t1 GROUP BY tx ORDER BY tx -- ordered
+SELECT count(*) FROM t1 GROUP BY vc ORDER BY vc -- ordered
+SELECT tx, count(*) FROM t1 GROUP BY tx ORDER BY count(*) DESC, tx LIMIT 5 -- ordered
+SELECT tx, count(*) FROM t1 GROUP BY tx ORDER BY 2 DESC, 1 FETCH FIRST 2 ROWS WITH TIES -- ordered
+SELECT grp, tx, count(*) FROM t1 GROUP BY grp, tx ORDER BY grp, tx -- ordered
+SELECT t1.id, t1.tx, t2.name FROM t1 JOIN t2 ON t1.k = t2.k ORDER BY t1.tx, t1.id, t2.id -- ordered
+SELECT id, tx FROM t1 WHERE si > 0 ORDER BY tx, id LIMIT 8 -- ordered
+SELECT id, tx FROM t1 WHERE tx LIKE 'hello%' ORDER BY tx, id -- ordered
+SELECT id, tx FROM t1 WHERE tx LIKE '%a%' ORDER BY tx DESC, id LIMIT 4 OFFSET 1 -- ordered
+SELECT id, tx FROM t1 WHERE tx < 'b' ORDER BY id -- ordered
+SELECT id, tx FROM t1 WHERE tx <= 'delta_x' ORDER BY id -- ordered
+SELECT id, tx FROM t1 WHERE tx > 'hello world' ORDER BY id -- ordered
+SELECT id, tx FROM t1 WHERE tx >= 'hello world beta' ORDER BY id -- ordered
+SELECT id FROM t1 WHERE 'hello world' < tx
+SELECT id FROM t1 WHERE 'gamma' >= tx
+SELECT id FROM t1 WHERE tx > ''
+SELECT id FROM t1 WHERE tx < '' -- empty
+SELECT id FROM t1 WHERE tx > 'über' AND tx < '日本語z'
+SELECT id, vc FROM t1 WHERE vc BETWEEN 'abc' AND 'delta_x gamma' ORDER BY id -- ordered
+SELECT id, vc FROM t1 WHERE vc BETWEEN $1 AND $2 -- params: 'b', 'hello worlds'
+SELECT id, vc FROM t1 WHERE vc BETWEEN $1 AND $2 -- empty; params: NULL, 'z'
+SELECT id, ch FROM t1 WHERE ch < 'beta'
+SELECT id, ch FROM t1 WHERE ch >= 'abc  '
+SELECT id, ch FROM t1 WHERE ch > 'abc'
+SELECT id, tx FROM t1 WHERE tx > $1 AND tx < $2 ORDER BY tx, id LIMIT $3 -- ordered; params: 'a', 'i', 5
+SELECT id FROM t1 WHERE tx > 'hello world' AND tx LIKE '%a%' AND si <> 3
+SELECT id, tx FROM t1 WHERE tx >= 'a' ORDER BY tx DESC, id LIMIT 3 -- ordered
+SELECT id FROM t1 WHERE tx < 5 -- error
+SELECT id FROM t1 WHERE tx > 'b'::text AND vc < 'x'::varchar
