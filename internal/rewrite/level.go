@@ -18,6 +18,7 @@ const (
 	modePlain                  // a subquery whose outputs must be plaintext
 	modeExists                 // EXISTS: the outputs are not read
 	modeOperand                // one output compared with an encrypted column
+	modeDerived                // a derived table or CTE: encrypted outputs pass through
 )
 
 // outKind is what one output of the select list is.
@@ -54,6 +55,11 @@ type level struct {
 	opaque bool
 	// sortItems are the ORDER BY items of the outermost level (orderBy).
 	sortItems []sortItem
+	// In modeDerived: the row salt output of each source (qualifier.salt
+	// column), and the names of the plain outputs before the first
+	// encrypted one.
+	saltNames  map[string]string
+	plainNames []string
 }
 
 func (q *planner) topSelect(sel *pg_query.SelectStmt) error {
@@ -151,6 +157,9 @@ func (q *planner) selectLevel(sel *pg_query.SelectStmt, parent *scope, mode selM
 	if err != nil {
 		return nil, err
 	}
+	if d := q.derivedOf[sel]; d != nil && l.opaque {
+		d.opaque = true
+	}
 	if err := l.orderBy(); err != nil {
 		return nil, err
 	}
@@ -167,15 +176,16 @@ func (q *planner) selectLevel(sel *pg_query.SelectStmt, parent *scope, mode selM
 	return op, nil
 }
 
-// with rewrites the CTEs of the level: their outputs must be plaintext.
+// with rewrites the CTEs of the level; encrypted columns in their select
+// lists pass through (derivedLevel).
 func (l *level) with() error {
 	w := l.sel.WithClause
 	if w == nil {
 		return nil
 	}
-	l.sc.ctes = map[string]bool{}
+	l.sc.ctes = map[string]*derived{}
 	for _, n := range w.Ctes {
-		l.sc.ctes[n.GetCommonTableExpr().GetCtename()] = true
+		l.sc.ctes[n.GetCommonTableExpr().GetCtename()] = nil
 	}
 	for _, n := range w.Ctes {
 		cte := n.GetCommonTableExpr()
@@ -183,9 +193,14 @@ func (l *level) with() error {
 		if sel == nil {
 			return Refusal("data-modifying WITH (%s) in a query over tables with encrypted columns is not supported", cte.Ctename)
 		}
-		if _, err := l.q.selectLevel(sel, l.sc, modePlain); err != nil {
+		d, err := l.q.derivedLevel(sel, l.sc, &cte.Aliascolnames)
+		if err != nil {
 			return err
 		}
+		if d != nil && w.Recursive {
+			return Refusal("WITH RECURSIVE %s passing encrypted column %s through is not supported", cte.Ctename, firstEnc(d).name())
+		}
+		l.sc.ctes[cte.Ctename] = d
 	}
 	return nil
 }
@@ -205,6 +220,13 @@ func (l *level) fromItem(n *pg_query.Node, ons *[]*pg_query.Node) error {
 				}
 			}
 		}
+		if isCTE, d := l.sc.cte(rv.Relname); isCTE && rv.Schemaname == "" {
+			if d != nil && rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
+				return Refusal("column aliases on CTE %s, which passes encrypted column %s through, are not supported", rv.Relname, firstEnc(d).name())
+			}
+			l.sc.items = append(l.sc.items, &rangeItem{qualifier: qualifier, derived: d})
+			return nil
+		}
 		t := l.table(rv)
 		if t != nil && t.Physical != "" && t.Physical != rv.Relname {
 			if rv.Alias == nil {
@@ -223,19 +245,25 @@ func (l *level) fromItem(n *pg_query.Node, ons *[]*pg_query.Node) error {
 			return err
 		}
 		for _, it := range l.sc.items[before:] {
-			if it.table == nil || !ddlHasEncrypted(it.table) {
+			if !it.encrypted() {
 				continue
 			}
 			if j.IsNatural {
-				return Refusal("NATURAL JOIN with table %s with encrypted columns is not supported: name the join columns", it.table.Name)
+				return Refusal("NATURAL JOIN with %s with encrypted columns is not supported: name the join columns", it.describe())
 			}
 			for _, u := range j.UsingClause {
+				if it.derived != nil && it.derived.enc[fieldName(u)] != nil {
+					return Refusal("JOIN ... USING (%s) on encrypted column %s.%s is not supported: write JOIN ... ON", fieldName(u), it.qualifier, fieldName(u))
+				}
+				if it.table == nil {
+					continue
+				}
 				if c := it.table.Column(fieldName(u)); c != nil && c.Policy != catalog.Plain {
 					return Refusal("JOIN ... USING (%s) on encrypted column %s.%s is not supported: write JOIN ... ON", c.Name, it.table.Name, c.Name)
 				}
 			}
 			if j.Alias != nil {
-				return Refusal("an alias for a join with table %s with encrypted columns is not supported", it.table.Name)
+				return Refusal("an alias for a join with %s with encrypted columns is not supported", it.describe())
 			}
 		}
 		if j.Quals != nil {
@@ -247,14 +275,20 @@ func (l *level) fromItem(n *pg_query.Node, ons *[]*pg_query.Node) error {
 		if rs.Lateral {
 			parent = l.sc
 		}
-		if _, err := l.q.selectLevel(rs.Subquery.GetSelectStmt(), parent, modePlain); err != nil {
+		var colnames []*pg_query.Node
+		if rs.Alias != nil {
+			colnames = rs.Alias.Colnames
+		}
+		d, err := l.q.derivedLevel(rs.Subquery.GetSelectStmt(), parent, &colnames)
+		if err != nil {
 			return err
 		}
 		qualifier := ""
 		if rs.Alias != nil {
 			qualifier = rs.Alias.Aliasname
+			rs.Alias.Colnames = colnames
 		}
-		l.sc.items = append(l.sc.items, &rangeItem{qualifier: qualifier})
+		l.sc.items = append(l.sc.items, &rangeItem{qualifier: qualifier, derived: d})
 	default:
 		if err := l.q.plainExpr(n, l.sc, "FROM"); err != nil {
 			return err
@@ -271,7 +305,7 @@ func (l *level) fromItem(n *pg_query.Node, ons *[]*pg_query.Node) error {
 // table returns the catalog table a FROM item names, nil for a CTE or a
 // table the catalog does not have.
 func (l *level) table(rv *pg_query.RangeVar) *catalog.Table {
-	if rv.Schemaname == "" && l.sc.cte(rv.Relname) {
+	if isCTE, _ := l.sc.cte(rv.Relname); isCTE && rv.Schemaname == "" {
 		return nil
 	}
 	schema := rv.Schemaname

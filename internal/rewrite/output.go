@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,7 +70,15 @@ func (l *level) selectList() (*operand, error) {
 			if c != nil {
 				name := rt.Name
 				if name == "" {
-					name = c.col.Name
+					name = fieldName(cr.Fields[len(cr.Fields)-1])
+				}
+				if l.mode == modeDerived {
+					pass, err := l.passThrough(c, name)
+					if err != nil {
+						return nil, err
+					}
+					targets = append(targets, pass...)
+					continue
 				}
 				n, err := l.value(c, name, grouped)
 				if err != nil {
@@ -85,6 +94,7 @@ func (l *level) selectList() (*operand, error) {
 				return nil, err
 			}
 			if ok {
+				l.notePlainOutput(rt)
 				targets = append(targets, t)
 				continue
 			}
@@ -93,6 +103,7 @@ func (l *level) selectList() (*operand, error) {
 			return nil, err
 		}
 		l.outs = append(l.outs, output{kind: outPlain, name: rt.Name, node: rt.Val})
+		l.notePlainOutput(rt)
 		targets = append(targets, t)
 	}
 	sel.TargetList = targets
@@ -105,14 +116,14 @@ func (l *level) touchesEncrypted(n *pg_query.Node) bool {
 	if cr := n.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
 		if len(cr.Fields) == 1 {
 			for _, it := range l.sc.items {
-				if it.table != nil && ddlHasEncrypted(it.table) {
+				if it.encrypted() {
 					return true
 				}
 			}
 			return false
 		}
 		it := l.sc.item(fieldName(cr.Fields[len(cr.Fields)-2]))
-		return it != nil && it.table != nil && ddlHasEncrypted(it.table)
+		return it != nil && it.encrypted()
 	}
 	c, err := l.q.firstEncrypted(n, l.sc, "the select list")
 	return c != nil || err != nil
@@ -128,11 +139,16 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 		items = []*rangeItem{it}
 	}
 	encrypted, unknown := false, false
+	var first *rangeItem
 	for _, it := range items {
-		if it.table == nil {
-			unknown = true
-		} else if ddlHasEncrypted(it.table) {
+		switch {
+		case it.encrypted():
 			encrypted = true
+			if first == nil {
+				first = it
+			}
+		case it.table == nil:
+			unknown = true
 		}
 	}
 	if !encrypted {
@@ -140,13 +156,36 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 		return nil, nil
 	}
 	if unknown {
-		return nil, Refusal("* over table %s with encrypted columns together with other FROM items is not supported: list the columns", firstEncryptedTable(items).Name)
+		return nil, Refusal("* over %s with encrypted columns together with other FROM items is not supported: list the columns", first.describe())
 	}
 	if l.mode != modeTop {
-		return nil, Refusal("* over table %s with encrypted columns in a subquery is not supported: list the columns", firstEncryptedTable(items).Name)
+		return nil, Refusal("* over %s with encrypted columns in a subquery is not supported: list the columns", first.describe())
 	}
 	var out []*pg_query.Node
 	for _, it := range items {
+		if d := it.derived; d != nil {
+			if d.opaque || slices.Contains(d.names, "") {
+				return nil, Refusal("* over %s, which passes encrypted column %s through, is not supported: list the columns", it.qualifier, firstEnc(d).name())
+			}
+			for _, name := range d.names {
+				c, err := d.column(it.qualifier, name, "the select list")
+				if err != nil {
+					return nil, err
+				}
+				if c == nil {
+					ref := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(it.qualifier), pg_query.MakeStrNode(name)}, -1)
+					out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(name, ref, -1))
+					l.outs = append(l.outs, output{kind: outPlain, name: name, node: ref})
+					continue
+				}
+				n, err := l.value(c, name, grouped)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, n)
+			}
+			continue
+		}
 		for i := range it.table.Columns {
 			col := &it.table.Columns[i]
 			c := &encCol{table: it.table, col: col, qualifier: it.qualifier, construct: "the select list"}
@@ -163,15 +202,6 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 		}
 	}
 	return out, nil
-}
-
-func firstEncryptedTable(items []*rangeItem) *catalog.Table {
-	for _, it := range items {
-		if it.table != nil && ddlHasEncrypted(it.table) {
-			return it.table
-		}
-	}
-	return nil
 }
 
 // value is an encrypted column in the select list: its Eq onion (the
@@ -491,10 +521,10 @@ func (l *level) finish() error {
 		if c.col.Incremented {
 			rc.Add = hidden(c.ref("_add"))
 		}
-		k, ok := rowSalts[c.qualifier]
+		k, ok := rowSalts[c.qualifier+"."+c.saltName()]
 		if !ok {
-			k = hidden(c.rowRef(SaltColumn))
-			rowSalts[c.qualifier] = k
+			k = hidden(c.saltRef())
+			rowSalts[c.qualifier+"."+c.saltName()] = k
 		}
 		rc.RowSalt = k
 		return nil

@@ -618,8 +618,8 @@ func (q *planner) firstEncrypted(n *pg_query.Node, sc *scope, construct string) 
 func wholeRow(cr *pg_query.ColumnRef, sc *scope, construct string) error {
 	f := cr.Fields
 	if len(f) >= 2 && f[len(f)-1].GetAStar() != nil {
-		if it := sc.item(fieldName(f[len(f)-2])); it != nil && it.table != nil {
-			return Refusal("whole-row reference %s.* to table %s with encrypted columns in %s is not supported", it.qualifier, it.table.Name, construct)
+		if it := sc.item(fieldName(f[len(f)-2])); it != nil && (it.table != nil || it.derived != nil) {
+			return Refusal("whole-row reference %s.* to %s with encrypted columns in %s is not supported", it.qualifier, it.describe(), construct)
 		}
 	}
 	return nil

@@ -268,6 +268,9 @@ type planner struct {
 	// residual checks read, the counts of AVG, and the Ord onions a
 	// SELECT DISTINCT sorts on.
 	residualCols []hiddenCol
+	// derivedOf are the encrypted columns derived tables and CTEs pass
+	// through, by their SELECT (derivedLevel).
+	derivedOf map[*pg_query.SelectStmt]*derived
 	avgCounts    []*pg_query.Node
 	distinctOrd  []*pg_query.Node
 }

@@ -13,6 +13,54 @@ import (
 type rangeItem struct {
 	qualifier string         // alias, or the table's name
 	table     *catalog.Table // nil for an item without encrypted columns
+	// derived is set for a derived table or CTE that passes encrypted
+	// columns through (table is nil then).
+	derived *derived
+}
+
+// derived is the outputs of a derived table or CTE (FROM (SELECT ...) s,
+// WITH s AS (SELECT ...)) whose select list passes encrypted columns
+// through: each such output carries the physical columns of its source
+// (<name>__eq, <name>__ord, ... and the source row's salt), so the
+// enclosing query uses it as it would use the source column.
+type derived struct {
+	// names are the output names in order ("" where unknown); enc the
+	// encrypted ones by name (qualifier and construct unset).
+	names []string
+	enc   map[string]*encCol
+	// internal are the physical column names the outputs add.
+	internal map[string]bool
+	// opaque is set when the select list has a * whose columns the proxy
+	// does not know.
+	opaque bool
+}
+
+// column returns the encrypted output name of the derived table as seen
+// through qualifier, nil for a plain or unknown output.
+func (d *derived) column(qualifier, name, construct string) (*encCol, error) {
+	if d.internal[name] {
+		return nil, Refusal("column %s of %s is internal to the proxy and may not be used in %s", name, qualifier, construct)
+	}
+	c := d.enc[name]
+	if c == nil {
+		return nil, nil
+	}
+	x := *c
+	x.qualifier, x.construct = qualifier, construct
+	return &x, nil
+}
+
+// encrypted reports whether the item has encrypted columns.
+func (it *rangeItem) encrypted() bool {
+	return it.derived != nil || it.table != nil && ddlHasEncrypted(it.table)
+}
+
+// describe names the item in messages.
+func (it *rangeItem) describe() string {
+	if it.table != nil {
+		return "table " + it.table.Name
+	}
+	return "subquery " + it.qualifier
 }
 
 // scope is the FROM items visible at one level of a query, with the
@@ -20,17 +68,20 @@ type rangeItem struct {
 type scope struct {
 	parent *scope
 	items  []*rangeItem
-	ctes   map[string]bool // names of the CTEs of this level
+	// ctes are the CTEs of this level by name, with the encrypted columns
+	// they pass through (nil derived when none).
+	ctes map[string]*derived
 }
 
-// cte reports whether name is a CTE visible in the scope.
-func (sc *scope) cte(name string) bool {
+// cte reports whether name is a CTE visible in the scope, and what it
+// passes through.
+func (sc *scope) cte(name string) (bool, *derived) {
 	for s := sc; s != nil; s = s.parent {
-		if s.ctes[name] {
-			return true
+		if d, ok := s.ctes[name]; ok {
+			return true, d
 		}
 	}
-	return false
+	return false, nil
 }
 
 // encCol is a reference to an encrypted column found in a query.
@@ -38,6 +89,11 @@ type encCol struct {
 	table     *catalog.Table
 	col       *catalog.Column
 	qualifier string
+	// alias is the name the column's physical columns are named after
+	// under qualifier ("": the column's name), and rowSalt the name of its
+	// row salt column ("": SaltColumn); both set when the column comes
+	// through a derived table or CTE.
+	alias, rowSalt string
 	// construct names what uses the column, for messages ("WHERE",
 	// "ORDER BY", ...); set by the user of the reference.
 	construct string
@@ -46,8 +102,27 @@ type encCol struct {
 // ref returns qualifier.physical for the physical column with suffix
 // (onion.PhysicalColumn.Suffix, e.g. "_eq") of the column.
 func (c *encCol) ref(suffix string) *pg_query.Node {
-	return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(c.qualifier), pg_query.MakeStrNode(physicalPrefix(c.col.Name) + suffix)}, -1)
+	return pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(c.qualifier), pg_query.MakeStrNode(physicalPrefix(c.physName()) + suffix)}, -1)
 }
+
+// physName is the name c's physical columns are named after.
+func (c *encCol) physName() string {
+	if c.alias != "" {
+		return c.alias
+	}
+	return c.col.Name
+}
+
+// saltName is the name of c's row salt column under its qualifier.
+func (c *encCol) saltName() string {
+	if c.rowSalt != "" {
+		return c.rowSalt
+	}
+	return SaltColumn
+}
+
+// saltRef returns qualifier.<row salt> of c.
+func (c *encCol) saltRef() *pg_query.Node { return c.rowRef(c.saltName()) }
 
 // rowRef returns qualifier.<column> for a physical column of the row.
 func (c *encCol) rowRef(column string) *pg_query.Node {
@@ -101,7 +176,12 @@ func (sc *scope) resolve(cr *pg_query.ColumnRef, construct string) (*encCol, err
 	if len(fields) >= 2 {
 		q := fieldName(fields[len(fields)-2])
 		it := sc.item(q)
-		if it == nil || it.table == nil {
+		switch {
+		case it == nil:
+			return nil, nil
+		case it.derived != nil:
+			return it.derived.column(it.qualifier, name, construct)
+		case it.table == nil:
 			return nil, nil
 		}
 		return it.column(name, construct)
@@ -111,6 +191,13 @@ func (sc *scope) resolve(cr *pg_query.ColumnRef, construct string) (*encCol, err
 		var found *rangeItem
 		plain := false
 		for _, it := range s.items {
+			if it.derived != nil && (it.derived.enc[name] != nil || it.derived.internal[name]) {
+				if found != nil {
+					return nil, &pgconn.PgError{Severity: "ERROR", Code: "42702", Message: `column reference "` + name + `" is ambiguous`}
+				}
+				found = it
+				continue
+			}
 			if it.table == nil {
 				plain = true
 				continue
@@ -123,11 +210,14 @@ func (sc *scope) resolve(cr *pg_query.ColumnRef, construct string) (*encCol, err
 			}
 		}
 		if found != nil {
+			if found.derived != nil {
+				return found.derived.column(found.qualifier, name, construct)
+			}
 			return found.column(name, construct)
 		}
 		for _, it := range s.items {
-			if it.table != nil && it.qualifier == name {
-				return nil, Refusal("whole-row reference %s to table %s with encrypted columns in %s is not supported", name, it.table.Name, construct)
+			if it.encrypted() && it.qualifier == name {
+				return nil, Refusal("whole-row reference %s to %s with encrypted columns in %s is not supported", name, it.describe(), construct)
 			}
 		}
 		if plain {
@@ -140,6 +230,9 @@ func (sc *scope) resolve(cr *pg_query.ColumnRef, construct string) (*encCol, err
 						if c := it.table.Column(name); c != nil && c.Policy != catalog.Plain {
 							return nil, Refusal("cannot tell whether %s in %s is encrypted column %s.%s: qualify it with its table", name, construct, it.table.Name, name)
 						}
+					}
+					if it.derived != nil && it.derived.enc[name] != nil {
+						return nil, Refusal("cannot tell whether %s in %s is encrypted column %s.%s: qualify it", name, construct, it.qualifier, name)
 					}
 				}
 			}

@@ -699,8 +699,7 @@ SELECT sum(un) FROM t1 -- refuse: t1.un
 SELECT grp, sum(i) FROM t1 GROUP BY grp HAVING sum(i) > 0 -- refuse: t1.i
 SELECT grp, sum(i) FROM t1 GROUP BY grp ORDER BY 2 -- refuse: t1.i
 SELECT i FROM t1 UNION SELECT i FROM t1 -- refuse: t1.i
-SELECT s.i FROM (SELECT i FROM t1) s -- refuse: t1.i
-WITH x AS (SELECT tx FROM t1) SELECT * FROM x -- refuse: t1.tx
+SELECT s.i FROM (SELECT i FROM t1) s
 SELECT id FROM t1 WHERE coalesce(si, 0) = 0 -- refuse: t1.si
 SELECT id FROM t1 WHERE i::text = '42' -- refuse: t1.i
 SELECT id FROM t1 WHERE d - 1 > '2001-01-01' -- refuse: t1.d
@@ -783,3 +782,25 @@ SELECT id FROM t1 WHERE tx > 'hello world' AND tx LIKE '%a%' AND si <> 3
 SELECT id, tx FROM t1 WHERE tx >= 'a' ORDER BY tx DESC, id LIMIT 3 -- ordered
 SELECT id FROM t1 WHERE tx < 5 -- error
 SELECT id FROM t1 WHERE tx > 'b'::text AND vc < 'x'::varchar
+
+-- Encrypted columns passing through derived tables and CTEs.
+WITH x AS (SELECT tx FROM t1) SELECT * FROM x
+WITH x AS (SELECT id, tx, n FROM t1 WHERE si > 0) SELECT id, tx, n FROM x WHERE n > 100 ORDER BY id -- ordered
+WITH x AS (SELECT id, tx AS word, d FROM t1) SELECT word, count(*) FROM x GROUP BY word
+WITH x(a, b) AS (SELECT id, i FROM t1) SELECT a, b FROM x WHERE b BETWEEN -1000 AND 1000
+WITH x AS (SELECT grp, n, amt_src.amt FROM t1 JOIN t2 amt_src ON t1.k = amt_src.k) SELECT grp, sum(n), avg(amt), min(amt), max(n) FROM x GROUP BY grp
+SELECT s.id, s.vc FROM (SELECT id, vc FROM t1 WHERE vc IS NOT NULL) s WHERE s.vc LIKE '%a%' ORDER BY s.vc, s.id -- ordered
+SELECT * FROM (SELECT id, b, ts FROM t1) s(x, y, z) WHERE y > 0 ORDER BY z, x -- ordered
+SELECT q.v FROM (SELECT s.i AS v FROM (SELECT i FROM t1) s) q WHERE q.v IN (1, 2, 3, 42)
+SELECT t2.id, s.tx FROM t2 JOIN (SELECT k, tx FROM t1) s ON s.k = t2.k ORDER BY t2.id, s.tx -- orderkey: 1
+SELECT count(*) FROM (SELECT d FROM t1 WHERE d > '2015-01-01') s WHERE s.d < '2020-01-01'
+SELECT s.un, s.ch, s.bin, s.flag, s.tz FROM (SELECT un, ch, bin, flag, tz FROM t1 ORDER BY id LIMIT 20) s
+SELECT id FROM (SELECT id, tx FROM t1) s WHERE s.tx > 'hello world' ORDER BY id -- ordered
+SELECT s.tx FROM (SELECT tx FROM t1) s ORDER BY s.tx LIMIT 5 -- ordered
+WITH a AS (SELECT id, k FROM t1), b AS (SELECT a.id, t2.name FROM a JOIN t2 ON a.k = t2.k) SELECT * FROM b
+SELECT id FROM t1 WHERE i IN (SELECT s.i FROM (SELECT i FROM t1 WHERE si > 0) s)
+SELECT s.tx FROM (SELECT tx, count(*) FROM t1 GROUP BY tx) s -- refuse: t1.tx
+SELECT s.tx FROM (SELECT DISTINCT tx FROM t1) s -- refuse: t1.tx
+WITH x AS (SELECT tx FROM t1 UNION ALL SELECT name FROM t2) SELECT * FROM x -- refuse: t1.tx
+SELECT s.x FROM (SELECT upper(tx) AS x FROM t1) s -- refuse: t1.tx
+SELECT * FROM (SELECT si FROM t1) s, (SELECT si FROM t1) r WHERE s.si = r.si + 1 -- refuse: t1.si
