@@ -270,9 +270,9 @@ type planner struct {
 	residualCols []hiddenCol
 	// derivedOf are the encrypted columns derived tables and CTEs pass
 	// through, by their SELECT (derivedLevel).
-	derivedOf map[*pg_query.SelectStmt]*derived
-	avgCounts    []*pg_query.Node
-	distinctOrd  []*pg_query.Node
+	derivedOf   map[*pg_query.SelectStmt]*derived
+	avgCounts   []*pg_query.Node
+	distinctOrd []*pg_query.Node
 }
 
 type needKey struct {
