@@ -345,6 +345,15 @@ func (l *level) sortItem(it *sortItem) error {
 		it.out = k
 		return l.sortOn(it, o.c)
 	}
+	if o := l.plainOutputNamed(sb.Node); o != nil {
+		// An output name wins over input columns, as in PostgreSQL: the
+		// server sorts its own output (a rank repeats its expression).
+		it.plain = o.node
+		if it.plain != nil && l.q.hasSubLink(it.plain) {
+			it.plain = nil
+		}
+		return nil
+	}
 	if cr := sb.Node.GetColumnRef(); cr != nil {
 		c, err := l.sc.resolve(cr, "ORDER BY")
 		if err != nil {
@@ -373,6 +382,22 @@ func (l *level) sortItem(it *sortItem) error {
 	}
 	if !l.q.hasSubLink(sb.Node) {
 		it.plain = sb.Node
+	}
+	return nil
+}
+
+// plainOutputNamed returns the plain select-list output a one-name ORDER
+// BY item names, nil otherwise.
+func (l *level) plainOutputNamed(n *pg_query.Node) *output {
+	cr := n.GetColumnRef()
+	if cr == nil || len(cr.Fields) != 1 || cr.Fields[0].GetAStar() != nil {
+		return nil
+	}
+	name := fieldName(cr.Fields[0])
+	for i := range l.outs {
+		if o := &l.outs[i]; o.kind == outPlain && o.name == name && name != "" {
+			return o
+		}
 	}
 	return nil
 }

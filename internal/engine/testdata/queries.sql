@@ -804,3 +804,5 @@ SELECT s.tx FROM (SELECT DISTINCT tx FROM t1) s -- refuse: t1.tx
 WITH x AS (SELECT tx FROM t1 UNION ALL SELECT name FROM t2) SELECT * FROM x -- refuse: t1.tx
 SELECT s.x FROM (SELECT upper(tx) AS x FROM t1) s -- refuse: t1.tx
 SELECT * FROM (SELECT si FROM t1) s, (SELECT si FROM t1) r WHERE s.si = r.si + 1 -- refuse: t1.si
+SELECT tx, count(*) AS n FROM t1 GROUP BY tx ORDER BY n DESC, tx LIMIT 6 -- ordered
+SELECT grp AS g, tx FROM t1 ORDER BY g, tx, id -- ordered
