@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// loadResult is the load of one table into one database.
+type loadResult struct {
+	Table    string
+	Rows     int64
+	Direct   time.Duration // COPY directly into the plaintext database
+	Proxied  time.Duration // COPY through the proxy into the encrypted one
+	ProxyErr string        // why the load through the proxy failed
+}
+
+// load creates the schema in both databases (through the proxy for the
+// encrypted one), loads every table with COPY ... FROM STDIN (csv), builds
+// the indexes and analyzes both databases.
+func (e *env) load(ctx context.Context, dataDir string, progress io.Writer) ([]loadResult, error) {
+	direct, err := pgx.Connect(ctx, e.plainDSN)
+	if err != nil {
+		return nil, err
+	}
+	defer direct.Close(ctx)
+	proxied, err := pgx.Connect(ctx, e.proxyDSN)
+	if err != nil {
+		return nil, err
+	}
+	defer proxied.Close(ctx)
+	for _, ddl := range schemaDDL {
+		if _, err := direct.Exec(ctx, ddl); err != nil {
+			return nil, fmt.Errorf("%s: %w", ddl, err)
+		}
+		if _, err := proxied.Exec(ctx, ddl); err != nil {
+			return nil, fmt.Errorf("through the proxy: %s: %w", ddl, err)
+		}
+	}
+	var out []loadResult
+	for _, t := range tables {
+		path := filepath.Join(dataDir, t+".csv")
+		r := loadResult{Table: t}
+		if r.Rows, r.Direct, err = copyFile(ctx, direct, t, path); err != nil {
+			return nil, fmt.Errorf("loading %s directly: %w", t, err)
+		}
+		fmt.Fprintf(progress, "loading %s (%d rows): direct %.2fs", t, r.Rows, r.Direct.Seconds())
+		n, d, err := copyFile(ctx, proxied, t, path)
+		switch {
+		case err != nil:
+			r.ProxyErr = err.Error()
+			fmt.Fprintf(progress, ", through the proxy FAILED: %v\n", err)
+		case n != r.Rows:
+			r.ProxyErr = fmt.Sprintf("the proxy loaded %d rows, not %d", n, r.Rows)
+			fmt.Fprintf(progress, ", through the proxy: %s\n", r.ProxyErr)
+		default:
+			r.Proxied = d
+			fmt.Fprintf(progress, ", through the proxy %.2fs\n", d.Seconds())
+		}
+		out = append(out, r)
+	}
+	fmt.Fprintln(progress, "indexing and analyzing...")
+	for _, ddl := range indexDDL {
+		if _, err := direct.Exec(ctx, ddl); err != nil {
+			return nil, fmt.Errorf("%s: %w", ddl, err)
+		}
+		if _, err := proxied.Exec(ctx, ddl); err != nil {
+			return nil, fmt.Errorf("through the proxy: %s: %w", ddl, err)
+		}
+	}
+	if _, err := direct.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+		return nil, err
+	}
+	// The encrypted database is analyzed on the server itself: statistics
+	// over ciphertexts are what its planner has to work with.
+	encDirect, err := pgx.Connect(ctx, e.encDSN)
+	if err != nil {
+		return nil, err
+	}
+	defer encDirect.Close(ctx)
+	if _, err := encDirect.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// copyFile loads a csv file (with header) into table.
+func copyFile(ctx context.Context, conn *pgx.Conn, table, path string) (int64, time.Duration, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	start := time.Now()
+	tag, err := conn.PgConn().CopyFrom(ctx, f, "COPY "+table+" FROM STDIN (FORMAT csv, HEADER true)")
+	if err != nil {
+		return 0, 0, err
+	}
+	return tag.RowsAffected(), time.Since(start), nil
+}

@@ -1,0 +1,118 @@
+// Command tpch measures the proxy on a workload derived from TPC-H: it
+// generates the data at a scale factor (DuckDB's dbgen, gen.py), creates
+// the schema twice on a throwaway PostgreSQL (plaintext, and through the
+// proxy with the column policy of schema.go), loads both with COPY, runs
+// the 22 queries directly and through the proxy, compares the results and
+// writes a Markdown report with a chart of the per-query time ratios.
+//
+// The data, the queries and the results are derived from TPC-H; they are
+// not TPC-H results and are not comparable with published ones.
+//
+// Usage (from the repository root; bench/tpch-report and bench/tpch-smoke
+// set up Python and call it):
+//
+//	go run ./bench/tpch -sf 0.1 -python PATH -out DIR
+//
+// The last line printed is "TPC-H: N/22 queries match plaintext".
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "tpch:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	sf      float64
+	data    string
+	python  string
+	out     string
+	runs    int
+	timeout time.Duration
+	keep    bool
+	strict  bool
+}
+
+func run() error {
+	var o options
+	flag.Float64Var(&o.sf, "sf", 0.01, "TPC-H scale `factor` of the generated data")
+	flag.StringVar(&o.data, "data", "", "`directory` of data generated earlier by gen.py (default: generate into a scratch directory)")
+	flag.StringVar(&o.python, "python", "python3", "Python `interpreter` with duckdb and duckdb-extension-tpch 1.5.5")
+	flag.StringVar(&o.out, "out", "tpch-report", "`directory` for the report (report.md, ratios.png)")
+	flag.IntVar(&o.runs, "runs", 3, "timed runs per query and target (the median is reported)")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "time limit of one query run")
+	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory (data, keys, proxy log)")
+	flag.BoolVar(&o.strict, "fail-on-mismatch", false, "exit with status 1 when a query returns different rows through the proxy (after the report)")
+	flag.Parse()
+	if o.sf <= 0 || o.runs < 1 || o.timeout <= 0 {
+		return errors.New("-sf, -runs and -timeout must be positive")
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(root, "cmd", "proxy")); err != nil {
+		return errors.New("run it from the repository root (go run ./bench/tpch)")
+	}
+	work, err := os.MkdirTemp("", "pgonion-tpch-")
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(work, 0o755); err != nil {
+		return err
+	}
+	if o.keep {
+		defer fmt.Fprintln(os.Stderr, "kept", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	ctx := context.Background()
+	progress := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+	start := time.Now()
+
+	if o.data == "" {
+		o.data = filepath.Join(work, "data")
+		progress("generating data derived from TPC-H at scale factor %g...", o.sf)
+		gen := exec.CommandContext(ctx, o.python, filepath.Join(root, "bench", "tpch", "gen.py"), "--sf", fmt.Sprint(o.sf), "--out", o.data)
+		gen.Stdout, gen.Stderr = os.Stderr, os.Stderr
+		if err := gen.Run(); err != nil {
+			return fmt.Errorf("generating the data (gen.py with %s): %w", o.python, err)
+		}
+	}
+	e, err := startEnv(ctx, root, work, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer e.stop()
+	loads, err := e.load(ctx, o.data, os.Stderr)
+	if err != nil {
+		return err
+	}
+	progress("running the 22 queries (%d timed runs each)...", o.runs)
+	results, err := e.runQueries(ctx, o.data, o.runs, o.timeout, progress)
+	if err != nil {
+		return err
+	}
+	rep := report{SF: o.sf, Runs: o.runs, Loads: loads, Queries: results, Took: time.Since(start)}
+	if err := rep.write(ctx, o.out, e); err != nil {
+		return err
+	}
+	progress("report: %s", filepath.Join(o.out, "report.md"))
+	fmt.Printf("TPC-H: %d/22 queries match plaintext\n", rep.matches())
+	if n := rep.count(statusMismatch); o.strict && n > 0 {
+		os.Exit(1)
+	}
+	return nil
+}

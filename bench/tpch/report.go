@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgonion/pgonion/bench/tpch/chart"
+)
+
+// report is everything one run measured.
+type report struct {
+	SF      float64
+	Runs    int
+	Loads   []loadResult
+	Queries []queryResult
+	Took    time.Duration
+}
+
+func (r *report) matches() int { return r.count(statusMatch) }
+
+// count is the number of queries with the status.
+func (r *report) count(status string) int {
+	n := 0
+	for _, q := range r.Queries {
+		if q.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// write writes DIR/report.md and DIR/ratios.png.
+func (r *report) write(ctx context.Context, dir string, e *env) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	png, err := os.Create(filepath.Join(dir, "ratios.png"))
+	if err != nil {
+		return err
+	}
+	var bars []chart.Bar
+	for _, q := range r.Queries {
+		bars = append(bars, chart.Bar{Label: fmt.Sprintf("Q%d", q.Nr), Ratio: q.Ratio(), Status: q.Status})
+	}
+	title := fmt.Sprintf("Derived from TPC-H, SF %g: proxied vs direct query time", r.SF)
+	if err := chart.WriteRatioChart(png, title, bars); err != nil {
+		png.Close()
+		return err
+	}
+	if err := png.Close(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	r.markdown(&b, serverVersion(ctx, e.plainDSN))
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(b.String()), 0o644)
+}
+
+func (r *report) markdown(b *strings.Builder, pgVersion string) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format+"\n", a...) }
+	p("# pgonion on a workload derived from TPC-H (SF %g)", r.SF)
+	p("")
+	p("The data (DuckDB's dbgen) and the 22 queries (standard substitution parameters) are derived from TPC-H; these are not TPC-H results and are not comparable with published ones.")
+	p("")
+	p("Machine: %d cores, %s memory, %s/%s, Go %s, PostgreSQL %s. Generated %s in %s by `go run ./bench/tpch -sf %g -runs %d` (what `bench/tpch-report` and `bench/tpch-smoke` run).",
+		runtime.NumCPU(), memory(), runtime.GOOS, runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"), pgVersion,
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.SF, r.Runs)
+	p("")
+	var ratios []float64
+	for _, q := range r.Queries {
+		if q.Status == statusMatch {
+			ratios = append(ratios, q.Ratio())
+		}
+	}
+	p("## Summary")
+	p("")
+	p("- **%d/22 queries match plaintext** through the proxy over encrypted tables.", r.matches())
+	if len(ratios) > 0 {
+		slices.Sort(ratios)
+		p("- Proxied/direct time of the matching queries: median %.2fx, min %.2fx, max %.2fx (each the median of %d timed run(s)).", medianF(ratios), ratios[0], ratios[len(ratios)-1], r.Runs)
+	}
+	counts := map[string]int{}
+	for _, q := range r.Queries {
+		counts[q.Status]++
+	}
+	p("- Refused: %d, wrong results: %d, errors: %d.", counts[statusRefused], counts[statusMismatch], counts[statusError])
+	p("")
+	p("![proxied/direct time per query](ratios.png)")
+	p("")
+	p("## Queries")
+	p("")
+	p("Times are client-observed (simple protocol, results read as text), medians of %d timed run(s) alternating direct and proxied after one untimed run each; \"first\" is that first run through the proxy, which peels the onions the query needs.", r.Runs)
+	p("")
+	p("| query | result | direct ms | proxied ms | ratio | first proxied ms | rows | what is missing / message |")
+	p("|---|---|---:|---:|---:|---:|---:|---|")
+	for _, q := range r.Queries {
+		d, pr, ratio, first := "", "", "", ""
+		if q.Status == statusMatch {
+			d, pr, ratio = fmt.Sprintf("%.1f", ms(q.Direct)), fmt.Sprintf("%.1f", ms(q.Proxied)), fmt.Sprintf("%.2fx", q.Ratio())
+			first = fmt.Sprintf("%.1f", ms(q.First))
+		}
+		note := ""
+		if q.Status != statusMatch {
+			note = fmt.Sprintf("`%s`", strings.ReplaceAll(q.Detail, "|", `\|`))
+			if n := queryNotes[q.Nr]; n != "" {
+				note = n + " (" + note + ")"
+			}
+		}
+		p("| Q%d | %s | %s | %s | %s | %s | %d | %s |", q.Nr, q.Status, d, pr, ratio, first, q.Rows, note)
+	}
+	p("")
+	p("## Load")
+	p("")
+	p("COPY ... FROM STDIN (csv) of each table, directly into the plaintext database and through the proxy into the encrypted one.")
+	p("")
+	p("| table | rows | direct s | direct rows/s | proxied s | proxied rows/s | ratio |")
+	p("|---|---:|---:|---:|---:|---:|---:|")
+	var rows int64
+	var dt, pt time.Duration
+	for _, l := range r.Loads {
+		if l.ProxyErr != "" {
+			p("| %s | %d | %.2f | %.0f | failed: %s | | |", l.Table, l.Rows, l.Direct.Seconds(), rate(l.Rows, l.Direct), l.ProxyErr)
+			continue
+		}
+		rows, dt, pt = rows+l.Rows, dt+l.Direct, pt+l.Proxied
+		p("| %s | %d | %.2f | %.0f | %.2f | %.0f | %.1fx |", l.Table, l.Rows, l.Direct.Seconds(), rate(l.Rows, l.Direct), l.Proxied.Seconds(), rate(l.Rows, l.Proxied), l.Proxied.Seconds()/l.Direct.Seconds())
+	}
+	p("| all | %d | %.2f | %.0f | %.2f | %.0f | %.1fx |", rows, dt.Seconds(), rate(rows, dt), pt.Seconds(), rate(rows, pt), pt.Seconds()/dt.Seconds())
+	p("")
+	p("## Column policy")
+	p("")
+	p("Every column is encrypted (none plain, none sensitive), declared with `proxy columns set` before the tables are created through the proxy. Join groups share DET and OPE keys, so their columns compare with each other on the server. See `columnPolicy` in `bench/tpch/schema.go` for the reasons.")
+	p("")
+	p("| table | column | type | capabilities | join group |")
+	p("|---|---|---|---|---|")
+	for _, t := range tables {
+		for _, c := range columns(t) {
+			caps, group := columnPolicy(t, c[0])
+			if group == "" {
+				group = "-"
+			}
+			p("| %s | %s | %s | %s | %s |", t, c[0], c[1], caps, group)
+		}
+	}
+}
+
+func rate(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func medianF(x []float64) float64 {
+	if len(x)%2 == 1 {
+		return x[len(x)/2]
+	}
+	return (x[len(x)/2-1] + x[len(x)/2]) / 2
+}
+
+// memory is the machine's memory from /proc/meminfo ("?" elsewhere).
+func memory() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "?"
+	}
+	var kb int64
+	if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20))
+}
+
+func serverVersion(ctx context.Context, dsn string) string {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return "?"
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&v); err != nil {
+		return "?"
+	}
+	return v
+}
