@@ -570,6 +570,9 @@ func (q *planner) plainExpr(n *pg_query.Node, sc *scope, construct string) error
 				err = wholeRow(x, sc, construct)
 			}
 			return false
+		case *pg_query.CaseExpr:
+			err = q.caseExpr(x, sc, construct)
+			return false
 		case *pg_query.SubLink:
 			if sel := x.Subselect.GetSelectStmt(); sel != nil {
 				mode := modePlain
@@ -588,6 +591,34 @@ func (q *planner) plainExpr(n *pg_query.Node, sc *scope, construct string) error
 		return true
 	})
 	return err
+}
+
+// caseExpr rewrites a CASE whose WHEN conditions may compare encrypted
+// columns: a condition is rewritten like a WHERE (its value is a boolean
+// the server computes over the onions); the results, the ELSE and the
+// argument of a simple CASE must be plaintext.
+func (q *planner) caseExpr(ce *pg_query.CaseExpr, sc *scope, construct string) error {
+	if err := q.plainExpr(ce.Arg, sc, construct); err != nil {
+		return err
+	}
+	for _, w := range ce.Args {
+		cw := w.GetCaseWhen()
+		if cw == nil {
+			continue
+		}
+		if ce.Arg != nil {
+			// CASE x WHEN v: v is compared with x, a plaintext value.
+			if err := q.plainExpr(cw.Expr, sc, construct); err != nil {
+				return err
+			}
+		} else if err := q.predicate(cw.Expr, sc, predCtx{construct: "CASE WHEN"}); err != nil {
+			return err
+		}
+		if err := q.plainExpr(cw.Result, sc, construct); err != nil {
+			return err
+		}
+	}
+	return q.plainExpr(ce.Defresult, sc, construct)
 }
 
 // firstEncrypted returns an encrypted column n references directly (not

@@ -806,3 +806,11 @@ SELECT s.x FROM (SELECT upper(tx) AS x FROM t1) s -- refuse: t1.tx
 SELECT * FROM (SELECT si FROM t1) s, (SELECT si FROM t1) r WHERE s.si = r.si + 1 -- refuse: t1.si
 SELECT tx, count(*) AS n FROM t1 GROUP BY tx ORDER BY n DESC, tx LIMIT 6 -- ordered
 SELECT grp AS g, tx FROM t1 ORDER BY g, tx, id -- ordered
+-- CASE WHEN conditions over encrypted columns (booleans computed on the server)
+SELECT grp, sum(CASE WHEN i > 0 OR tx = 'alpha' THEN 1 ELSE 0 END), count(*) FROM t1 GROUP BY grp
+SELECT id, CASE WHEN d IS NULL THEN 'none' WHEN d < '2015-01-01' THEN 'old' ELSE 'new' END FROM t1
+SELECT sum(CASE WHEN si BETWEEN $1 AND $2 THEN 1 ELSE 0 END) FROM t1 -- params: -100, 100
+SELECT id FROM t1 WHERE CASE WHEN n > 0 THEN true ELSE false END
+SELECT CASE si WHEN 1 THEN 'one' END FROM t1 -- refuse: t1.si
+SELECT CASE WHEN tx > 'b' THEN 1 END FROM t1 -- refuse: t1.tx
+SELECT CASE WHEN id > 1 THEN i END FROM t1 -- refuse: t1.i
