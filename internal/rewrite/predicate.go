@@ -504,7 +504,7 @@ func (q *planner) like(n *pg_query.Node, e *pg_query.A_Expr, l *operand, op stri
 		return Refusal("LIKE on encrypted column %s of type %s is not supported", c.name(), c.col.Type)
 	}
 	if !pc.conj {
-		return Refusal("LIKE on encrypted column %s is only supported as a condition of the outermost WHERE joined with AND (in %s)", c.name(), pc.construct)
+		return Refusal("LIKE on encrypted column %s is only supported in conditions of the outermost query's WHERE joined by AND, where the proxy can drop rows (not under OR or NOT, nor in subqueries, JOIN ... ON, HAVING or CASE; here: %s)", c.name(), pc.construct)
 	}
 	check := LikeCheck{CaseInsensitive: e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE, Negate: op == "!~~" || op == "!~~*"}
 	pat := e.Rexpr

@@ -102,7 +102,7 @@ func (q *planner) textRangeAllowed(l *operand, op string, pc predCtx) error {
 		return Refusal("%s over %s in %s is not supported: the server orders encrypted text only by its first %d bytes", op, l.desc, pc.construct, onion.OrdPrefixLen)
 	}
 	if !pc.conj {
-		return Refusal("%s on encrypted text column %s in %s is only supported in conditions of the outermost WHERE joined by AND (not under OR or NOT): the server compares only the first %d bytes, and the proxy checks the rest on the rows it returns", op, c.name(), pc.construct, onion.OrdPrefixLen)
+		return Refusal("%s on encrypted text column %s is only supported in conditions of the outermost query's WHERE joined by AND (not under OR or NOT, nor in subqueries, JOIN ... ON, HAVING or CASE; here: %s): the server compares only the first %d bytes, and the proxy checks the rest on the rows it returns", op, c.name(), pc.construct, onion.OrdPrefixLen)
 	}
 	c.construct = pc.construct
 	return q.need(c, onion.KindOrd)
