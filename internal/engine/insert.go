@@ -58,6 +58,10 @@ func (s *session) planUpdate(st rewrite.Statement, t *catalog.Table, ext *extend
 // increments were recorded in the catalog.
 func (s *session) planUpdateMarked(st rewrite.Statement, t *catalog.Table, ext *extended, marked bool) (*stmtPlan, error) {
 	clientRefs := rewrite.ParamRefs(st)
+	var orig rewrite.Statement
+	if !marked {
+		orig = st.Clone() // PlanUpdate rewrites st's tree; a second plan needs the client's
+	}
 	p, err := rewrite.PlanUpdate(st, t)
 	if err != nil {
 		return nil, err
@@ -71,7 +75,7 @@ func (s *session) planUpdateMarked(st rewrite.Statement, t *catalog.Table, ext *
 		}
 		// Plan again with the flag: RETURNING of the column is refused now.
 		if live := s.e.cat.snapshot().Table(t.Schema, t.Name); live != nil && live.ID == t.ID {
-			return s.planUpdateMarked(st, live, ext, true)
+			return s.planUpdateMarked(orig, live, ext, true)
 		}
 		return nil, fmt.Errorf("table %s.%s changed while the UPDATE was planned; run it again", t.Schema, t.Name)
 	}

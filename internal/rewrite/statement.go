@@ -16,6 +16,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pganalyze/pg_query_go/v6/parser"
+	"google.golang.org/protobuf/proto"
 )
 
 // Statement is one parsed statement of a query string.
@@ -32,6 +33,13 @@ type Statement struct {
 	Tree *pg_query.RawStmt
 
 	version int32 // of the parse tree format, needed to deparse it
+}
+
+// Clone returns a copy of the statement whose tree can be rewritten
+// without changing s's (the planners rewrite trees in place).
+func (s Statement) Clone() Statement {
+	s.Tree = proto.Clone(s.Tree).(*pg_query.RawStmt)
+	return s
 }
 
 // SyntaxError is a statement the PostgreSQL grammar rejects.
