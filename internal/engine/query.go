@@ -26,9 +26,14 @@ import (
 // its comparison values to be encrypted and its rows decrypted.
 func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Table, ext *extended) (*stmtPlan, error) {
 	clientRefs := rewrite.ParamRefs(st)
-	p, err := rewrite.PlanQuery(st, func(schema, name string) *catalog.Table { return tables[schema+"."+name] })
+	lookup := func(schema, name string) *catalog.Table { return tables[schema+"."+name] }
+	p, err := rewrite.PlanQuery(st, lookup)
+	var agg *rewrite.AggPlan
 	if err != nil {
-		return nil, err
+		if agg = splitExecution(st, lookup, err); agg == nil {
+			return nil, err
+		}
+		p = agg.Inner
 	}
 	if err := s.e.checkTextOrder(p); err != nil {
 		return nil, err
@@ -75,14 +80,18 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		if sp.sql, err = p.Render(vals); err != nil {
 			return nil, err
 		}
+		var d *decrypter
 		if proj != nil {
 			ex, err := proj.execFor(p, nil, env, plain)
 			if err != nil {
 				return nil, err
 			}
-			d := &decrypter{p: proj, params: &s.params}
+			d = &decrypter{p: proj, params: &s.params}
 			d.ex.Store(ex)
 			sp.results = d
+		}
+		if agg != nil {
+			sp.results = newAggregator(agg, d, aggInputs(agg, proj), new(atomic.Pointer[[]onion.Type]), &s.params, nil)
 		}
 		return sp, nil
 	}
@@ -164,6 +173,29 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		bs.finish(cells)
 		return nil
 	}
+	if agg != nil {
+		inEnc := aggInputs(agg, proj)
+		types := new(atomic.Pointer[[]onion.Type])
+		ext.resultFmts = func(client []int16) ([]int16, error) {
+			if len(client) > 1 && len(client) != len(agg.Outputs) {
+				return nil, &pgconn.PgError{Severity: "ERROR", Code: "08P01",
+					Message: fmt.Sprintf("bind message has %d result formats but query has %d columns", len(client), len(agg.Outputs))}
+			}
+			if proj != nil {
+				return proj.serverFormats(nil) // the inputs: plain ones as text
+			}
+			return nil, nil // all text
+		}
+		ext.results = func(formats []int16) wire.ResultRewriter {
+			var d *decrypter
+			if proj != nil {
+				d = &decrypter{p: proj, params: &s.params, serverBinary: true}
+				current.Store(d)
+			}
+			return newAggregator(agg, d, inEnc, types, &s.params, formats)
+		}
+		return sp, nil
+	}
 	if proj != nil {
 		ext.resultFmts = proj.serverFormats
 		ext.results = func(formats []int16) wire.ResultRewriter {
@@ -174,6 +206,39 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		}
 	}
 	return sp, nil
+}
+
+// splitExecution plans a SELECT the server cannot compute over the
+// onions (refused with 0A000 by rewrite.PlanQuery) for split execution
+// (rewrite.PlanAggregate); nil when that cannot run it either (the
+// original refusal then stands). st's tree was rewritten by the failed
+// plan: the statement is parsed again.
+func splitExecution(st rewrite.Statement, lookup rewrite.TableLookup, refusal error) *rewrite.AggPlan {
+	var pe *pgconn.PgError
+	if !errors.As(refusal, &pe) || pe.Code != "0A000" {
+		return nil
+	}
+	fresh, err := rewrite.Parse(st.SQL)
+	if err != nil || len(fresh) != 1 {
+		return nil
+	}
+	agg, err := rewrite.PlanAggregate(fresh[0], lookup)
+	if err != nil {
+		return nil
+	}
+	return agg
+}
+
+// aggInputs are the encrypted columns among a split execution's inputs
+// (nil for a plain input).
+func aggInputs(agg *rewrite.AggPlan, proj *projection) []*encrypted {
+	in := make([]*encrypted, agg.Inputs)
+	if proj != nil {
+		for i := range in {
+			in[i] = proj.cols[i].x
+		}
+	}
+	return in
 }
 
 // checkTextOrder refuses a plan that orders encrypted text (a range or

@@ -370,11 +370,11 @@ func compares(cmp int, op string) bool {
 }
 
 // Release sends on the rows a sort has put in order.
-func (d *decrypter) Release(atEnd bool) []*pgproto3.DataRow {
+func (d *decrypter) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 	if d.sorter == nil {
-		return nil
+		return nil, nil
 	}
-	return d.sorter.release(atEnd)
+	return d.sorter.release(atEnd), nil
 }
 
 // CommandTag reports the rows the client got when the proxy dropped some.

@@ -71,7 +71,15 @@ func TestPlanQueryGolden(t *testing.T) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("%s: %v", line, err)
 			}
-			fmt.Fprintf(&out, "ERROR %s: %s\n\n", pe.Code, pe.Message)
+			fmt.Fprintf(&out, "ERROR %s: %s\n", pe.Code, pe.Message)
+			if pe.Code == "0A000" {
+				fresh, _ := Parse(line)
+				if agg, err := PlanAggregate(fresh[0], lookup); err == nil {
+					sql, err := agg.Inner.Render(make([]*pg_query.Node, len(agg.Inner.Holes)))
+					fmt.Fprintf(&out, "  split execution: inputs %d, outputs %d, group %d, having %v, order %d; server: %s %v\n", agg.Inputs, len(agg.Outputs), len(agg.Group), agg.Having != nil, len(agg.Order), sql, err)
+				}
+			}
+			out.WriteString("\n")
 			continue
 		}
 		vals := make([]*pg_query.Node, len(p.Holes))

@@ -105,15 +105,19 @@ type TagRewriter interface {
 }
 
 // RowReleaser may be implemented by a ResultRewriter that holds rows back,
-// e.g. to sort them: its DataRow returns ErrSkipRow for a row it keeps.
-// After each DataRow call the session sends the rows Release(false)
-// returns (after the row DataRow rewrote, if any), and before the
-// statement's CommandComplete those Release(true) returns: then every row
-// still held must be released. Rows held when the statement fails are
-// dropped. The rows are valid until the next call; Release is called from
-// the server-reading goroutine.
+// e.g. to sort or aggregate them: its DataRow returns ErrSkipRow for a row
+// it keeps. After each DataRow call the session sends the rows
+// Release(false) returns (after the row DataRow rewrote, if any), and
+// before the statement's CommandComplete those Release(true) returns:
+// then every row still held must be released. Rows held when the
+// statement fails are dropped. The rows are valid until the next call;
+// Release is called from the server-reading goroutine.
+//
+// An error from Release(true) that is a *pgconn.PgError replaces the
+// statement's CommandComplete with that error (the rows returned with it
+// are not sent); any other error ends the session.
 type RowReleaser interface {
-	Release(atEnd bool) []*pgproto3.DataRow
+	Release(atEnd bool) ([]*pgproto3.DataRow, error)
 }
 
 // CopyInRewriter rewrites the data a client sends for COPY ... FROM STDIN,

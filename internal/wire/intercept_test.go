@@ -150,14 +150,17 @@ func (r *reverse) DataRow(row *pgproto3.DataRow) error {
 	return wire.ErrSkipRow
 }
 
-func (r *reverse) Release(atEnd bool) []*pgproto3.DataRow {
+func (r *reverse) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 	if !atEnd {
-		return nil
+		return nil, nil
+	}
+	if len(r.held) > 0 && string(r.held[0].Values[0]) == "fail" {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "22012", Message: "toy: cannot complete"}
 	}
 	slices.Reverse(r.held)
 	out := r.held
 	r.held = nil
-	return out
+	return out, nil
 }
 
 // retag reports a fixed command tag.
@@ -484,5 +487,15 @@ func TestInterceptorRowReleaser(t *testing.T) {
 	var n int
 	if err := conn.QueryRow(ctx, "SELECT 3").Scan(&n); err != nil || n != 3 {
 		t.Fatalf("after the failure: %d, %v", n, err)
+	}
+	// An error from Release at the end replaces CommandComplete; the
+	// session goes on.
+	_, err := conn.Exec(ctx, "SELECT 'fail' /*reverse*/ FROM generate_series(1, 3)")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "22012" {
+		t.Fatalf("Release error: got %v", err)
+	}
+	if err := conn.QueryRow(ctx, "SELECT 4").Scan(&n); err != nil || n != 4 {
+		t.Fatalf("after the Release error: %d, %v", n, err)
 	}
 }

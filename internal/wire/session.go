@@ -631,8 +631,11 @@ func (ss *session) release(scratch []byte, rr ResultRewriter, atEnd bool) ([]byt
 	if !ok {
 		return scratch, nil
 	}
-	var err error
-	for _, r := range rel.Release(atEnd) {
+	rows, err := rel.Release(atEnd)
+	if err != nil {
+		return scratch, &rewriteError{err}
+	}
+	for _, r := range rows {
 		if scratch, err = writeMsg(ss.cw, scratch, r); err != nil {
 			return scratch, err
 		}
@@ -642,6 +645,13 @@ func (ss *session) release(scratch []byte, rr ResultRewriter, atEnd bool) ([]byt
 
 func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
 	scratch, err := ss.release(scratch, rr, true)
+	var re *rewriteError
+	var pe *pgconn.PgError
+	if errors.As(err, &re) && errors.As(re.err, &pe) {
+		// The statement's result cannot be completed: the client gets
+		// the error instead of CommandComplete.
+		return writeMsg(ss.cw, scratch, errorResponse(pe, "ERROR"))
+	}
 	if err != nil {
 		return scratch, err
 	}

@@ -1,0 +1,353 @@
+package engine
+
+import (
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// evaluator computes the expressions of one split execution.
+type evaluator struct {
+	in     []onion.Type // the input columns' types
+	env    onion.Env
+	consts map[*rewrite.Expr]aval
+	aggs   map[*rewrite.Expr]int // aggregate -> index of its state
+}
+
+// scope is what expressions read: the inputs of one row (the group's
+// first row, for grouped expressions), and the group's aggregates.
+type scope struct {
+	row  []aval
+	aggs []aval
+}
+
+// typeOf is the type of e's values.
+func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
+	switch e.Kind {
+	case rewrite.ExprInput:
+		return ev.in[e.Input], nil
+	case rewrite.ExprConst:
+		v, err := ev.constant(e, nil)
+		return v.t, err
+	case rewrite.ExprBool, rewrite.ExprNullTest, rewrite.ExprLike, rewrite.ExprIn:
+		return tBool, nil
+	case rewrite.ExprOp:
+		if e.Op == "neg" {
+			return ev.typeOf(e.Args[0])
+		}
+		switch e.Op {
+		case "=", "<>", "<", "<=", ">", ">=":
+			return tBool, nil
+		}
+		a, b, err := ev.operandTypes(e.Args[0], e.Args[1])
+		if err != nil {
+			return onion.Type{}, err
+		}
+		v, err := arith(e.Op, nullOf(a), nullOf(b))
+		return v.t, err
+	case rewrite.ExprCase:
+		var t *onion.Type
+		for i := 1; i < len(e.Args); i += 2 {
+			if err := ev.unify(&t, e.Args[i]); err != nil {
+				return onion.Type{}, err
+			}
+		}
+		if e.Else != nil {
+			if err := ev.unify(&t, e.Else); err != nil {
+				return onion.Type{}, err
+			}
+		}
+		if t == nil {
+			return tText, nil
+		}
+		return *t, nil
+	case rewrite.ExprAgg:
+		if e.Star || e.Func == "count" {
+			return tInt8, nil
+		}
+		t, err := ev.typeOf(e.Args[0])
+		if err != nil {
+			return t, err
+		}
+		k, err := kindOf(t)
+		if err != nil {
+			return t, err
+		}
+		switch e.Func {
+		case "sum":
+			switch {
+			case k == kInt && t.Base != onion.BigInt:
+				return tInt8, nil
+			case k == kInt || k == kNumeric:
+				return tNumeric, nil
+			}
+			return t, rewrite.Refusal("sum of %s is not supported", t)
+		case "avg":
+			if k != kInt && k != kNumeric {
+				return t, rewrite.Refusal("avg of %s is not supported", t)
+			}
+			return tNumeric, nil
+		}
+		return t, nil // min, max
+	case rewrite.ExprFunc:
+		if e.Func == "extract" {
+			return tNumeric, nil
+		}
+		return tText, nil
+	}
+	return onion.Type{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
+}
+
+// unify folds the type of e into t (CASE branches): integers widen, any
+// numeric makes numeric, NULL constants do not count.
+func (ev *evaluator) unify(t **onion.Type, e *rewrite.Expr) error {
+	if e.Kind == rewrite.ExprConst && e.Const == nil {
+		return nil
+	}
+	x, err := ev.typeOf(e)
+	if err != nil {
+		return err
+	}
+	if *t == nil {
+		*t = &x
+		return nil
+	}
+	kx, _ := kindOf(x)
+	kt, _ := kindOf(**t)
+	switch {
+	case kx == kInt && kt == kInt:
+		w := widerInt(**t, x)
+		*t = &w
+	case (kx == kNumeric || kx == kInt) && (kt == kNumeric || kt == kInt):
+		*t = &tNumeric
+	case kx != kt:
+		return rewrite.Refusal("CASE mixes %s and %s", **t, x)
+	}
+	return nil
+}
+
+// operandTypes types two operands, an unknown literal taking the other's.
+func (ev *evaluator) operandTypes(a, b *rewrite.Expr) (onion.Type, onion.Type, error) {
+	if isUnknown(a) && !isUnknown(b) {
+		tb, err := ev.typeOf(b)
+		if err != nil {
+			return tb, tb, err
+		}
+		v, err := ev.constant(a, &tb)
+		return v.t, tb, err
+	}
+	ta, err := ev.typeOf(a)
+	if err != nil {
+		return ta, ta, err
+	}
+	if isUnknown(b) {
+		v, err := ev.constant(b, &ta)
+		return ta, v.t, err
+	}
+	tb, err := ev.typeOf(b)
+	return ta, tb, err
+}
+
+func isUnknown(e *rewrite.Expr) bool { return e.Kind == rewrite.ExprConst && e.ConstType == "" }
+
+// constant is a constant's value, cached (typed by want when unknown).
+func (ev *evaluator) constant(e *rewrite.Expr, want *onion.Type) (aval, error) {
+	if v, ok := ev.consts[e]; ok && (want == nil || !isUnknown(e) || v.t.Base == want.Base) {
+		return v, nil
+	}
+	v, err := constValue(e, want, ev.env)
+	if err != nil {
+		return v, err
+	}
+	ev.consts[e] = v
+	return v, nil
+}
+
+// eval computes e in sc.
+func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
+	switch e.Kind {
+	case rewrite.ExprInput:
+		return sc.row[e.Input], nil
+	case rewrite.ExprConst:
+		return ev.constant(e, nil)
+	case rewrite.ExprAgg:
+		return sc.aggs[ev.aggs[e]], nil
+	case rewrite.ExprOp:
+		if e.Op == "neg" {
+			a, err := ev.eval(e.Args[0], sc)
+			if err != nil {
+				return a, err
+			}
+			if a.null {
+				return a, nil
+			}
+			if k, _ := kindOf(a.t); k == kNumeric {
+				return aval{t: a.t, d: a.d.neg()}, nil
+			}
+			return arith("-", aval{t: a.t}, a)
+		}
+		a, b, err := ev.pair(e.Args[0], e.Args[1], sc)
+		if err != nil {
+			return a, err
+		}
+		switch e.Op {
+		case "+", "-", "*", "/":
+			return arith(e.Op, a, b)
+		}
+		if a.null || b.null {
+			return nullOf(tBool), nil
+		}
+		c, err := compare(a, b)
+		if err != nil {
+			return aval{}, err
+		}
+		return boolVal(compares(c, e.Op) || e.Op == "=" && c == 0 || e.Op == "<>" && c != 0), nil
+	case rewrite.ExprBool:
+		return ev.boolean(e, sc)
+	case rewrite.ExprNullTest:
+		a, err := ev.eval(e.Args[0], sc)
+		if err != nil {
+			return a, err
+		}
+		return boolVal(a.null == (e.Op == "IS NULL")), nil
+	case rewrite.ExprLike:
+		a, err := ev.eval(e.Args[0], sc)
+		if err != nil || a.null || e.Const == nil {
+			return nullOf(tBool), err
+		}
+		ci := e.Op == "~~*" || e.Op == "!~~*"
+		ok, err := likeMatch(a.text(ev.env), *e.Const, e.Escape, ci)
+		if err != nil {
+			return aval{}, err
+		}
+		return boolVal(ok != (e.Op == "!~~" || e.Op == "!~~*")), nil
+	case rewrite.ExprIn:
+		sawNull := false
+		for _, item := range e.Args[1:] {
+			a, b, err := ev.pair(e.Args[0], item, sc)
+			if err != nil {
+				return a, err
+			}
+			if a.null || b.null {
+				sawNull = true
+				continue
+			}
+			c, err := compare(a, b)
+			if err != nil {
+				return aval{}, err
+			}
+			if c == 0 {
+				return boolVal(e.Op == "="), nil
+			}
+		}
+		if sawNull {
+			return nullOf(tBool), nil
+		}
+		return boolVal(e.Op != "="), nil
+	case rewrite.ExprCase:
+		t, err := ev.typeOf(e)
+		if err != nil {
+			return aval{}, err
+		}
+		for i := 0; i+1 < len(e.Args); i += 2 {
+			c, err := ev.eval(e.Args[i], sc)
+			if err != nil {
+				return c, err
+			}
+			if !c.null && c.i != 0 {
+				return ev.castTo(e.Args[i+1], t, sc)
+			}
+		}
+		if e.Else == nil {
+			return nullOf(t), nil
+		}
+		return ev.castTo(e.Else, t, sc)
+	case rewrite.ExprFunc:
+		args := make([]aval, len(e.Args))
+		for i, a := range e.Args {
+			var err error
+			if args[i], err = ev.eval(a, sc); err != nil {
+				return aval{}, err
+			}
+		}
+		if e.Func == "extract" {
+			return extract(args[0].s, args[1], ev.env)
+		}
+		if len(args) == 3 {
+			return substring(args[0], args[1], &args[2])
+		}
+		return substring(args[0], args[1], nil)
+	}
+	return aval{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
+}
+
+// pair evaluates two operands, an unknown literal taking the other's type.
+func (ev *evaluator) pair(x, y *rewrite.Expr, sc *scope) (aval, aval, error) {
+	if isUnknown(x) && !isUnknown(y) {
+		b, err := ev.eval(y, sc)
+		if err != nil {
+			return b, b, err
+		}
+		a, err := ev.constant(x, &b.t)
+		return a, b, err
+	}
+	a, err := ev.eval(x, sc)
+	if err != nil {
+		return a, a, err
+	}
+	if isUnknown(y) {
+		b, err := ev.constant(y, &a.t)
+		return a, b, err
+	}
+	b, err := ev.eval(y, sc)
+	return a, b, err
+}
+
+// castTo evaluates e as type t (a CASE branch: integers widen to t).
+func (ev *evaluator) castTo(e *rewrite.Expr, t onion.Type, sc *scope) (aval, error) {
+	v, err := ev.eval(e, sc)
+	if err != nil || v.null {
+		return nullOf(t), err
+	}
+	kv, _ := kindOf(v.t)
+	kt, _ := kindOf(t)
+	if kv == kInt && kt == kNumeric {
+		return aval{t: t, d: decimalFromInt(v.i)}, nil
+	}
+	v.t = t
+	return v, nil
+}
+
+// boolean is AND, OR and NOT with SQL's three-valued logic.
+func (ev *evaluator) boolean(e *rewrite.Expr, sc *scope) (aval, error) {
+	if e.Op == "NOT" {
+		a, err := ev.eval(e.Args[0], sc)
+		if err != nil || a.null {
+			return nullOf(tBool), err
+		}
+		return boolVal(a.i == 0), nil
+	}
+	sawNull := false
+	for _, x := range e.Args {
+		a, err := ev.eval(x, sc)
+		if err != nil {
+			return a, err
+		}
+		switch {
+		case a.null:
+			sawNull = true
+		case (a.i != 0) == (e.Op == "OR"):
+			return boolVal(e.Op == "OR"), nil // short circuit
+		}
+	}
+	if sawNull {
+		return nullOf(tBool), nil
+	}
+	return boolVal(e.Op == "AND"), nil
+}
+
+func boolVal(b bool) aval {
+	if b {
+		return aval{t: tBool, i: 1}
+	}
+	return aval{t: tBool}
+}

@@ -1,0 +1,373 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pglike"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// This file evaluates the expressions of split execution
+// (rewrite.AggPlan) on decrypted values, with PostgreSQL's types: integer
+// types (overflow checked), numeric (decimal), text, date, boolean.
+
+// kind is the type family of a computed value.
+type kind int
+
+const (
+	kInt kind = iota
+	kNumeric
+	kText
+	kDate
+	kBool
+)
+
+// aval is a computed value: of type t (onion.Type, for output), NULL, or
+// an integer/day/boolean in i, text in s, numeric in d.
+type aval struct {
+	t    onion.Type
+	null bool
+	i    int64
+	s    string
+	d    decimal
+}
+
+func kindOf(t onion.Type) (kind, error) {
+	switch t.Base {
+	case onion.SmallInt, onion.Integer, onion.BigInt:
+		return kInt, nil
+	case onion.Numeric:
+		return kNumeric, nil
+	case onion.Text, onion.Varchar, onion.Char:
+		return kText, nil
+	case onion.Date:
+		return kDate, nil
+	case onion.Boolean:
+		return kBool, nil
+	}
+	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
+}
+
+var (
+	tInt4    = onion.Type{Base: onion.Integer}
+	tInt8    = onion.Type{Base: onion.BigInt}
+	tNumeric = onion.Type{Base: onion.Numeric}
+	tText    = onion.Type{Base: onion.Text}
+	tBool    = onion.Type{Base: onion.Boolean}
+	tDate    = onion.Type{Base: onion.Date}
+)
+
+func nullOf(t onion.Type) aval { return aval{t: t, null: true} }
+
+// fromOnion converts a decrypted value of type t.
+func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
+	k, err := kindOf(t)
+	if err != nil {
+		return aval{}, err
+	}
+	if v.IsNull() {
+		return nullOf(t), nil
+	}
+	out := aval{t: t}
+	switch k {
+	case kInt, kDate:
+		out.i = v.Int64()
+	case kBool:
+		out.i = v.Int64()
+	case kText:
+		out.s = string(v.Bytes())
+	case kNumeric:
+		if out.d, err = parseDecimal(string(t.AppendText(nil, v, env))); err != nil {
+			return aval{}, err
+		}
+	}
+	return out, nil
+}
+
+// toOnion converts a computed value for output as type t.
+func (a aval) toOnion(env onion.Env) (onion.Value, error) {
+	if a.null {
+		return onion.Null(), nil
+	}
+	k, _ := kindOf(a.t)
+	switch k {
+	case kInt:
+		return onion.IntValue(a.i), nil
+	case kDate:
+		return onion.DateValue(int32(a.i)), nil
+	case kBool:
+		return onion.BoolValue(a.i != 0), nil
+	case kText:
+		return onion.TextValue(a.s), nil
+	}
+	return a.t.ParseText([]byte(a.d.String()), env)
+}
+
+// constValue reads a constant as type t (for an unknown-typed literal met
+// with a typed operand) or as its own type.
+func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) {
+	t := tText
+	switch e.ConstType {
+	case "integer", "int4", "int", "int2", "smallint":
+		t = tInt4
+	case "bigint", "int8":
+		t = tInt8
+	case "numeric", "decimal":
+		t = tNumeric
+	case "boolean", "bool":
+		t = tBool
+	case "date":
+		t = tDate
+	case "", "text", "varchar", "bpchar", "char":
+		if e.ConstType == "" && want != nil {
+			t = *want
+		}
+	default:
+		return aval{}, rewrite.Refusal("constants of type %s are not supported in a query the proxy computes", e.ConstType)
+	}
+	if e.Const == nil {
+		return nullOf(t), nil
+	}
+	if t.Base == onion.Char {
+		t = tText // compared without padding
+	}
+	v, err := t.ParseText([]byte(*e.Const), env)
+	if err != nil {
+		return aval{}, err
+	}
+	return fromOnion(t, v, env)
+}
+
+// intRange checks an integer result against its type.
+func intRange(t onion.Type, x int64, overflow bool) (aval, error) {
+	lo, hi, name := int64(-1<<63), int64(1<<63-1), "bigint"
+	switch t.Base {
+	case onion.SmallInt:
+		lo, hi, name = -1<<15, 1<<15-1, "smallint"
+	case onion.Integer:
+		lo, hi, name = -1<<31, 1<<31-1, "integer"
+	}
+	if overflow || x < lo || x > hi {
+		return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: name + " out of range"}
+	}
+	return aval{t: t, i: x}, nil
+}
+
+// widerInt is the result type of integer arithmetic.
+func widerInt(a, b onion.Type) onion.Type {
+	rank := map[onion.Base]int{onion.SmallInt: 0, onion.Integer: 1, onion.BigInt: 2}
+	if rank[a.Base] >= rank[b.Base] {
+		return onion.Type{Base: a.Base}
+	}
+	return onion.Type{Base: b.Base}
+}
+
+func (a aval) numeric() decimal {
+	k, _ := kindOf(a.t)
+	if k == kInt {
+		return decimalFromInt(a.i)
+	}
+	return a.d
+}
+
+// arith computes a op b (+ - * /).
+func arith(op string, a, b aval) (aval, error) {
+	ka, _ := kindOf(a.t)
+	kb, _ := kindOf(b.t)
+	switch {
+	case ka == kInt && kb == kInt:
+		t := widerInt(a.t, b.t)
+		if a.null || b.null {
+			return nullOf(t), nil
+		}
+		x, y := a.i, b.i
+		switch op {
+		case "+":
+			r := x + y
+			return intRange(t, r, (x > 0 && y > 0 && r < 0) || (x < 0 && y < 0 && r >= 0))
+		case "-":
+			r := x - y
+			return intRange(t, r, (x >= 0 && y < 0 && r < 0) || (x < 0 && y > 0 && r >= 0))
+		case "*":
+			r := x * y
+			return intRange(t, r, x != 0 && (r/x != y || (x == -1 && y == -1<<63)))
+		case "/":
+			if y == 0 {
+				return aval{}, errDivisionByZero
+			}
+			if x == -1<<63 && y == -1 {
+				return intRange(t, 0, true)
+			}
+			return intRange(t, x/y, false)
+		}
+	case (ka == kInt || ka == kNumeric) && (kb == kInt || kb == kNumeric):
+		if a.null || b.null {
+			return nullOf(tNumeric), nil
+		}
+		x, y := a.numeric(), b.numeric()
+		out := aval{t: tNumeric}
+		switch op {
+		case "+":
+			out.d = x.add(y)
+		case "-":
+			out.d = x.sub(y)
+		case "*":
+			out.d = x.mul(y)
+		case "/":
+			var err error
+			if out.d, err = x.div(y); err != nil {
+				return aval{}, err
+			}
+		}
+		return out, nil
+	case ka == kDate && kb == kDate && op == "-":
+		if a.null || b.null {
+			return nullOf(tInt4), nil
+		}
+		return aval{t: tInt4, i: a.i - b.i}, nil
+	case ka == kDate && kb == kInt && (op == "+" || op == "-"):
+		if a.null || b.null {
+			return nullOf(tDate), nil
+		}
+		if op == "-" {
+			return aval{t: tDate, i: a.i - b.i}, nil
+		}
+		return aval{t: tDate, i: a.i + b.i}, nil
+	}
+	return aval{}, rewrite.Refusal("operator %s between %s and %s is not supported in a query the proxy computes", op, a.t, b.t)
+}
+
+// compare orders two non-NULL values of comparable types.
+func compare(a, b aval) (int, error) {
+	ka, _ := kindOf(a.t)
+	kb, _ := kindOf(b.t)
+	switch {
+	case (ka == kInt || ka == kNumeric) && (kb == kInt || kb == kNumeric):
+		if ka == kInt && kb == kInt {
+			return cmpInt(a.i, b.i), nil
+		}
+		return a.numeric().cmp(b.numeric()), nil
+	case ka == kText && kb == kText:
+		x, y := a.s, b.s
+		if a.t.Base == onion.Char || b.t.Base == onion.Char {
+			x, y = strings.TrimRight(x, " "), strings.TrimRight(y, " ")
+		}
+		return strings.Compare(x, y), nil
+	case ka == kb && (ka == kDate || ka == kBool):
+		return cmpInt(a.i, b.i), nil
+	}
+	return 0, rewrite.Refusal("comparing %s with %s is not supported in a query the proxy computes", a.t, b.t)
+}
+
+func cmpInt(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// text renders a value as PostgreSQL's text output (for LIKE and keys).
+func (a aval) text(env onion.Env) string {
+	v, err := a.toOnion(env)
+	if err != nil || v.IsNull() {
+		return ""
+	}
+	return string(a.t.AppendText(nil, v, env))
+}
+
+// extract is extract(field FROM date) (numeric in PostgreSQL 14 and
+// later).
+func extract(field string, a aval, env onion.Env) (aval, error) {
+	if k, _ := kindOf(a.t); k != kDate {
+		return aval{}, rewrite.Refusal("extract from %s is not supported in a query the proxy computes", a.t)
+	}
+	if a.null {
+		return nullOf(tNumeric), nil
+	}
+	text := a.text(env) // YYYY-MM-DD (ISO) or with a BC suffix
+	var y, m, d int
+	if _, err := fmt.Sscanf(text, "%d-%d-%d", &y, &m, &d); err != nil || strings.Contains(text, "BC") {
+		return aval{}, rewrite.Refusal("extract from date %s is not supported in a query the proxy computes", text)
+	}
+	x := map[string]int{"year": y, "month": m, "day": d}
+	v, ok := x[strings.ToLower(field)]
+	if !ok {
+		return aval{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
+	}
+	return aval{t: tNumeric, d: decimalFromInt(int64(v))}, nil
+}
+
+// substring is substring(s FROM start [FOR count]) on characters.
+func substring(s aval, start aval, count *aval) (aval, error) {
+	if s.null || start.null || count != nil && count.null {
+		return nullOf(tText), nil
+	}
+	runes := []rune(s.s)
+	from := start.i
+	to := int64(len(runes)) + 1
+	if count != nil {
+		if count.i < 0 {
+			return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22011", Message: "negative substring length not allowed"}
+		}
+		to = from + count.i
+	}
+	from = max(from, 1)
+	to = min(to, int64(len(runes))+1)
+	if to <= from {
+		return aval{t: tText, s: ""}, nil
+	}
+	return aval{t: tText, s: string(runes[from-1 : to-1])}, nil
+}
+
+// likeMatch is s LIKE pattern (C collation).
+func likeMatch(s string, pattern string, esc *string, ci bool) (bool, error) {
+	e := pglike.DefaultEscape
+	if esc != nil {
+		e = *esc
+		if e == "" {
+			e = pglike.NoEscape
+		}
+	}
+	p, err := pglike.Compile(pattern, e, ci)
+	if err != nil {
+		return false, err
+	}
+	return p.Match(s), nil
+}
+
+// keyOf is a value's grouping key.
+func (a aval) keyOf(env onion.Env) string {
+	if a.null {
+		return "\x00N"
+	}
+	k, _ := kindOf(a.t)
+	switch k {
+	case kNumeric:
+		if a.d.nan {
+			return "NaN"
+		}
+		// 1.0 and 1.00 group together: normalise the scale.
+		s := a.d.String()
+		if strings.Contains(s, ".") {
+			s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+		}
+		if s == "-0" {
+			s = "0"
+		}
+		return s
+	case kText:
+		if a.t.Base == onion.Char {
+			return "t" + strings.TrimRight(a.s, " ")
+		}
+		return "t" + a.s
+	}
+	return strconv.FormatInt(a.i, 10)
+}

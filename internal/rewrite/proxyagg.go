@@ -1,0 +1,461 @@
+package rewrite
+
+import (
+	"strconv"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+)
+
+// This file plans split execution (Monomi's term) for grouped SELECTs the
+// server cannot compute over the onions: aggregates of expressions over
+// encrypted columns (sum(price * (1 - discount))), SUM without an Add
+// onion, ORDER BY on a computed aggregate, LIKE together with GROUP BY.
+// The server does what it can, the proxy the rest:
+//
+//   - the server runs the query's FROM and WHERE (joins and predicates over
+//     the onions, LIKE prefilters) and returns the columns the rest of the
+//     query reads, as a plain SELECT of them (Inner);
+//   - the proxy decrypts each row, checks residual conditions, and
+//     computes the select list, GROUP BY, HAVING, ORDER BY, LIMIT and
+//     OFFSET itself (AggPlan's expressions).
+//
+// The server learns no more than the FROM and WHERE reveal; the price is
+// that every qualifying row crosses the wire and is decrypted.
+
+// AggPlan is a grouped SELECT computed by the proxy over the rows of
+// Inner.
+type AggPlan struct {
+	// Inner is the server's part: one visible column per input.
+	Inner *QueryPlan
+	// Inputs is the number of input columns (the visible columns of
+	// Inner).
+	Inputs  int
+	Outputs []AggOutput
+	Group   []*Expr
+	Having  *Expr
+	Order   []AggOrder
+	// Limit and Offset are constants (or none).
+	Limit, Offset LimitValue
+}
+
+// AggOutput is one column of the result.
+type AggOutput struct {
+	Name string
+	Expr *Expr
+}
+
+// AggOrder is one ORDER BY key.
+type AggOrder struct {
+	Expr             *Expr
+	Desc, NullsFirst bool
+}
+
+// ExprKind says what an Expr is.
+type ExprKind int
+
+// Expression kinds.
+const (
+	ExprInput    ExprKind = iota // an input column (Input)
+	ExprConst                    // a constant (Const, ConstType)
+	ExprOp                       // Op over Args: + - * / (binary; unary -), = <> < <= > >=
+	ExprBool                     // Op AND, OR, NOT over Args
+	ExprNullTest                 // Op "IS NULL" or "IS NOT NULL" of Args[0]
+	ExprLike                     // Args[0] LIKE Const pattern; Op ~~ !~~ ~~* !~~*; Escape
+	ExprIn                       // Args[0] IN (Args[1:]); Op "=" (IN) or "<>" (NOT IN)
+	ExprCase                     // CASE WHEN Args[0] THEN Args[1] ... ELSE Else END
+	ExprAgg                      // Func(Args[0]) over the group: sum avg count min max
+	ExprFunc                     // Func(Args): extract(field, x), substring(x, from[, for])
+)
+
+// Expr is an expression the proxy evaluates.
+type Expr struct {
+	Kind  ExprKind
+	Input int
+	// Const is the constant's text (nil: NULL); ConstType as in CmpHole.
+	Const     *string
+	ConstType string
+	Op        string
+	Func      string
+	// Distinct is count(DISTINCT x) etc.; Star is count(*).
+	Distinct, Star bool
+	Args           []*Expr
+	Else           *Expr
+	Escape         *string
+}
+
+// PlanAggregate plans st (a grouped SELECT, untouched by PlanQuery) for
+// split execution, or refuses it.
+func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
+	sel := st.Tree.Stmt.GetSelectStmt()
+	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
+		return nil, Refusal("only a single SELECT can be computed by the proxy")
+	}
+	if len(sel.DistinctClause) > 0 || len(sel.WindowClause) > 0 || sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
+		return nil, Refusal("DISTINCT, windows, WITH TIES and locking clauses are not supported in a query the proxy computes")
+	}
+	b := &aggBuilder{inputs: map[string]int{}}
+	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return nil, Refusal("* in a query the proxy computes is not supported: list the columns")
+		}
+		e, err := b.expr(rt.Val)
+		if err != nil {
+			return nil, err
+		}
+		if hasAgg(e) {
+			grouped = true
+		}
+		b.plan.Outputs = append(b.plan.Outputs, AggOutput{Name: outputName(rt), Expr: e})
+	}
+	if !grouped {
+		return nil, Refusal("the proxy computes only grouped queries (aggregates or GROUP BY)")
+	}
+	for _, n := range sel.GroupClause {
+		e, err := b.outputRef(n, false)
+		if err != nil {
+			return nil, err
+		}
+		b.plan.Group = append(b.plan.Group, e)
+	}
+	if sel.HavingClause != nil {
+		e, err := b.expr(sel.HavingClause)
+		if err != nil {
+			return nil, err
+		}
+		b.plan.Having = e
+	}
+	for _, n := range sel.SortClause {
+		sb := n.GetSortBy()
+		if sb.SortbyDir == pg_query.SortByDir_SORTBY_USING {
+			return nil, Refusal("ORDER BY ... USING in a query the proxy computes is not supported")
+		}
+		e, err := b.outputRef(sb.Node, true)
+		if err != nil {
+			return nil, err
+		}
+		b.plan.Order = append(b.plan.Order, AggOrder{Expr: e, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
+	}
+	var err error
+	for _, lv := range []struct {
+		n   *pg_query.Node
+		out *LimitValue
+	}{{sel.LimitCount, &b.plan.Limit}, {sel.LimitOffset, &b.plan.Offset}} {
+		if *lv.out, err = limitValue(lv.n); err != nil {
+			return nil, err
+		}
+		if lv.out.Param > 0 {
+			return nil, Refusal("LIMIT or OFFSET with a parameter in a query the proxy computes is not supported")
+		}
+	}
+	// Every input is checked for grouping: outside aggregates only GROUP
+	// BY expressions may be read (as PostgreSQL requires).
+	check := []*Expr{b.plan.Having}
+	for _, o := range b.plan.Outputs {
+		check = append(check, o.Expr)
+	}
+	for _, o := range b.plan.Order {
+		check = append(check, o.Expr)
+	}
+	for _, e := range check {
+		if err := b.checkGrouped(e); err != nil {
+			return nil, err
+		}
+	}
+	inner := &pg_query.SelectStmt{TargetList: b.targets, FromClause: sel.FromClause, WhereClause: sel.WhereClause, WithClause: sel.WithClause,
+		Op: pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}
+	if len(b.targets) == 0 {
+		inner.TargetList = []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(pg_query.MakeAConstIntNode(1, -1), -1)}
+	}
+	innerSt := Statement{SQL: st.SQL, Kind: "Select", Tree: &pg_query.RawStmt{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}}}, version: st.version}
+	if b.plan.Inner, err = PlanQuery(innerSt, lookup); err != nil {
+		return nil, err
+	}
+	b.plan.Inputs = len(b.targets)
+	return &b.plan, nil
+}
+
+// aggBuilder turns the client's expressions into Exprs over inputs.
+type aggBuilder struct {
+	plan    AggPlan
+	inputs  map[string]int // deparsed column reference -> input
+	targets []*pg_query.Node
+	inAgg   bool
+}
+
+// input returns the input of a column reference, adding it.
+func (b *aggBuilder) input(cr *pg_query.ColumnRef) int {
+	key := ""
+	for _, f := range cr.Fields {
+		key += fieldName(f) + "."
+	}
+	if i, ok := b.inputs[key]; ok {
+		return i
+	}
+	i := len(b.targets)
+	b.inputs[key] = i
+	b.targets = append(b.targets, pg_query.MakeResTargetNodeWithVal(&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: proto.Clone(cr).(*pg_query.ColumnRef)}}, -1))
+	return i
+}
+
+// outputRef is a GROUP BY or ORDER BY item: an output position or name
+// (ORDER BY prefers output names; GROUP BY input columns), else an
+// expression.
+func (b *aggBuilder) outputRef(n *pg_query.Node, preferOutput bool) (*Expr, error) {
+	if k, ok := position(n); ok {
+		if k < 1 || k > len(b.plan.Outputs) {
+			return nil, Refusal("position %d is not in the select list", k)
+		}
+		return b.plan.Outputs[k-1].Expr, nil
+	}
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && preferOutput {
+		for _, o := range b.plan.Outputs {
+			if o.Name == fieldName(cr.Fields[0]) {
+				return o.Expr, nil
+			}
+		}
+	}
+	return b.expr(n)
+}
+
+func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
+	if n == nil {
+		return nil, nil
+	}
+	switch x := n.Node.(type) {
+	case *pg_query.Node_ColumnRef:
+		if x.ColumnRef.Fields[len(x.ColumnRef.Fields)-1].GetAStar() != nil {
+			return nil, Refusal("* in an expression the proxy computes is not supported")
+		}
+		return &Expr{Kind: ExprInput, Input: b.input(x.ColumnRef)}, nil
+	case *pg_query.Node_AConst:
+		return constExpr(n), nil
+	case *pg_query.Node_TypeCast:
+		if x.TypeCast.Arg.GetAConst() != nil {
+			e := constExpr(x.TypeCast.Arg)
+			e.ConstType = constType(n)
+			return e, nil
+		}
+		return nil, Refusal("casts of expressions are not supported in a query the proxy computes")
+	case *pg_query.Node_BoolExpr:
+		e := &Expr{Kind: ExprBool, Op: map[pg_query.BoolExprType]string{pg_query.BoolExprType_AND_EXPR: "AND", pg_query.BoolExprType_OR_EXPR: "OR", pg_query.BoolExprType_NOT_EXPR: "NOT"}[x.BoolExpr.Boolop]}
+		return b.withArgs(e, x.BoolExpr.Args...)
+	case *pg_query.Node_NullTest:
+		op := "IS NULL"
+		if x.NullTest.Nulltesttype == pg_query.NullTestType_IS_NOT_NULL {
+			op = "IS NOT NULL"
+		}
+		return b.withArgs(&Expr{Kind: ExprNullTest, Op: op}, x.NullTest.Arg)
+	case *pg_query.Node_AExpr:
+		return b.aexpr(x.AExpr)
+	case *pg_query.Node_CaseExpr:
+		ce := x.CaseExpr
+		e := &Expr{Kind: ExprCase}
+		for _, w := range ce.Args {
+			cw := w.GetCaseWhen()
+			cond := cw.Expr
+			if ce.Arg != nil {
+				// CASE x WHEN v: x = v.
+				cond = &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{Kind: pg_query.A_Expr_Kind_AEXPR_OP, Name: []*pg_query.Node{pg_query.MakeStrNode("=")}, Lexpr: ce.Arg, Rexpr: cw.Expr}}}
+			}
+			if _, err := b.withArgs(e, cond, cw.Result); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		e.Else, err = b.expr(ce.Defresult)
+		return e, err
+	case *pg_query.Node_FuncCall:
+		return b.funcCall(x.FuncCall)
+	}
+	return nil, Refusal("this expression is not supported in a query the proxy computes")
+}
+
+func (b *aggBuilder) withArgs(e *Expr, args ...*pg_query.Node) (*Expr, error) {
+	for _, a := range args {
+		x, err := b.expr(a)
+		if err != nil {
+			return nil, err
+		}
+		e.Args = append(e.Args, x)
+	}
+	return e, nil
+}
+
+func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
+	names := stringList(a.Name)
+	op := ""
+	if len(names) == 1 {
+		op = names[0]
+	}
+	switch a.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+		switch op {
+		case "+", "-", "*", "/", "=", "<>", "<", "<=", ">", ">=":
+		default:
+			return nil, Refusal("operator %s is not supported in a query the proxy computes", op)
+		}
+		if a.Lexpr == nil {
+			return b.withArgs(&Expr{Kind: ExprOp, Op: "neg"}, a.Rexpr)
+		}
+		return b.withArgs(&Expr{Kind: ExprOp, Op: op}, a.Lexpr, a.Rexpr)
+	case pg_query.A_Expr_Kind_AEXPR_IN:
+		list := a.Rexpr.GetList()
+		if list == nil {
+			return nil, Refusal("IN with a subquery is not supported in a query the proxy computes")
+		}
+		in := "="
+		if op == "<>" {
+			in = "<>"
+		}
+		return b.withArgs(&Expr{Kind: ExprIn, Op: in}, append([]*pg_query.Node{a.Lexpr}, list.Items...)...)
+	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		list := a.Rexpr.GetList()
+		lo, err := b.withArgs(&Expr{Kind: ExprOp, Op: ">="}, a.Lexpr, list.Items[0])
+		if err != nil {
+			return nil, err
+		}
+		hi, err := b.withArgs(&Expr{Kind: ExprOp, Op: "<="}, a.Lexpr, list.Items[1])
+		if err != nil {
+			return nil, err
+		}
+		e := &Expr{Kind: ExprBool, Op: "AND", Args: []*Expr{lo, hi}}
+		if a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN {
+			e = &Expr{Kind: ExprBool, Op: "NOT", Args: []*Expr{e}}
+		}
+		return e, nil
+	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
+		pat := a.Rexpr
+		var esc *string
+		if fc := pat.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" && len(fc.Args) == 2 {
+			if s, ok := fc.Args[1].GetAConst().GetVal().(*pg_query.A_Const_Sval); ok {
+				esc = &s.Sval.Sval
+			}
+			pat = fc.Args[0]
+		}
+		if pat.GetAConst() == nil {
+			return nil, Refusal("LIKE with a pattern that is not a constant is not supported in a query the proxy computes")
+		}
+		e, err := b.withArgs(&Expr{Kind: ExprLike, Op: op, Escape: esc}, a.Lexpr)
+		if err != nil {
+			return nil, err
+		}
+		e.Const = constExpr(pat).Const
+		return e, nil
+	}
+	return nil, Refusal("this operator is not supported in a query the proxy computes")
+}
+
+func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
+	name := funcName(fc)
+	if fc.Over != nil || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
+		return nil, Refusal("%s with OVER, FILTER or ORDER BY is not supported in a query the proxy computes", name)
+	}
+	switch name {
+	case "sum", "avg", "count", "min", "max":
+		if b.inAgg {
+			return nil, Refusal("nested aggregates are not supported")
+		}
+		e := &Expr{Kind: ExprAgg, Func: name, Distinct: fc.AggDistinct, Star: fc.AggStar}
+		if fc.AggStar {
+			return e, nil
+		}
+		if len(fc.Args) != 1 {
+			return nil, Refusal("%s takes one argument", name)
+		}
+		b.inAgg = true
+		defer func() { b.inAgg = false }()
+		return b.withArgs(e, fc.Args[0])
+	case "extract", "date_part":
+		if len(fc.Args) != 2 || fc.Args[0].GetAConst() == nil {
+			return nil, Refusal("%s needs a constant field", name)
+		}
+		return b.withArgs(&Expr{Kind: ExprFunc, Func: "extract"}, fc.Args...)
+	case "substring", "substr":
+		if len(fc.Args) < 2 || len(fc.Args) > 3 {
+			return nil, Refusal("substring with %d arguments is not supported", len(fc.Args))
+		}
+		return b.withArgs(&Expr{Kind: ExprFunc, Func: "substring"}, fc.Args...)
+	}
+	return nil, Refusal("function %s is not supported in a query the proxy computes", name)
+}
+
+// checkGrouped refuses inputs read outside aggregates that are not GROUP
+// BY expressions.
+func (b *aggBuilder) checkGrouped(e *Expr) error {
+	if e == nil || e.Kind == ExprAgg || e.Kind == ExprConst {
+		return nil
+	}
+	for _, g := range b.plan.Group {
+		if sameExpr(e, g) {
+			return nil
+		}
+	}
+	if e.Kind == ExprInput {
+		return Refusal("a column in the select list is neither grouped nor aggregated")
+	}
+	for _, a := range append(append([]*Expr{}, e.Args...), e.Else) {
+		if err := b.checkGrouped(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameExpr reports whether two Exprs are the same expression.
+func sameExpr(a, b *Expr) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Kind != b.Kind || a.Input != b.Input || a.Op != b.Op || a.Func != b.Func || a.Distinct != b.Distinct || a.Star != b.Star ||
+		(a.Const == nil) != (b.Const == nil) || a.Const != nil && *a.Const != *b.Const || a.ConstType != b.ConstType || len(a.Args) != len(b.Args) || !sameExpr(a.Else, b.Else) {
+		return false
+	}
+	for i := range a.Args {
+		if !sameExpr(a.Args[i], b.Args[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasAgg(e *Expr) bool {
+	if e == nil {
+		return false
+	}
+	if e.Kind == ExprAgg {
+		return true
+	}
+	for _, a := range e.Args {
+		if hasAgg(a) {
+			return true
+		}
+	}
+	return hasAgg(e.Else)
+}
+
+// constExpr is the Expr of an A_Const (or a negated number).
+func constExpr(n *pg_query.Node) *Expr {
+	e := &Expr{Kind: ExprConst, ConstType: constType(n)}
+	c := n.GetAConst()
+	if c == nil || c.Isnull {
+		return e
+	}
+	var s string
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Ival:
+		s = strconv.FormatInt(int64(v.Ival.Ival), 10)
+	case *pg_query.A_Const_Fval:
+		s = v.Fval.Fval
+	case *pg_query.A_Const_Sval:
+		s = v.Sval.Sval
+	case *pg_query.A_Const_Boolval:
+		s = strconv.FormatBool(v.Boolval.Boolval)
+	case *pg_query.A_Const_Bsval:
+		s = v.Bsval.Bsval
+	}
+	e.Const = &s
+	return e
+}
