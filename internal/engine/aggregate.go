@@ -23,12 +23,12 @@ import (
 // groups that pass HAVING, sorted and limited. Memory grows with the
 // number of groups (and the distinct values of DISTINCT aggregates).
 type aggregator struct {
-	plan    *rewrite.AggPlan
+	plan *rewrite.AggPlan
 	// types holds the inputs' types once a RowDescription showed them,
 	// shared by the rewriters of one prepared statement: a portal
 	// executed without Describe gets no RowDescription of its own.
 	types   *atomic.Pointer[[]onion.Type]
-	d       *decrypter    // nil when every input is plain
+	d       *decrypter // nil when every input is plain
 	params  *sessionParams
 	formats []int16 // the client's result formats
 	inEnc   []*encrypted
