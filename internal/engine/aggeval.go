@@ -181,7 +181,7 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 				return a, nil
 			}
 			if k, _ := kindOf(a.t); k == kNumeric {
-				return aval{t: a.t, d: a.d.neg()}, nil
+				return aval{t: a.t, d: a.d.Neg()}, nil
 			}
 			return arith("-", aval{t: a.t}, a)
 		}

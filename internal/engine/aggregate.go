@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -49,8 +50,7 @@ type group struct {
 
 type aggState struct {
 	count    int64
-	sum      decimal
-	haveSum  bool
+	sum      pgnumeric.Sum
 	best     aval // min or max
 	distinct map[string]bool
 }
@@ -268,12 +268,7 @@ func (a *aggregator) accumulate(st *aggState, e *rewrite.Expr, sc *scope) error 
 	st.count++
 	switch e.Func {
 	case "sum", "avg":
-		x := v.numeric()
-		if !st.haveSum {
-			st.sum, st.haveSum = x, true
-		} else {
-			st.sum = st.sum.add(x)
-		}
+		st.sum.Add(v.numeric())
 	case "min", "max":
 		if st.count == 1 {
 			st.best = v
@@ -309,16 +304,21 @@ func (a *aggregator) result(e *rewrite.Expr, st *aggState) (aval, error) {
 		return nullOf(t), nil
 	}
 	if e.Func == "avg" {
-		q, err := st.sum.div(decimalFromInt(st.count))
+		q, _, err := st.sum.Avg()
 		return aval{t: tNumeric, d: q}, err
 	}
+	sum, _, err := st.sum.Result()
+	if err != nil {
+		return aval{}, err
+	}
 	if t.Base == onion.BigInt {
-		if !st.sum.v.IsInt64() {
+		c := sum.Coefficient()
+		if !sum.IsFinite() || sum.Scale() != 0 || !c.IsInt64() {
 			return intRange(t, 0, true)
 		}
-		return aval{t: t, i: st.sum.v.Int64()}, nil
+		return aval{t: t, i: c.Int64()}, nil
 	}
-	return aval{t: t, d: st.sum}, nil
+	return aval{t: t, d: sum}, nil
 }
 
 // Release sends the result at the end (or the error that stopped it).

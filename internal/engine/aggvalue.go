@@ -211,20 +211,18 @@ func arith(op string, a, b aval) (aval, error) {
 		}
 		x, y := a.numeric(), b.numeric()
 		out := aval{t: tNumeric}
+		var err error
 		switch op {
 		case "+":
-			out.d = x.add(y)
+			out.d, err = x.Add(y)
 		case "-":
-			out.d = x.sub(y)
+			out.d, err = x.Sub(y)
 		case "*":
-			out.d = x.mul(y)
+			out.d, err = x.Mul(y)
 		case "/":
-			var err error
-			if out.d, err = x.div(y); err != nil {
-				return aval{}, err
-			}
+			out.d, err = x.Div(y)
 		}
-		return out, nil
+		return out, err
 	case ka == kDate && kb == kDate && op == "-":
 		if a.null || b.null {
 			return nullOf(tInt4), nil
@@ -251,7 +249,7 @@ func compare(a, b aval) (int, error) {
 		if ka == kInt && kb == kInt {
 			return cmpInt(a.i, b.i), nil
 		}
-		return a.numeric().cmp(b.numeric()), nil
+		return a.numeric().Cmp(b.numeric()), nil
 	case ka == kText && kb == kText:
 		x, y := a.s, b.s
 		if a.t.Base == onion.Char || b.t.Base == onion.Char {
@@ -351,8 +349,8 @@ func (a aval) keyOf(env onion.Env) string {
 	k, _ := kindOf(a.t)
 	switch k {
 	case kNumeric:
-		if a.d.nan {
-			return "NaN"
+		if !a.d.IsFinite() {
+			return a.d.String()
 		}
 		// 1.0 and 1.00 group together: normalise the scale.
 		s := a.d.String()

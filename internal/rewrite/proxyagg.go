@@ -174,6 +174,18 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 		return nil, err
 	}
 	b.plan.Inputs = len(b.targets)
+	// As on the server: grouping on a column whose equal values print
+	// differently (1.0, 1.00) would show an arbitrary one.
+	for _, g := range b.plan.Group {
+		if g.Kind != ExprInput || b.plan.Inner.PlainResults {
+			continue
+		}
+		if rc := b.plan.Inner.Columns[g.Input]; rc.Column != nil {
+			if err := refuseLossy(&encCol{table: rc.Table, col: rc.Column}, "GROUP BY"); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return &b.plan, nil
 }
 

@@ -695,7 +695,7 @@ SELECT id FROM t1 WHERE un < 1 -- refuse: t1.un
 SELECT id FROM t1 ORDER BY bin -- refuse: t1.bin
 SELECT sum(qty) FROM t2
 SELECT avg(k) FROM t1
-SELECT sum(un) FROM t1 -- refuse: t1.un
+SELECT sum(un) FROM t1
 SELECT grp, sum(i) FROM t1 GROUP BY grp HAVING sum(i) > 0
 SELECT grp, sum(i) FROM t1 GROUP BY grp ORDER BY 2
 SELECT i FROM t1 UNION SELECT i FROM t1 -- refuse: t1.i
