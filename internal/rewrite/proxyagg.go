@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // This file plans split execution (Monomi's term) for grouped SELECTs the
@@ -93,6 +94,9 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 	}
 	if len(sel.DistinctClause) > 0 || len(sel.WindowClause) > 0 || sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
 		return nil, Refusal("DISTINCT, windows, WITH TIES and locking clauses are not supported in a query the proxy computes")
+	}
+	if err := mergeDerived(sel); err != nil {
+		return nil, err
 	}
 	b := &aggBuilder{inputs: map[string]int{}}
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil
@@ -470,4 +474,134 @@ func constExpr(n *pg_query.Node) *Expr {
 	}
 	e.Const = &s
 	return e
+}
+
+// mergeDerived merges a query over one derived table (FROM (SELECT ...)
+// AS s, as TPC-H's queries 7, 8 and 9 are written) into one query over
+// the derived table's FROM: references to s's outputs become their
+// expressions, and the two WHEREs are joined with AND. Only a plain
+// derived table merges (no grouping, aggregates, DISTINCT, ORDER BY,
+// LIMIT, windows or set operations); otherwise sel is left as it is.
+func mergeDerived(sel *pg_query.SelectStmt) error {
+	if len(sel.FromClause) != 1 {
+		return nil
+	}
+	rs := sel.FromClause[0].GetRangeSubselect()
+	if rs == nil || rs.Lateral || rs.Alias == nil {
+		return nil
+	}
+	in := rs.Subquery.GetSelectStmt()
+	if in == nil || in.Op != pg_query.SetOperation_SETOP_NONE || len(in.GroupClause) > 0 || in.HavingClause != nil ||
+		len(in.DistinctClause) > 0 || in.LimitCount != nil || in.LimitOffset != nil || len(in.SortClause) > 0 ||
+		in.WithClause != nil || len(in.WindowClause) > 0 || len(in.ValuesLists) > 0 || in.IntoClause != nil {
+		return nil
+	}
+	outs := map[string]*pg_query.Node{}
+	for i, t := range in.TargetList {
+		rt := t.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return nil
+		}
+		if containsAggregate(rt.Val) {
+			return nil
+		}
+		name := outputName(rt)
+		if i < len(rs.Alias.Colnames) {
+			name = fieldName(rs.Alias.Colnames[i])
+		}
+		if name == "" || outs[name] != nil {
+			return nil
+		}
+		outs[name] = rt.Val
+	}
+	alias := rs.Alias.Aliasname
+	repl := func(cr *pg_query.ColumnRef) *pg_query.Node {
+		f := cr.Fields
+		if len(f) == 2 && fieldName(f[0]) == alias || len(f) == 1 {
+			return outs[fieldName(f[len(f)-1])]
+		}
+		return nil
+	}
+	for _, t := range sel.TargetList {
+		rt := t.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil && rt.Name == "" && repl(cr) != nil {
+			rt.Name = fieldName(cr.Fields[len(cr.Fields)-1]) // the output keeps its name
+		}
+		substituteRefs(rt.Val.ProtoReflect(), repl)
+	}
+	for _, n := range append(append([]*pg_query.Node{sel.WhereClause, sel.HavingClause}, sel.GroupClause...), sel.SortClause...) {
+		if n != nil {
+			substituteRefs(n.ProtoReflect(), repl)
+		}
+	}
+	sel.FromClause = in.FromClause
+	switch {
+	case sel.WhereClause == nil:
+		sel.WhereClause = in.WhereClause
+	case in.WhereClause != nil:
+		sel.WhereClause = &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{
+			Boolop: pg_query.BoolExprType_AND_EXPR, Args: []*pg_query.Node{in.WhereClause, sel.WhereClause}}}}
+	}
+	return nil
+}
+
+// substituteRefs replaces, below m, each column reference repl maps to an
+// expression by a copy of it (not inside subqueries, whose names are
+// their own).
+func substituteRefs(m protoreflect.Message, repl func(*pg_query.ColumnRef) *pg_query.Node) {
+	if _, ok := m.Interface().(*pg_query.SubLink); ok {
+		return
+	}
+	if n, ok := m.Interface().(*pg_query.Node); ok {
+		if cr := n.GetColumnRef(); cr != nil {
+			if r := repl(cr); r != nil {
+				n.Node = proto.Clone(r).(*pg_query.Node).Node
+			}
+			return
+		}
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := range l.Len() {
+				substituteRefs(l.Get(i).Message(), repl)
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			substituteRefs(v.Message(), repl)
+		}
+		return true
+	})
+}
+
+// containsAggregate reports whether n calls an aggregate (outside
+// subqueries).
+func containsAggregate(n *pg_query.Node) bool {
+	found := false
+	var visit func(m protoreflect.Message)
+	visit = func(m protoreflect.Message) {
+		switch x := m.Interface().(type) {
+		case *pg_query.SubLink:
+			return
+		case *pg_query.FuncCall:
+			if x.Over == nil && isAggregate(x) {
+				found = true
+				return
+			}
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				l := v.List()
+				for i := range l.Len() {
+					visit(l.Get(i).Message())
+				}
+			case fd.Message() != nil && !fd.IsMap():
+				visit(v.Message())
+			}
+			return !found
+		})
+	}
+	visit(n.ProtoReflect())
+	return found
 }

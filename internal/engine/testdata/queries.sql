@@ -832,3 +832,8 @@ SELECT sum(qty), avg(k2) FROM t2
 SELECT grp, sum(b) FROM t1 WHERE b BETWEEN -1000000 AND 1000000 GROUP BY grp ORDER BY 2, 1 -- ordered
 SELECT sum(n) FROM t1 WHERE 1 = 0
 SELECT grp, count(*) FROM t1 WHERE tx LIKE 'zzz%' GROUP BY grp -- empty
+-- Split execution over a merged derived table (the shape of TPC-H 7-9)
+SELECT y, sum(v) FROM (SELECT extract(year FROM d) AS y, n * 2 AS v FROM t1 WHERE d BETWEEN '1900-01-01' AND '2100-01-01') s GROUP BY y ORDER BY y -- ordered
+SELECT g, sum(CASE WHEN w = 'alpha' THEN x ELSE 0 END) / sum(x) AS share FROM (SELECT grp AS g, tx AS w, n AS x FROM t1 WHERE n > 0) s GROUP BY g ORDER BY g -- ordered
+SELECT s.g, count(*) FROM (SELECT grp AS g, vc FROM t1 WHERE vc LIKE '%a%') s GROUP BY s.g ORDER BY 1 -- ordered
+SELECT a, sum(b) FROM (SELECT t2.name, t1.n FROM t1 JOIN t2 ON t1.k = t2.k) s(a, b) WHERE b > 0 GROUP BY a ORDER BY 2 DESC, 1 LIMIT 3 -- ordered
