@@ -148,6 +148,10 @@ func (q *planner) aexpr(n *pg_query.Node, e *pg_query.A_Expr, sc *scope, pc pred
 			return Refusal("IN over %s in %s is not supported", l.desc, pc.construct)
 		}
 		for i, v := range list.Items {
+			v, err := foldValue(v)
+			if err != nil {
+				return err
+			}
 			if !isValue(v) {
 				return Refusal("IN list of encrypted column %s in %s: only constants, parameters and NULL are supported", l.desc, pc.construct)
 			}
@@ -172,6 +176,15 @@ func (q *planner) aexpr(n *pg_query.Node, e *pg_query.A_Expr, sc *scope, pc pred
 			break
 		}
 		list := e.Rexpr.GetList()
+		if list != nil {
+			for i, it := range list.Items {
+				f, err := foldValue(it)
+				if err != nil {
+					return err
+				}
+				list.Items[i] = f
+			}
+		}
 		if list == nil || len(list.Items) != 2 || !isValue(list.Items[0]) || !isValue(list.Items[1]) {
 			return Refusal("BETWEEN over encrypted column %s in %s: only constants and parameters are supported as bounds", l.desc, pc.construct)
 		}
@@ -271,6 +284,11 @@ func parseBase(c *encCol) onion.Base {
 // compareValue rewrites "operand op value" (value on either side, op seen
 // from the operand).
 func (q *planner) compareValue(e *pg_query.A_Expr, l *operand, v **pg_query.Node, op string, sc *scope, pc predCtx) error {
+	folded, err := foldValue(*v)
+	if err != nil {
+		return err
+	}
+	*v = folded
 	if !isValue(*v) {
 		if c, err := q.firstEncrypted(*v, sc, pc.construct); err != nil || c != nil {
 			if err == nil {

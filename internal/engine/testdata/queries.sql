@@ -837,3 +837,12 @@ SELECT y, sum(v) FROM (SELECT extract(year FROM d) AS y, n * 2 AS v FROM t1 WHER
 SELECT g, sum(CASE WHEN w = 'alpha' THEN x ELSE 0 END) / sum(x) AS share FROM (SELECT grp AS g, tx AS w, n AS x FROM t1 WHERE n > 0) s GROUP BY g ORDER BY g -- ordered
 SELECT s.g, count(*) FROM (SELECT grp AS g, vc FROM t1 WHERE vc LIKE '%a%') s GROUP BY s.g ORDER BY 1 -- ordered
 SELECT a, sum(b) FROM (SELECT t2.name, t1.n FROM t1 JOIN t2 ON t1.k = t2.k) s(a, b) WHERE b > 0 GROUP BY a ORDER BY 2 DESC, 1 LIMIT 3 -- ordered
+-- Constant arithmetic compared with encrypted columns is folded first
+SELECT id FROM t1 WHERE i <= 1 + 10 AND i > -10 - 5
+SELECT id FROM t1 WHERE n BETWEEN 0.06 - 0.01 AND 10 * 2.5
+SELECT id FROM t1 WHERE si IN (1 + 1, 2 * 3, -(4), 10 / 3) -- empty
+SELECT id FROM t1 WHERE i > 2147483647 + 1 -- error
+SELECT id FROM t1 WHERE b < 9223372036854775807 - 1
+SELECT id, n FROM t1 WHERE n < 7 / 2 AND n > 1 / 3.0
+SELECT id FROM t1 WHERE i = 1 / 0 -- error
+SELECT id FROM t1 WHERE si BETWEEN -(100 * 2) AND 50 + 50
