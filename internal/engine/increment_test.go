@@ -36,6 +36,10 @@ var incWorkload = []struct {
 	{"SELECT sum(bal), avg(bal), sum(amt), avg(amt), count(bal), count(amt), sum(big) FROM inc", nil},
 	{"SELECT id FROM inc WHERE bal IS NULL", nil},
 	{"SELECT id FROM inc WHERE amt IS NOT NULL", nil},
+	// Grouping and MIN/MAX of an incremented column run in the proxy
+	// (split execution): the server compares nothing.
+	{"SELECT bal, count(*) FROM inc GROUP BY bal ORDER BY bal", nil},
+	{"SELECT max(bal), min(amt) FROM inc", nil},
 	{"INSERT INTO inc VALUES (5, 1, 2.00, 3)", nil},
 	{"UPDATE inc SET bal = 99 WHERE id = 3", nil},
 	{"UPDATE inc SET bal = bal + 1", nil},
@@ -49,8 +53,6 @@ var incWorkload = []struct {
 var incRefused = []struct{ sql, column string }{
 	{"SELECT id FROM inc WHERE bal = 10", "inc.bal"},
 	{"SELECT id FROM inc ORDER BY amt", "inc.amt"},
-	{"SELECT bal, count(*) FROM inc GROUP BY bal", "inc.bal"},
-	{"SELECT max(bal) FROM inc", "inc.bal"},
 	{"UPDATE inc SET bal = bal + 1 RETURNING bal", "inc.bal"},
 	{"UPDATE inc SET amt = amt + 1.555", "inc.amt"},
 	{"UPDATE inc SET bal = bal + 1.5", "inc.bal"},

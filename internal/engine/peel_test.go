@@ -384,7 +384,6 @@ func TestPeelSensitiveRefused(t *testing.T) {
 		{simple, "SELECT id FROM items WHERE secret_day < '2020-03-01'", nil},
 		{enc, "SELECT id FROM items WHERE secret_day = $1", []any{time.Date(2020, 3, 1, 0, 0, 0, 0, time.UTC)}},
 		{simple, "SELECT id FROM items WHERE name = 'name-001' AND secret IN ('secret 1', 'secret 2')", nil},
-		{simple, "SELECT secret, count(*) FROM items GROUP BY secret", nil},
 		{simple, "SELECT id FROM items ORDER BY secret_day", nil},
 		{simple, "SELECT id FROM items WHERE secret_day BETWEEN '2020-01-01' AND '2020-02-01' ORDER BY id", nil},
 	} {
@@ -394,6 +393,19 @@ func TestPeelSensitiveRefused(t *testing.T) {
 			t.Fatalf("%s: %v, want SQLSTATE 0A000 saying the column is sensitive", q.sql, err)
 		}
 		t.Logf("%s: %s", q.sql, pe.Message)
+	}
+	// Grouping on a sensitive column runs in the proxy (split
+	// execution): answered, without any peel.
+	rows, err := simple.Query(ctx, "SELECT secret, count(*) FROM items GROUP BY secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := 0
+	for rows.Next() {
+		groups++
+	}
+	if rows.Close(); rows.Err() != nil || groups == 0 {
+		t.Fatalf("GROUP BY secret: %d groups, %v", groups, rows.Err())
 	}
 	if p.eng.Peels() != 0 {
 		t.Fatalf("%d peels", p.eng.Peels())
