@@ -17,6 +17,7 @@ import (
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglike"
+	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -751,77 +752,20 @@ type execState struct {
 // numericType is unconstrained numeric (AVG's result).
 var numericType = onion.Type{Base: onion.Numeric}
 
-// avgValue is PostgreSQL's AVG: the numeric quotient of sum and count,
-// with the scale numeric division chooses (select_div_scale: at least 16
-// significant digits, at least the scales of both operands), rounded half
-// away from zero. sum is a Value of the column's SumType.
+// avgValue is PostgreSQL's AVG of a numeric sum over count rows: numeric
+// division at select_div_scale's scale (internal/pgnumeric). sum is a
+// Value of the column's SumType.
 func avgValue(sumType onion.Type, sum onion.Value, count int64) (onion.Value, error) {
 	if sum.IsNull() || count == 0 {
 		return onion.Null(), nil
 	}
-	text := string(sumType.AppendText(nil, sum, onion.Env{}))
-	if text == "NaN" {
-		return sum, nil
+	d, err := pgnumeric.Parse(string(sumType.AppendText(nil, sum, onion.Env{})))
+	if err != nil {
+		return onion.Value{}, fmt.Errorf("engine: bad sum: %w", err)
 	}
-	neg := strings.HasPrefix(text, "-")
-	text = strings.TrimPrefix(text, "-")
-	intPart, frac, _ := strings.Cut(text, ".")
-	scale := len(frac)
-	num, ok := new(big.Int).SetString(intPart+frac, 10)
-	if !ok {
-		return onion.Value{}, fmt.Errorf("engine: bad sum %q", text)
+	avg, err := pgnumeric.Avg(d, count)
+	if err != nil {
+		return onion.Value{}, err
 	}
-	w1, f1 := nbaseLead(intPart, frac)
-	w2, f2 := nbaseLead(fmt.Sprint(count), "")
-	qweight := w1 - w2
-	if f1 <= f2 {
-		qweight--
-	}
-	rscale := 16 - qweight*4
-	rscale = max(rscale, scale, 0)
-	rscale = min(rscale, 1000)
-	// round(num / 10^scale / count, rscale) = round(num·10^rscale / (10^scale·count))
-	n := new(big.Int).Mul(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(rscale)), nil))
-	d := new(big.Int).Mul(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil), big.NewInt(count))
-	q, r := new(big.Int).QuoRem(n, d, new(big.Int))
-	if new(big.Int).Lsh(r, 1).Cmp(d) >= 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	s := q.String()
-	if rscale > 0 {
-		if len(s) <= rscale {
-			s = strings.Repeat("0", rscale-len(s)+1) + s
-		}
-		s = s[:len(s)-rscale] + "." + s[len(s)-rscale:]
-	}
-	if neg && q.Sign() != 0 {
-		s = "-" + s
-	}
-	return numericType.ParseText([]byte(s), onion.Env{})
-}
-
-// nbaseLead returns the weight and first digit of a non-negative decimal
-// (integer and fraction digits) in PostgreSQL's base-10000 representation;
-// 0, 0 for zero.
-func nbaseLead(intPart, frac string) (int, int) {
-	intPart = strings.TrimLeft(intPart, "0")
-	if intPart != "" {
-		w := (len(intPart) - 1) / 4
-		lead := intPart[:len(intPart)-4*w]
-		var v int
-		fmt.Sscan(lead, &v)
-		return w, v
-	}
-	for len(frac)%4 != 0 {
-		frac += "0"
-	}
-	for i := 0; i < len(frac); i += 4 {
-		var v int
-		fmt.Sscan(strings.TrimLeft(frac[i:i+4], "0")+"0", &v)
-		v /= 10
-		if v != 0 {
-			return -(i/4 + 1), v
-		}
-	}
-	return 0, 0
+	return numericType.ParseText([]byte(avg.String()), onion.Env{})
 }
