@@ -21,12 +21,13 @@ import (
 // plaintext database (queried directly) and an encrypted one (queried
 // through a proxy process started from the project's own binary).
 type env struct {
-	work     string // scratch directory (keys, proxy log)
-	cluster  *embedpg.Cluster
-	proxyBin string
-	keyFlags []string
-	proxy    *exec.Cmd
-	proxyLog string
+	work      string // scratch directory (keys, proxy log)
+	cluster   *embedpg.Cluster
+	proxyBin  string
+	keyFlags  []string
+	proxy     *exec.Cmd
+	proxyArgs []string // the command line of the proxy
+	proxyLog  string
 
 	plainDSN string // the plaintext database, directly
 	encDSN   string // the encrypted database, directly (the proxy's backend)
@@ -112,6 +113,7 @@ func (e *env) startProxy(ctx context.Context) error {
 		return err
 	}
 	args := append([]string{"serve", "--listen", addr, "--auth", "trust", "--log-level", "info", "--backend", e.encDSN}, e.keyFlags...)
+	e.proxyArgs = append([]string{e.proxyBin}, args...)
 	e.proxy = exec.Command(e.proxyBin, args...)
 	e.proxy.Stdout, e.proxy.Stderr = logf, logf
 	if err := e.proxy.Start(); err != nil {

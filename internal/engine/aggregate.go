@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,6 +25,11 @@ import (
 // groups and aggregates them as they stream, and at the end sends the
 // groups that pass HAVING, sorted and limited. Memory grows with the
 // number of groups (and the distinct values of DISTINCT aggregates).
+//
+// Rows are decrypted and folded by up to GOMAXPROCS workers, each into
+// groups of its own (see folder), which are merged at the end: the rows
+// are copied out of the read buffer in batches and handed over, so the
+// server's rows are read while earlier ones are decrypted.
 type aggregator struct {
 	plan *rewrite.AggPlan
 	// types holds the inputs' types once a RowDescription showed them,
@@ -34,12 +41,25 @@ type aggregator struct {
 	formats []int16 // the client's result formats
 	inEnc   []*encrypted
 	ev      *evaluator
+	aggList []aggRef // the aggregates of ev.aggs, in index order
 	outT    []onion.Type
 	err     error // the first evaluation error, reported at the end
+
+	batch   *rowBatch
+	work    chan *rowBatch
+	wg      sync.WaitGroup
+	folders []*folder
 
 	groups map[string]*group
 	order  []*group // in order of first appearance
 	sent   int64
+}
+
+// aggRef is one aggregate the plan computes per group and its state's
+// index.
+type aggRef struct {
+	e *rewrite.Expr
+	k int
 }
 
 // group is one group's representative inputs and aggregate states.
@@ -48,11 +68,14 @@ type group struct {
 	states []aggState
 }
 
+// aggState is one aggregate over one group. DISTINCT aggregates only
+// collect their distinct values (by grouping key) and are computed from
+// them at the end, so that the states of two workers merge.
 type aggState struct {
 	count    int64
 	sum      pgnumeric.Sum
 	best     aval // min or max
-	distinct map[string]bool
+	distinct map[string]aval
 }
 
 func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, types *atomic.Pointer[[]onion.Type], params *sessionParams, formats []int16) *aggregator {
@@ -100,11 +123,13 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDescription, error) {
 	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}, aggs: map[*rewrite.Expr]int{}}
 	a.ev = ev
+	a.aggList = nil
 	for _, e := range a.exprs() {
 		walkExpr(e, func(x *rewrite.Expr) {
 			if x.Kind == rewrite.ExprAgg {
 				if _, ok := ev.aggs[x]; !ok {
 					ev.aggs[x] = len(ev.aggs)
+					a.aggList = append(a.aggList, aggRef{e: x, k: ev.aggs[x]})
 				}
 			}
 		})
@@ -159,7 +184,46 @@ func walkExpr(e *rewrite.Expr, f func(*rewrite.Expr)) {
 	walkExpr(e.Else, f)
 }
 
-// DataRow folds one input row into its group.
+// foldBatchRows is how many rows are handed to a worker at a time.
+const foldBatchRows = 256
+
+// rowBatch holds copies of server rows for a worker: the values of row r
+// are arena[spans[2i]:spans[2i+1]] for i in [r*cols, (r+1)*cols), and a
+// span whose end is -1 is NULL.
+type rowBatch struct {
+	cols  int
+	n     int
+	arena []byte
+	spans []int
+}
+
+func (b *rowBatch) add(row *pgproto3.DataRow) {
+	for _, v := range row.Values {
+		if v == nil {
+			b.spans = append(b.spans, 0, -1)
+			continue
+		}
+		b.spans = append(b.spans, len(b.arena))
+		b.arena = append(b.arena, v...)
+		b.spans = append(b.spans, len(b.arena))
+	}
+	b.n++
+}
+
+// row fills row with the values of row r (aliasing the batch).
+func (b *rowBatch) row(r int, row *pgproto3.DataRow) {
+	row.Values = row.Values[:0]
+	for i := r * b.cols; i < (r+1)*b.cols; i++ {
+		from, to := b.spans[2*i], b.spans[2*i+1]
+		if to < 0 {
+			row.Values = append(row.Values, nil)
+			continue
+		}
+		row.Values = append(row.Values, b.arena[from:to:to])
+	}
+}
+
+// DataRow hands one input row to the workers.
 func (a *aggregator) DataRow(row *pgproto3.DataRow) error {
 	if a.ev == nil && a.err == nil {
 		// A portal of a statement described earlier.
@@ -177,17 +241,127 @@ func (a *aggregator) DataRow(row *pgproto3.DataRow) error {
 	if a.err != nil {
 		return wire.ErrSkipRow
 	}
-	if err := a.fold(row); err != nil && err != wire.ErrSkipRow {
-		// Reported instead of the statement's CommandComplete.
-		a.err = err
+	if a.batch == nil {
+		a.batch = &rowBatch{cols: len(row.Values)}
+	}
+	if len(row.Values) != a.batch.cols {
+		a.err = fmt.Errorf("engine: the server returned rows of %d and %d columns", a.batch.cols, len(row.Values))
+		return wire.ErrSkipRow
+	}
+	a.batch.add(row)
+	if a.batch.n == foldBatchRows {
+		a.dispatch()
 	}
 	return wire.ErrSkipRow
 }
 
-// fold adds one input row to its group.
-func (a *aggregator) fold(row *pgproto3.DataRow) error {
+// dispatch hands the current batch to the workers, starting them on the
+// first call.
+func (a *aggregator) dispatch() {
+	if a.work == nil {
+		n := max(1, runtime.GOMAXPROCS(0))
+		a.work = make(chan *rowBatch, 2*n)
+		for range n {
+			f := a.newFolder()
+			a.folders = append(a.folders, f)
+			a.wg.Add(1)
+			go func() {
+				defer a.wg.Done()
+				for b := range a.work {
+					f.foldBatch(b)
+				}
+			}()
+		}
+	}
+	a.work <- a.batch
+	a.batch = &rowBatch{cols: a.batch.cols, arena: make([]byte, 0, len(a.batch.arena)), spans: make([]int, 0, len(a.batch.spans))}
+}
+
+// drain folds what is left and merges the workers' groups.
+func (a *aggregator) drain() error {
+	if a.work == nil {
+		// Few rows: folded here.
+		if a.batch != nil && a.batch.n > 0 {
+			f := a.newFolder()
+			f.foldBatch(a.batch)
+			a.folders = append(a.folders, f)
+		}
+	} else {
+		if a.batch.n > 0 {
+			a.work <- a.batch
+		}
+		close(a.work)
+		a.wg.Wait()
+	}
+	a.batch = nil
+	for _, f := range a.folders {
+		if f.err != nil {
+			return f.err
+		}
+	}
+	for _, f := range a.folders {
+		for _, g := range f.order {
+			k := f.keys[g]
+			mine := a.groups[k]
+			if mine == nil {
+				a.groups[k] = g
+				a.order = append(a.order, g)
+				continue
+			}
+			for i := range mine.states {
+				if err := mine.states[i].merge(&g.states[i], a.aggList[i].e); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	a.folders = nil
+	return nil
+}
+
+// folder is one worker of a split execution: it decrypts rows with a
+// decrypter and an evaluator of its own and folds them into its groups.
+type folder struct {
+	a      *aggregator
+	d      *decrypter
+	ev     *evaluator
+	groups map[string]*group
+	keys   map[*group]string
+	order  []*group
+	err    error
+	key    bytes.Buffer
+	row    pgproto3.DataRow
+}
+
+func (a *aggregator) newFolder() *folder {
+	ev := *a.ev
+	ev.consts = map[*rewrite.Expr]aval{}
+	f := &folder{a: a, ev: &ev, groups: map[string]*group{}, keys: map[*group]string{}}
 	if a.d != nil {
-		if err := a.d.DataRow(row); err != nil {
+		f.d = &decrypter{p: a.d.p, params: a.d.params, formats: a.d.formats, serverBinary: a.d.serverBinary, decodeOnly: true}
+		f.d.ex.Store(a.d.ex.Load())
+	}
+	return f
+}
+
+func (f *folder) foldBatch(b *rowBatch) {
+	if f.err != nil {
+		return
+	}
+	for r := range b.n {
+		b.row(r, &f.row)
+		if err := f.fold(&f.row); err != nil && err != wire.ErrSkipRow {
+			f.err = err
+			return
+		}
+	}
+}
+
+// fold adds one input row to its group.
+func (f *folder) fold(row *pgproto3.DataRow) error {
+	a := f.a
+	if f.d != nil {
+		if err := f.d.DataRow(row); err != nil {
 			return err // including wire.ErrSkipRow: a residual check failed
 		}
 	}
@@ -195,7 +369,7 @@ func (a *aggregator) fold(row *pgproto3.DataRow) error {
 	for i := range in {
 		var err error
 		if x := a.inEnc[i]; x != nil {
-			if in[i], err = fromOnion(a.ev.in[i], a.d.decoded[i], a.ev.env); err != nil {
+			if in[i], err = fromOnion(f.ev.in[i], f.d.decoded[i], f.ev.env); err != nil {
 				var pe *pgconn.PgError
 				if errors.As(err, &pe) {
 					return &pgconn.PgError{Severity: pe.Severity, Code: pe.Code, Message: fmt.Sprintf("column %s.%s: %s", x.table, x.cat.Name, pe.Message)}
@@ -203,30 +377,32 @@ func (a *aggregator) fold(row *pgproto3.DataRow) error {
 				return fmt.Errorf("column %s.%s: %w", x.table, x.cat.Name, err)
 			}
 		} else {
-			in[i], err = a.plainInput(i, row.Values[i])
+			in[i], err = plainInput(f.ev, i, row.Values[i])
 		}
 		if err != nil {
 			return err
 		}
 	}
 	sc := &scope{row: in}
-	var key bytes.Buffer
+	f.key.Reset()
 	for _, g := range a.plan.Group {
-		v, err := a.ev.eval(g, sc)
+		v, err := f.ev.eval(g, sc)
 		if err != nil {
 			return err
 		}
-		key.WriteString(v.keyOf(a.ev.env))
-		key.WriteByte(0)
+		f.key.WriteString(v.keyOf(f.ev.env))
+		f.key.WriteByte(0)
 	}
-	g := a.groups[key.String()]
+	g := f.groups[string(f.key.Bytes())]
 	if g == nil {
-		g = &group{row: in, states: make([]aggState, len(a.ev.aggs))}
-		a.groups[key.String()] = g
-		a.order = append(a.order, g)
+		g = &group{row: in, states: make([]aggState, len(a.aggList))}
+		k := f.key.String()
+		f.groups[k] = g
+		f.keys[g] = k
+		f.order = append(f.order, g)
 	}
-	for e, k := range a.ev.aggs {
-		if err := a.accumulate(&g.states[k], e, sc); err != nil {
+	for _, ag := range a.aggList {
+		if err := f.accumulate(&g.states[ag.k], ag.e, sc); err != nil {
 			return err
 		}
 	}
@@ -234,39 +410,44 @@ func (a *aggregator) fold(row *pgproto3.DataRow) error {
 }
 
 // plainInput reads a plain input column (text format).
-func (a *aggregator) plainInput(i int, raw []byte) (aval, error) {
-	t := a.ev.in[i]
+func plainInput(ev *evaluator, i int, raw []byte) (aval, error) {
+	t := ev.in[i]
 	if raw == nil {
 		return nullOf(t), nil
 	}
-	v, err := t.ParseText(raw, a.ev.env)
+	v, err := t.ParseText(raw, ev.env)
 	if err != nil {
 		return aval{}, err
 	}
-	return fromOnion(t, v, a.ev.env)
+	return fromOnion(t, v, ev.env)
 }
 
-func (a *aggregator) accumulate(st *aggState, e *rewrite.Expr, sc *scope) error {
+func (f *folder) accumulate(st *aggState, e *rewrite.Expr, sc *scope) error {
 	if e.Star {
 		st.count++
 		return nil
 	}
-	v, err := a.ev.eval(e.Args[0], sc)
+	v, err := f.ev.eval(e.Args[0], sc)
 	if err != nil || v.null {
 		return err
 	}
 	if e.Distinct {
 		if st.distinct == nil {
-			st.distinct = map[string]bool{}
+			st.distinct = map[string]aval{}
 		}
-		k := v.keyOf(a.ev.env)
-		if st.distinct[k] {
-			return nil
+		k := v.keyOf(f.ev.env)
+		if _, ok := st.distinct[k]; !ok {
+			st.distinct[k] = v
 		}
-		st.distinct[k] = true
+		return nil
 	}
+	return st.add(e.Func, v)
+}
+
+// add folds a non-NULL value into the state of aggregate fn.
+func (st *aggState) add(fn string, v aval) error {
 	st.count++
-	switch e.Func {
+	switch fn {
 	case "sum", "avg":
 		st.sum.Add(v.numeric())
 	case "min", "max":
@@ -278,10 +459,45 @@ func (a *aggregator) accumulate(st *aggState, e *rewrite.Expr, sc *scope) error 
 		if err != nil {
 			return err
 		}
-		if (e.Func == "min" && c < 0) || (e.Func == "max" && c > 0) {
+		if (fn == "min" && c < 0) || (fn == "max" && c > 0) {
 			st.best = v
 		}
 	}
+	return nil
+}
+
+// merge folds another worker's state of the same aggregate e into st.
+func (st *aggState) merge(o *aggState, e *rewrite.Expr) error {
+	if e.Distinct {
+		if st.distinct == nil {
+			st.distinct = o.distinct
+			return nil
+		}
+		for k, v := range o.distinct {
+			if _, ok := st.distinct[k]; !ok {
+				st.distinct[k] = v
+			}
+		}
+		return nil
+	}
+	switch {
+	case o.count == 0:
+		return nil
+	case st.count == 0:
+		*st = *o
+		return nil
+	}
+	if e.Func == "min" || e.Func == "max" {
+		c, err := compare(o.best, st.best)
+		if err != nil {
+			return err
+		}
+		if (e.Func == "min" && c < 0) || (e.Func == "max" && c > 0) {
+			st.best = o.best
+		}
+	}
+	st.count += o.count
+	st.sum.Merge(&o.sum)
 	return nil
 }
 
@@ -290,6 +506,17 @@ func (a *aggregator) result(e *rewrite.Expr, st *aggState) (aval, error) {
 	t, err := a.ev.typeOf(e)
 	if err != nil {
 		return aval{}, err
+	}
+	if e.Distinct && !e.Star {
+		// Computed from the distinct values now (their order does not
+		// matter: sums are exact, and min and max are orders).
+		d := aggState{}
+		for _, v := range st.distinct {
+			if err := d.add(e.Func, v); err != nil {
+				return aval{}, err
+			}
+		}
+		st = &d
 	}
 	switch e.Func {
 	case "count":
@@ -329,6 +556,9 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
+	if err := a.drain(); err != nil {
+		return nil, err
+	}
 	if a.ev == nil {
 		// No rows and no description: set up from the statement's.
 		in := a.types.Load()
@@ -350,7 +580,7 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 func (a *aggregator) finish() ([]*pgproto3.DataRow, error) {
 	if len(a.plan.Group) == 0 && len(a.order) == 0 {
 		// Aggregates without GROUP BY: one row, even over no rows.
-		a.order = append(a.order, &group{row: make([]aval, a.plan.Inputs), states: make([]aggState, len(a.ev.aggs))})
+		a.order = append(a.order, &group{row: make([]aval, a.plan.Inputs), states: make([]aggState, len(a.aggList))})
 	}
 	type outRow struct {
 		vals []aval
@@ -359,9 +589,9 @@ func (a *aggregator) finish() ([]*pgproto3.DataRow, error) {
 	var out []outRow
 	for _, g := range a.order {
 		sc := &scope{row: g.row, aggs: make([]aval, len(g.states))}
-		for e, k := range a.ev.aggs {
+		for _, ag := range a.aggList {
 			var err error
-			if sc.aggs[k], err = a.result(e, &g.states[k]); err != nil {
+			if sc.aggs[ag.k], err = a.result(ag.e, &g.states[ag.k]); err != nil {
 				return nil, err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglike"
+	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -82,7 +83,12 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 	case kText:
 		out.s = string(v.Bytes())
 	case kNumeric:
-		if out.d, err = parseDecimal(string(t.AppendText(nil, v, env))); err != nil {
+		if neg, digits, scale, ok := v.NumericCoefficient(); ok {
+			out.d, err = pgnumeric.FromCoefficient(neg, digits, int(scale))
+		} else {
+			out.d, err = parseDecimal(string(t.AppendText(nil, v, env)))
+		}
+		if err != nil {
 			return aval{}, err
 		}
 	}

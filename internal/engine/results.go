@@ -132,6 +132,9 @@ type decrypter struct {
 	envOK        bool
 	env          onion.Env
 	tag          string // when set, replaces the command tag
+	// decodeOnly is set when the proxy computes on the values (split
+	// execution): DataRow fills decoded and does not encode the row.
+	decodeOnly bool
 
 	ex      atomic.Pointer[execState] // set at Bind when the proxy filters or sorts rows
 	matched int64                     // rows that passed the residual checks
@@ -304,7 +307,7 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		}
 		d.decoded[i] = v
 		d.vals = append(d.vals, nil)
-		if v.IsNull() {
+		if v.IsNull() || d.decodeOnly {
 			spans[i] = span{-1, -1}
 			continue
 		}

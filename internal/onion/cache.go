@@ -35,3 +35,33 @@ func (c *detCache[K, V]) get(k K, compute func(K) V) V {
 	c.mu.Unlock()
 	return v
 }
+
+// plainCache remembers the plaintexts of recently decrypted DET
+// ciphertexts of a column (bounded, emptied when full, like detCache).
+// Only ciphertexts that decrypted are stored.
+//
+// Warning: a cache hit is faster than a decryption, so the time the proxy
+// takes to decrypt a result depends on how often its values repeat. The
+// server sees the result it sends and the time the proxy takes to read
+// it; at the DET layer it knows the repetitions anyway, and at the RND
+// layer timing over a whole result is a coarse and noisy signal of them.
+type plainCache struct {
+	mu sync.Mutex
+	m  map[string]Value
+}
+
+func (c *plainCache) lookup(ct []byte) (Value, bool) {
+	c.mu.Lock()
+	v, ok := c.m[string(ct)]
+	c.mu.Unlock()
+	return v, ok
+}
+
+func (c *plainCache) store(ct []byte, v Value) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= cacheSize {
+		c.m = make(map[string]Value, 64)
+	}
+	c.m[string(ct)] = v
+	c.mu.Unlock()
+}

@@ -128,6 +128,7 @@ type Column struct {
 
 	opeCache detCache[int64, []byte]
 	tokCache detCache[string, []int64]
+	eqMemo   plainCache
 }
 
 // NewColumn returns the encryptor of a column of type t with stable id
@@ -420,7 +421,24 @@ func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, erro
 		}
 		return v, nil
 	}
-	k, err := c.eqKey(cells.Eq, salt, eqLayer)
+	detCT := cells.Eq
+	if eqLayer == LayerRND {
+		if len(salt) != SaltSize {
+			return Value{}, ErrDecrypt
+		}
+		var buf [64]byte
+		var err error
+		if detCT, err = c.eqRND.Decrypt(buf[:0], cells.Eq, salt); err != nil {
+			return Value{}, ErrDecrypt
+		}
+	}
+	// The DET layer is deterministic: a value seen recently is not
+	// decrypted again (split execution decrypts every row of a result,
+	// and columns repeat values).
+	if v, ok := c.eqMemo.lookup(detCT); ok {
+		return v, nil
+	}
+	k, err := c.eqDET.DecryptDeterministically(detCT)
 	if err != nil {
 		return Value{}, ErrDecrypt
 	}
@@ -428,6 +446,7 @@ func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, erro
 	if err != nil {
 		return Value{}, ErrDecrypt
 	}
+	c.eqMemo.store(detCT, v)
 	return v, nil
 }
 

@@ -100,6 +100,17 @@ func (v Value) Bool() bool { return v.i != 0 }
 // Str returns the bytes of a text or bytea Value as a string.
 func (v Value) Str() string { return v.s }
 
+// NumericCoefficient returns a finite numeric Value as its parts: the
+// value is digits·10^-scale, negative when neg, with digits in decimal
+// without leading zeros ("" for zero) and scale the display scale. ok is
+// false for NaN and the infinities (and for Values that are not numeric).
+func (v Value) NumericCoefficient() (neg bool, digits string, scale int32, ok bool) {
+	if v.kind != kindNumeric || (v.flag != numPos && v.flag != numNeg) {
+		return false, "", 0, false
+	}
+	return v.flag == numNeg, v.s, v.scale, true
+}
+
 // Bytes returns a copy of the bytes of a text or bytea Value.
 func (v Value) Bytes() []byte { return []byte(v.s) }
 

@@ -2,6 +2,7 @@ package pgnumeric
 
 import (
 	"errors"
+	"math"
 	"math/big"
 )
 
@@ -35,6 +36,13 @@ func (a Decimal) Add(b Decimal) (Decimal, error) {
 		}
 		return b, nil
 	}
+	if a.coef == nil && b.coef == nil {
+		if x, y, scale, ok := aligned64(a, b); ok {
+			if r, ok := add64(x, y); ok {
+				return Decimal{small: r, dscale: scale}, nil
+			}
+		}
+	}
 	x, y, scale := aligned(a, b)
 	return result(new(big.Int).Add(x, y), scale)
 }
@@ -59,10 +67,13 @@ func (a Decimal) Neg() Decimal {
 	case nan:
 		return a
 	}
-	if a.c().Sign() == 0 {
-		return a
+	if a.coef == nil {
+		if a.small != math.MinInt64 {
+			return Decimal{small: -a.small, dscale: a.dscale}
+		}
+		return Decimal{coef: new(big.Int).Neg(a.c()), dscale: a.dscale}
 	}
-	return Decimal{coef: new(big.Int).Neg(a.coef), dscale: a.dscale}
+	return mk(new(big.Int).Neg(a.coef), a.dscale)
 }
 
 // Mul returns a × b as numeric_mul (mul_var) computes it: the exact
@@ -83,8 +94,13 @@ func (a Decimal) Mul(b Decimal) (Decimal, error) {
 		}
 		return Inf(s), nil
 	}
-	p := new(big.Int).Mul(a.c(), b.c())
 	scale := int(a.dscale + b.dscale)
+	if a.coef == nil && b.coef == nil && scale <= MaxScale {
+		if p, ok := mul64(a.small, b.small); ok {
+			return Decimal{small: p, dscale: int32(scale)}, nil
+		}
+	}
+	p := new(big.Int).Mul(a.c(), b.c())
 	if scale > MaxScale {
 		p = roundDiv(p, pow10(scale-MaxScale))
 		scale = MaxScale
@@ -225,6 +241,17 @@ func (a Decimal) Cmp(b Decimal) int {
 	case ra != 0:
 		return 0
 	}
+	if a.coef == nil && b.coef == nil {
+		if x, y, _, ok := aligned64(a, b); ok {
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		}
+	}
 	x, y, _ := aligned(a, b)
 	return x.Cmp(y)
 }
@@ -273,8 +300,11 @@ func (a Decimal) Round(scale int) (Decimal, error) {
 type Sum struct {
 	n               int64
 	nan, pinf, ninf bool
-	coef            big.Int
-	dscale          int32
+	// The sum is acc + coef at scale dscale: acc takes what fits in an
+	// int64, coef the rest.
+	acc    int64
+	coef   big.Int
+	dscale int32
 }
 
 // Add adds a non-NULL value to s.
@@ -292,12 +322,50 @@ func (s *Sum) Add(d Decimal) {
 		return
 	}
 	if d.dscale > s.dscale {
+		if acc, ok := scaleUp64(s.acc, d.dscale-s.dscale); ok {
+			s.acc = acc
+		} else {
+			s.spill()
+		}
 		s.coef.Mul(&s.coef, pow10(int(d.dscale-s.dscale)))
 		s.dscale = d.dscale
+	}
+	if d.coef == nil {
+		if x, ok := scaleUp64(d.small, s.dscale-d.dscale); ok {
+			if r, ok := add64(s.acc, x); ok {
+				s.acc = r
+				return
+			}
+		}
 	}
 	c := d.c()
 	if d.dscale < s.dscale {
 		c = new(big.Int).Mul(c, pow10(int(s.dscale-d.dscale)))
+	}
+	s.coef.Add(&s.coef, c)
+}
+
+// spill moves acc into coef.
+func (s *Sum) spill() {
+	s.coef.Add(&s.coef, big.NewInt(s.acc))
+	s.acc = 0
+}
+
+// Merge adds the values added to o to s, as if they had been added to s
+// (the combine step of a parallel aggregate: numeric_combine).
+func (s *Sum) Merge(o *Sum) {
+	s.n += o.n
+	s.nan = s.nan || o.nan
+	s.pinf = s.pinf || o.pinf
+	s.ninf = s.ninf || o.ninf
+	if o.dscale > s.dscale {
+		s.spill()
+		s.coef.Mul(&s.coef, pow10(int(o.dscale-s.dscale)))
+		s.dscale = o.dscale
+	}
+	c := new(big.Int).Add(&o.coef, big.NewInt(o.acc))
+	if o.dscale < s.dscale {
+		c.Mul(c, pow10(int(s.dscale-o.dscale)))
 	}
 	s.coef.Add(&s.coef, c)
 }
@@ -321,7 +389,7 @@ func (s *Sum) Result() (sum Decimal, ok bool, err error) {
 	case s.ninf:
 		return Inf(-1), true, nil
 	}
-	d, err := result(new(big.Int).Set(&s.coef), int(s.dscale))
+	d, err := result(new(big.Int).Add(&s.coef, big.NewInt(s.acc)), int(s.dscale))
 	return d, true, err
 }
 

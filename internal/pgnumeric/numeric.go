@@ -44,7 +44,10 @@
 package pgnumeric
 
 import (
+	"math"
 	"math/big"
+	"math/bits"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -86,10 +89,25 @@ const (
 type Decimal struct {
 	form form
 	// coef holds the sign and the digits: the value is coef·10^-dscale.
-	// nil means zero. A coef is never modified once in a Decimal.
+	// nil means the coefficient is small instead (zero included). A coef
+	// is never modified once in a Decimal, and never fits in an int64
+	// (see mk): the values of everyday data take the int64 fast paths.
 	coef   *big.Int
+	small  int64
 	dscale int32
 }
+
+// mk returns the finite Decimal c·10^-dscale, in its small form when c
+// fits in an int64. c must not be modified afterwards.
+func mk(c *big.Int, dscale int32) Decimal {
+	if c.IsInt64() {
+		return Decimal{small: c.Int64(), dscale: dscale}
+	}
+	return Decimal{coef: c, dscale: dscale}
+}
+
+// isSmall reports whether d is finite with an int64 coefficient.
+func (d Decimal) isSmall() bool { return d.form == finite && d.coef == nil }
 
 // NaN returns the numeric NaN.
 func NaN() Decimal { return Decimal{form: nan} }
@@ -106,10 +124,7 @@ func Inf(sign int) Decimal {
 // converts a smallint, integer or bigint to numeric: the conversion applied
 // to an integer operand mixed with a numeric one, and to the count in avg.
 func FromInt64(v int64) Decimal {
-	if v == 0 {
-		return Decimal{}
-	}
-	return Decimal{coef: big.NewInt(v)}
+	return Decimal{small: v}
 }
 
 // IsNaN reports whether d is NaN.
@@ -132,7 +147,16 @@ func (d Decimal) Sign() int {
 	case nan:
 		return 0
 	}
-	return d.c().Sign()
+	if d.coef == nil {
+		switch {
+		case d.small < 0:
+			return -1
+		case d.small > 0:
+			return 1
+		}
+		return 0
+	}
+	return d.coef.Sign()
 }
 
 // Scale returns the display scale of a finite value (the number of digits
@@ -145,11 +169,10 @@ func (d Decimal) Scale() int { return int(d.dscale) }
 // infinities.
 func (d Decimal) Coefficient() *big.Int { return new(big.Int).Set(d.c()) }
 
-var bigZero = new(big.Int)
-
+// c returns the coefficient as a big.Int, which must not be modified.
 func (d Decimal) c() *big.Int {
 	if d.coef == nil {
-		return bigZero
+		return big.NewInt(d.small)
 	}
 	return d.coef
 }
@@ -172,12 +195,22 @@ func (d Decimal) AppendText(b []byte) []byte {
 	case ninf:
 		return append(b, "-Infinity"...)
 	}
-	c := d.c()
-	if c.Sign() < 0 {
-		b = append(b, '-')
-	}
 	start := len(b)
-	b = new(big.Int).Abs(c).Append(b, 10)
+	if d.coef == nil {
+		u := uint64(d.small)
+		if d.small < 0 {
+			b = append(b, '-')
+			start++
+			u = -u
+		}
+		b = strconv.AppendUint(b, u, 10)
+	} else {
+		if d.coef.Sign() < 0 {
+			b = append(b, '-')
+			start++
+		}
+		b = new(big.Int).Abs(d.coef).Append(b, 10)
+	}
 	scale := int(d.dscale)
 	if scale == 0 {
 		return b
@@ -348,6 +381,14 @@ func Parse(s string) (Decimal, error) {
 	if sig == "" {
 		return Decimal{dscale: int32(dscale)}, nil
 	}
+	if shift := exp - int64(frac); len(sig) <= 18 && shift <= 0 {
+		// The common case: fewer than 19 digits fit in an int64.
+		v, _ := strconv.ParseInt(sig, 10, 64)
+		if neg {
+			v = -v
+		}
+		return Decimal{small: v, dscale: int32(dscale)}, nil
+	}
 	// The most significant digit is that of 10^(len(sig)-1-frac+exp).
 	if int64(len(sig))-1-int64(frac)+exp >= maxExp10 {
 		return Decimal{}, overflowError()
@@ -359,7 +400,36 @@ func Parse(s string) (Decimal, error) {
 	if neg {
 		c.Neg(c)
 	}
-	return Decimal{coef: c, dscale: int32(dscale)}, nil
+	return mk(c, int32(dscale)), nil
+}
+
+// FromCoefficient returns the finite value digits·10^-dscale, negated when
+// neg: digits are decimal digits (leading zeros allowed, "" is zero) and
+// dscale is the display scale, 0 to MaxScale. It is Parse for values
+// already taken apart (onion.Value.NumericCoefficient), without the text.
+func FromCoefficient(neg bool, digits string, dscale int) (Decimal, error) {
+	if dscale < 0 || dscale > MaxScale {
+		return Decimal{}, overflowError()
+	}
+	digits = strings.TrimLeft(digits, "0")
+	if len(digits) <= 18 {
+		v, err := strconv.ParseInt("0"+digits, 10, 64)
+		if err != nil {
+			return Decimal{}, syntaxError(digits)
+		}
+		if neg {
+			v = -v
+		}
+		return Decimal{small: v, dscale: int32(dscale)}, nil
+	}
+	c, ok := new(big.Int).SetString(digits, 10)
+	if !ok {
+		return Decimal{}, syntaxError(digits)
+	}
+	if neg {
+		c.Neg(c)
+	}
+	return result(c, dscale)
 }
 
 // MustParse is Parse that panics on error, for constants.
@@ -408,8 +478,8 @@ func result(coef *big.Int, dscale int) (Decimal, error) {
 	if dscale > MaxScale {
 		return Decimal{}, overflowError()
 	}
-	if coef.Sign() == 0 {
-		return Decimal{dscale: int32(dscale)}, nil
+	if coef.IsInt64() {
+		return Decimal{small: coef.Int64(), dscale: int32(dscale)}, nil
 	}
 	// Fast path: fewer than maxExp10+dscale digits cannot overflow.
 	if float64(coef.BitLen())*0.30103+1 >= float64(maxExp10+dscale) &&
@@ -417,4 +487,60 @@ func result(coef *big.Int, dscale int) (Decimal, error) {
 		return Decimal{}, overflowError()
 	}
 	return Decimal{coef: coef, dscale: int32(dscale)}, nil
+}
+
+// pow10s64 are the powers of ten that fit in an int64.
+var pow10s64 = func() [19]int64 {
+	var t [19]int64
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
+
+// mul64 returns x·y and whether it fits in an int64.
+func mul64(x, y int64) (int64, bool) {
+	neg := (x < 0) != (y < 0)
+	ux, uy := uint64(x), uint64(y)
+	if x < 0 {
+		ux = -ux
+	}
+	if y < 0 {
+		uy = -uy
+	}
+	hi, lo := bits.Mul64(ux, uy)
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	if neg {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// add64 returns x+y and whether it fits in an int64.
+func add64(x, y int64) (int64, bool) {
+	r := x + y
+	return r, (x >= 0) != (y >= 0) || (r >= 0) == (x >= 0)
+}
+
+// scaleUp64 returns x·10^n and whether it fits in an int64.
+func scaleUp64(x int64, n int32) (int64, bool) {
+	if n == 0 {
+		return x, true
+	}
+	if n < 0 || int(n) >= len(pow10s64) {
+		return 0, x == 0
+	}
+	return mul64(x, pow10s64[n])
+}
+
+// aligned64 returns the small coefficients of a and b at the larger of
+// their display scales, and false when either does not fit in an int64.
+func aligned64(a, b Decimal) (x, y int64, scale int32, ok bool) {
+	scale = max(a.dscale, b.dscale)
+	x, okx := scaleUp64(a.small, scale-a.dscale)
+	y, oky := scaleUp64(b.small, scale-b.dscale)
+	return x, y, scale, okx && oky
 }
