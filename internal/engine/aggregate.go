@@ -164,6 +164,9 @@ func (a *aggregator) exprs() []*rewrite.Expr {
 		out = append(out, o.Expr)
 	}
 	out = append(out, a.plan.Group...)
+	if a.plan.Where != nil {
+		out = append(out, a.plan.Where)
+	}
 	if a.plan.Having != nil {
 		out = append(out, a.plan.Having)
 	}
@@ -384,6 +387,15 @@ func (f *folder) fold(row *pgproto3.DataRow) error {
 		}
 	}
 	sc := &scope{row: in}
+	if a.plan.Where != nil {
+		ok, err := f.ev.eval(a.plan.Where, sc)
+		if err != nil {
+			return err
+		}
+		if ok.null || ok.i == 0 {
+			return nil
+		}
+	}
 	f.key.Reset()
 	for _, g := range a.plan.Group {
 		v, err := f.ev.eval(g, sc)

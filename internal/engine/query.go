@@ -28,10 +28,14 @@ import (
 func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Table, ext *extended) (*stmtPlan, error) {
 	clientRefs := rewrite.ParamRefs(st)
 	lookup := func(schema, name string) *catalog.Table { return tables[schema+"."+name] }
+	orig := st.Clone() // the planners rewrite the tree they get
 	p, err := rewrite.PlanQuery(st, lookup)
 	var agg *rewrite.AggPlan
 	if err != nil {
-		if agg = splitExecution(st, lookup, err); agg == nil {
+		if agg = splitExecution(orig.Clone(), lookup, err); agg == nil {
+			if ahead, ok := s.subqueriesAhead(orig, lookup, ext, err); ok {
+				return ahead()
+			}
 			return nil, err
 		}
 		p = agg.Inner
@@ -212,22 +216,23 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 // splitExecution plans a SELECT the server cannot compute over the
 // onions (refused with 0A000 by rewrite.PlanQuery) for split execution
 // (rewrite.PlanAggregate); nil when that cannot run it either (the
-// original refusal then stands). st's tree was rewritten by the failed
-// plan: the statement is parsed again.
+// original refusal then stands). st is a copy of the statement as the
+// client sent it, which PlanAggregate may rewrite.
 func splitExecution(st rewrite.Statement, lookup rewrite.TableLookup, refusal error) *rewrite.AggPlan {
-	var pe *pgconn.PgError
-	if !errors.As(refusal, &pe) || pe.Code != "0A000" {
+	if !isRefusal(refusal) {
 		return nil
 	}
-	fresh, err := rewrite.Parse(st.SQL)
-	if err != nil || len(fresh) != 1 {
-		return nil
-	}
-	agg, err := rewrite.PlanAggregate(fresh[0], lookup)
+	agg, err := rewrite.PlanAggregate(st, lookup)
 	if err != nil {
 		return nil
 	}
 	return agg
+}
+
+// isRefusal reports whether err is a refusal (0A000).
+func isRefusal(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "0A000"
 }
 
 // aggInputs are the encrypted columns among a split execution's inputs

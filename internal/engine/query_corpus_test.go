@@ -44,6 +44,9 @@ import (
 //	                 same SQLSTATE
 //	refuse: t1.c     the proxy must refuse with SQLSTATE 0A000 and a message
 //	                 containing t1.c; the query must succeed directly
+//	simple: reason   answered in the simple protocol only (the proxy
+//	                 evaluates its subqueries first); prepared, the proxy
+//	                 must refuse it with 0A000
 //	known: reason    a known proxy bug: run, logged, not failed
 //	typmod: reason   a known difference in the reported type modifiers
 //	                 (logged, not failed); everything else is compared
@@ -243,6 +246,7 @@ type corpusQuery struct {
 	empty    bool
 	isError  bool
 	refuse   string // the column the refusal must name; "" when not refused
+	simple   string // why it is answered in the simple protocol only
 	known    string
 	typmod   string
 	params   []any
@@ -289,6 +293,8 @@ func loadCorpus(t *testing.T, path string) []corpusQuery {
 					q.refuse = val
 				case "known":
 					q.known = val
+				case "simple":
+					q.simple = val
 				case "typmod":
 					q.typmod = val
 				case "params":
@@ -598,6 +604,13 @@ func TestQueryCorpus(t *testing.T) {
 			want, werr := runCorpusQuery(ctx, plain, mode, q.sql, q.params)
 			got, gerr := runCorpusQuery(ctx, enc, mode, q.sql, q.params)
 			problem := checkCorpusRun(q, got, gerr, want, werr)
+			if q.simple != "" && mode != pgx.QueryExecModeSimpleProtocol {
+				var pe *pgconn.PgError
+				problem = ""
+				if !errors.As(gerr, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, "simple query protocol") {
+					problem = fmt.Sprintf("answered (%v) in the extended protocol, want the refusal of subqueries the proxy evaluates first", gerr)
+				}
+			}
 			if enc.IsClosed() {
 				problem += " (and the proxy closed the connection)"
 				enc = p.connect(t, pgx.QueryExecModeSimpleProtocol)

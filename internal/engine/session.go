@@ -40,6 +40,12 @@ type session struct {
 	writing map[catalog.ID]int
 	// deferFn is wire.SessionInfo.Defer; nil outside a wire session.
 	deferFn func(func())
+	// exec is wire.SessionInfo.Exec; nil outside a wire session.
+	exec func(sql string, rw wire.ResultRewriter) error
+	// aheadOK is set while the statement being planned may run
+	// statements of its own ahead of it (Exec): the first statement of a
+	// simple-protocol Query.
+	aheadOK bool
 }
 
 // ParameterStatus implements wire.ParameterObserver.
@@ -160,7 +166,9 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 	changed := false
 	texts := make([]string, len(stmts))
 	for i, st := range stmts {
+		s.aheadOK = i == 0
 		p, err := s.plan(st, nil)
+		s.aheadOK = false
 		if err != nil {
 			return nil, err
 		}

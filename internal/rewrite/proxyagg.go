@@ -33,9 +33,14 @@ type AggPlan struct {
 	// Inner).
 	Inputs  int
 	Outputs []AggOutput
-	Group   []*Expr
-	Having  *Expr
-	Order   []AggOrder
+	// Where is the part of the WHERE clause the proxy checks on each
+	// input row before grouping (conditions the server cannot evaluate
+	// over the onions, such as substring(c, 1, 2) IN (...)); nil when the
+	// server evaluates all of it.
+	Where  *Expr
+	Group  []*Expr
+	Having *Expr
+	Order  []AggOrder
 	// Limit and Offset are constants (or none).
 	Limit, Offset LimitValue
 }
@@ -95,11 +100,30 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 	if len(sel.DistinctClause) > 0 || len(sel.WindowClause) > 0 || sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
 		return nil, Refusal("DISTINCT, windows, WITH TIES and locking clauses are not supported in a query the proxy computes")
 	}
+	inlineCTEs(sel)
 	if err := mergeDerived(sel); err != nil {
 		return nil, err
 	}
 	b := &aggBuilder{inputs: map[string]int{}}
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil
+	// The conditions of the WHERE the server cannot evaluate are checked
+	// by the proxy.
+	var serverWhere []*pg_query.Node
+	for _, c := range conjuncts(sel.WhereClause) {
+		if serverEvaluates(c, sel, st.version, lookup) {
+			serverWhere = append(serverWhere, c)
+			continue
+		}
+		e, err := b.expr(c)
+		if err != nil {
+			return nil, err
+		}
+		if hasAgg(e) {
+			return nil, Refusal("aggregate functions are not allowed in WHERE")
+		}
+		b.plan.Where = andExpr(b.plan.Where, e)
+	}
+	sel.WhereClause = andNodes(serverWhere)
 	for _, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
@@ -476,6 +500,66 @@ func constExpr(n *pg_query.Node) *Expr {
 	return e
 }
 
+// inlineCTEs turns each CTE of sel that its FROM reads once, and that
+// nothing else reads, into a derived table there (which mergeDerived may
+// then merge): WITH s AS (q) SELECT ... FROM s is SELECT ... FROM (q) s.
+func inlineCTEs(sel *pg_query.SelectStmt) {
+	w := sel.WithClause
+	if w == nil || w.Recursive {
+		return
+	}
+	refs := map[string]int{}
+	var count func(m protoreflect.Message)
+	count = func(m protoreflect.Message) {
+		if rv, ok := m.Interface().(*pg_query.RangeVar); ok && rv.Schemaname == "" {
+			refs[rv.Relname]++
+			return
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				l := v.List()
+				for i := range l.Len() {
+					count(l.Get(i).Message())
+				}
+			case fd.Message() != nil && !fd.IsMap():
+				count(v.Message())
+			}
+			return true
+		})
+	}
+	count(sel.ProtoReflect())
+	var kept []*pg_query.Node
+	for _, n := range w.Ctes {
+		cte := n.GetCommonTableExpr()
+		inlined := false
+		for i, f := range sel.FromClause {
+			rv := f.GetRangeVar()
+			if rv == nil || rv.Schemaname != "" || rv.Relname != cte.Ctename || refs[cte.Ctename] != 1 || cte.Ctematerialized == pg_query.CTEMaterialize_CTEMaterializeAlways {
+				continue
+			}
+			alias := &pg_query.Alias{Aliasname: rv.Relname, Colnames: cte.Aliascolnames}
+			if rv.Alias != nil {
+				alias.Aliasname = rv.Alias.Aliasname
+				if len(rv.Alias.Colnames) > 0 {
+					alias.Colnames = rv.Alias.Colnames
+				}
+			}
+			sel.FromClause[i] = &pg_query.Node{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{Subquery: cte.Ctequery, Alias: alias}}}
+			inlined = true
+			break
+		}
+		if !inlined {
+			kept = append(kept, n)
+		}
+	}
+	if len(kept) == 0 {
+		sel.WithClause = nil
+	} else {
+		w.Ctes = kept
+	}
+}
+
 // mergeDerived merges a query over one derived table (FROM (SELECT ...)
 // AS s, as TPC-H's queries 7, 8 and 9 are written) into one query over
 // the derived table's FROM: references to s's outputs become their
@@ -604,4 +688,55 @@ func containsAggregate(n *pg_query.Node) bool {
 	}
 	visit(n.ProtoReflect())
 	return found
+}
+
+// conjuncts splits a condition into its top-level AND operands.
+func conjuncts(n *pg_query.Node) []*pg_query.Node {
+	if n == nil {
+		return nil
+	}
+	if b := n.GetBoolExpr(); b != nil && b.Boolop == pg_query.BoolExprType_AND_EXPR {
+		var out []*pg_query.Node
+		for _, a := range b.Args {
+			out = append(out, conjuncts(a)...)
+		}
+		return out
+	}
+	return []*pg_query.Node{n}
+}
+
+// andNodes joins conditions with AND (nil for none).
+func andNodes(ns []*pg_query.Node) *pg_query.Node {
+	switch len(ns) {
+	case 0:
+		return nil
+	case 1:
+		return ns[0]
+	}
+	return &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{Boolop: pg_query.BoolExprType_AND_EXPR, Args: ns}}}
+}
+
+func andExpr(a, b *Expr) *Expr {
+	if a == nil {
+		return b
+	}
+	return &Expr{Kind: ExprBool, Op: "AND", Args: []*Expr{a, b}}
+}
+
+// serverEvaluates reports whether the server can evaluate condition c
+// of sel's WHERE over the onions: whether SELECT 1 FROM (sel's FROM)
+// WHERE c plans.
+func serverEvaluates(c *pg_query.Node, sel *pg_query.SelectStmt, version int32, lookup TableLookup) bool {
+	probe := &pg_query.SelectStmt{
+		TargetList:  []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(pg_query.MakeAConstIntNode(1, -1), -1)},
+		FromClause:  cloneNodes(sel.FromClause),
+		WhereClause: proto.Clone(c).(*pg_query.Node),
+		Op:          pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT,
+	}
+	if sel.WithClause != nil {
+		probe.WithClause = proto.Clone(sel.WithClause).(*pg_query.WithClause)
+	}
+	st := Statement{Kind: "Select", Tree: &pg_query.RawStmt{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: probe}}}, version: version}
+	_, err := PlanQuery(st, lookup)
+	return err == nil
 }

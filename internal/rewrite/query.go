@@ -253,6 +253,9 @@ func PlanQuery(st Statement, lookup TableLookup) (*QueryPlan, error) {
 	if err := q.topSelect(sel); err != nil {
 		return nil, err
 	}
+	if err := checkSecrets(st); err != nil {
+		return nil, err
+	}
 	return q.plan, nil
 }
 

@@ -57,6 +57,24 @@ type SessionInfo struct {
 	// callbacks: Query, Parse, Statement.Bind, Statement.CopyIn,
 	// CopyInRewriter.Data and CopyInRewriter.Done. f must not block.
 	Defer func(f func())
+
+	// Exec runs the single statement sql on the session's server
+	// connection ahead of the client's statement being planned: in the
+	// client's transaction block if one is open (an error then fails
+	// it, as the client's statement would have), else in an implicit
+	// transaction of its own. Its answer goes to rw and never to the
+	// client: the RowDescription, every DataRow (what DataRow does to a
+	// row, and ErrSkipRow, have no effect) and, when rw is a
+	// RowReleaser, Release(true) at the CommandComplete (the rows it
+	// returns are dropped). Exec returns the server's error (a
+	// *pgconn.PgError) or the first error of rw; after an error of rw
+	// the rest of the answer is read and discarded.
+	//
+	// Exec may be called only from Interceptor.Query. It blocks until
+	// the server has answered, after everything the client sent before.
+	// Notices and other asynchronous messages the statement causes reach
+	// the client.
+	Exec func(sql string, rw ResultRewriter) error
 }
 
 // InterceptorFactory creates the Interceptor of a new session. It may return

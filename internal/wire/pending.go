@@ -8,7 +8,7 @@ import "sync"
 // the answers arrive, which is how an answer is tied to the statement or
 // portal it belongs to.
 type request struct {
-	kind     byte // frontend message type: 'Q', 'F', 'P', 'B', 'D', 'E', 'C', 'S'; copyEnd for CopyDone/CopyFail
+	kind     byte // frontend message type: 'Q', 'F', 'P', 'B', 'D', 'E', 'C', 'S'; copyEnd for CopyDone/CopyFail; sideQuery for Exec
 	describe byte // for 'D': 'S' (statement) or 'P' (portal)
 
 	stmt    *Statement       // for 'D' of a statement
@@ -20,12 +20,18 @@ type request struct {
 	// is dropped, or the session ends); guarded by queue.mu once pushed.
 	done     []func()
 	finished bool
+
+	side *sideQueryState // for sideQuery
 }
 
 // copyEnd marks CopyDone/CopyFail from the client; it has no answer of its
 // own but tells where Syncs sent during COPY FROM STDIN end (the server
 // ignores those).
 const copyEnd = 'c'
+
+// sideQuery marks a Query the proxy sent itself (SessionInfo.Exec): its
+// answer goes to the Interceptor, not to the client.
+const sideQuery = 'x'
 
 // queue is a FIFO of requests shared by the two goroutines of a session.
 type queue struct {

@@ -79,6 +79,8 @@ func (ss *session) run() {
 	done := make(chan error, 1)
 	go func() { done <- ss.clientToServer() }()
 	serr := ss.serverToClient()
+	// Wakes a client goroutine waiting in Exec.
+	ss.q.finishAll()
 	ss.client.Close()
 	cerr := <-done
 	ss.closeBackend()
@@ -474,6 +476,12 @@ func (ss *session) serverToClient() error {
 			continue
 		}
 		r := ss.q.peek()
+		if r != nil && r.kind == sideQuery {
+			if ss.sideAnswer(r, t, msg) {
+				ss.q.pop()
+			}
+			continue
+		}
 		if r == nil { // nothing asked for: pass on (e.g. FATAL before a disconnect)
 			lastFatal = t == 'E' && isFatalError(body(msg))
 			if _, err = ss.cw.Write(msg); err != nil {

@@ -465,6 +465,28 @@ SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE id = 10)
 SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t3 WHERE t3.rank = 10)
 SELECT id FROM t1 a WHERE EXISTS (SELECT 1 FROM t1 b WHERE b.tx = a.tx AND b.id <> a.id)
 
+-- subqueries the proxy evaluates first (simple protocol), their results
+-- compared with encrypted columns or used by split execution
+SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE '%a%') -- simple: LIKE in a subquery
+SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE '%a%' AND k IS NOT NULL) -- simple: LIKE in a subquery
+SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE '%a%') -- simple: NOT IN with a NULL among the values; empty
+SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE 'no such%') -- simple: no rows; empty
+SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE 'no such%') -- simple: no rows
+SELECT id FROM t1 WHERE n > (SELECT avg(amt) FROM t2) -- simple: avg without an Add onion
+SELECT id, i FROM t1 WHERE i < (SELECT sum(qty * 2) FROM t2 WHERE qty > 0) / 100 -- simple: an expression over the result; refuse: t1.i
+SELECT id FROM t1 WHERE d >= (SELECT max(d) FROM t2) -- simple: columns of different keys
+SELECT id FROM t1 WHERE si = (SELECT si FROM t1 WHERE id = 3) OR si = (SELECT si FROM t1 WHERE id = 4)
+SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE i IS NOT NULL ORDER BY id LIMIT 2) -- error
+SELECT k, sum(n * 2) FROM t1 GROUP BY k HAVING sum(n * 2) > (SELECT sum(amt) FROM t2 WHERE amt < 100) / 50 -- simple: HAVING compared with a subquery
+SELECT k, count(*) FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE 'b%') GROUP BY k ORDER BY k -- simple: grouped, LIKE in a subquery; ordered
+WITH s AS (SELECT k FROM t2 WHERE name LIKE '%e%') SELECT id FROM t1 WHERE k IN (SELECT k FROM s) -- refuse: t2.name
+WITH s AS (SELECT k, qty FROM t2 WHERE qty > 0) SELECT id FROM t1 WHERE n < (SELECT avg(qty) FROM s) -- simple: a subquery reading a CTE
+SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE i IS NOT NULL AND n > (SELECT avg(amt) FROM t2) ORDER BY id LIMIT 2) -- simple: more than one row; error
+-- conditions the proxy checks in split execution
+SELECT grp, count(*) FROM t1 WHERE substring(tx FROM 1 FOR 1) IN ('a', 'b') GROUP BY grp
+SELECT grp, count(*), sum(i) FROM t1 WHERE substring(vc, 2, 2) = 'el' AND si > 0 GROUP BY grp
+SELECT id FROM t1 WHERE pn = (SELECT max(i) FROM t1) -- simple: a secret compared with a plain column; refuse: plain column
+
 -- CTEs and derived tables with plain outputs
 WITH x AS (SELECT id FROM t1 WHERE si > 0) SELECT count(*) FROM x
 WITH x AS (SELECT id, pn FROM t1 WHERE tx = 'alpha') SELECT * FROM x
@@ -658,7 +680,7 @@ SELECT id FROM t1 WHERE tx > 'b' OR si > 0 -- refuse: t1.tx
 SELECT id FROM t1 WHERE NOT (tx > 'b') -- refuse: t1.tx
 SELECT grp, count(*) FROM t1 WHERE tx > 'b' GROUP BY grp
 SELECT id FROM t1 WHERE vc NOT BETWEEN 'a' AND 'b' -- refuse: t1.vc
-SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t1 x WHERE x.tx < 'b') -- refuse: t1.tx
+SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t1 x WHERE x.tx < 'b') -- simple: text range in a subquery
 SELECT id FROM t1 WHERE tx < vc -- refuse: t1.tx
 SELECT id, tx FROM t1 ORDER BY tx USING < -- refuse: t1.tx
 SELECT id FROM (SELECT id FROM t1 ORDER BY tx LIMIT 5) s -- refuse: t1.tx
@@ -687,7 +709,7 @@ SELECT id FROM t1 WHERE pn = eq_i -- refuse: t1.eq_i
 SELECT id FROM t1 WHERE tx LIKE 'a%' OR si > 0 -- refuse: t1.tx
 SELECT id FROM t1 WHERE si > 0 OR vc LIKE '%o%' -- refuse: t1.vc
 SELECT count(*) FROM t1 WHERE tx LIKE 'a%'
-SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.name LIKE 'a%') -- refuse: t2.name
+SELECT id FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.name LIKE 'a%') -- simple: LIKE in a subquery
 SELECT id FROM t1 WHERE bin LIKE 'a%' -- refuse: t1.bin
 SELECT un, count(*) FROM t1 GROUP BY un -- refuse: t1.un
 SELECT DISTINCT un FROM t1 -- refuse: t1.un
@@ -709,8 +731,8 @@ SELECT id FROM t1 WHERE si BETWEEN SYMMETRIC 100 AND -100 -- refuse: t1.si
 SELECT t1 FROM t1 -- refuse: t1
 SELECT string_agg(tx, ',') FROM t1 -- refuse: t1.tx
 SELECT array_agg(i) FROM t1 -- refuse: t1.i
-SELECT id FROM t1 WHERE i IN (SELECT qty FROM t2) -- refuse: t1.i
-SELECT id FROM t1 WHERE i = (SELECT count(*) FROM t2) -- refuse: t1.i
+SELECT id FROM t1 WHERE i IN (SELECT qty FROM t2) -- simple: columns of different keys
+SELECT id FROM t1 WHERE i = (SELECT count(*) FROM t2) -- simple: an aggregate compared with a column; empty
 SELECT avg(DISTINCT i) FROM t1
 SELECT sum(i) OVER () FROM t1 -- refuse: t1.i
 SELECT id FROM t1 WHERE i IN (pn, 5) -- refuse: t1.i

@@ -1,0 +1,90 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// errSideLost is Exec's error when the session ends before the answer.
+var errSideLost = errors.New("wire: the connection to the server ended during a statement the proxy ran")
+
+// sideQueryState is the answer to one Exec: written by serverToClient,
+// read by the waiting client goroutine once done is closed.
+type sideQueryState struct {
+	rw       ResultRewriter
+	err      error
+	answered bool
+	done     chan struct{}
+}
+
+// execSide implements SessionInfo.Exec (clientToServer only).
+func (ss *session) execSide(sql string, rw ResultRewriter) error {
+	st := &sideQueryState{rw: rw, done: make(chan struct{})}
+	r := &request{kind: sideQuery, side: st, done: []func(){func() { close(st.done) }}}
+	ss.q.push(r)
+	ss.log.Debug("side query", "sql", sql)
+	if _, err := writeMsg(ss.bw, nil, &pgproto3.Query{String: sql}); err != nil {
+		return err
+	}
+	if err := ss.bw.Flush(); err != nil {
+		return err
+	}
+	<-st.done
+	if !st.answered {
+		return errSideLost
+	}
+	return st.err
+}
+
+// sideAnswer handles one message of the answer to an Exec and reports
+// whether the answer is complete (ReadyForQuery).
+func (ss *session) sideAnswer(r *request, t byte, msg []byte) bool {
+	st := r.side
+	fail := func(err error) {
+		if st.err == nil {
+			st.err = err
+		}
+	}
+	switch t {
+	case 'T':
+		var rd pgproto3.RowDescription
+		if err := rd.Decode(body(msg)); err != nil {
+			fail(fmt.Errorf("server sent a malformed RowDescription: %w", err))
+		} else if st.err == nil {
+			fail(st.rw.RowDescription(&rd))
+		}
+	case 'D':
+		if st.err != nil {
+			return false
+		}
+		var row pgproto3.DataRow
+		if err := row.Decode(body(msg)); err != nil {
+			fail(fmt.Errorf("server sent a malformed DataRow: %w", err))
+		} else if err := st.rw.DataRow(&row); err != nil && !errors.Is(err, ErrSkipRow) {
+			fail(err)
+		}
+	case 'C':
+		if rel, ok := st.rw.(RowReleaser); ok && st.err == nil {
+			_, err := rel.Release(true)
+			fail(err)
+		}
+	case 'E':
+		var er pgproto3.ErrorResponse
+		if err := er.Decode(body(msg)); err != nil {
+			fail(fmt.Errorf("server sent a malformed ErrorResponse: %w", err))
+		} else {
+			st.err = pgconn.ErrorResponseToPgError(&er) // the server's error wins
+		}
+	case 'Z':
+		ss.txStatus.Store(uint32(body(msg)[0]))
+		st.answered = true
+		return true
+	case 'I':
+	default:
+		fail(fmt.Errorf("wire: unexpected message %q in the answer to a statement the proxy ran", t))
+	}
+	return false
+}

@@ -1,0 +1,106 @@
+package wire_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgonion/pgonion/internal/wire"
+)
+
+// sideInterceptor runs, for a statement "/*side: SQL*/ rest", SQL first
+// with Exec and replaces the /*side...*/ comment by the first value SQL
+// returned (quoted), or refuses the statement with Exec's error.
+type sideInterceptor struct{ info wire.SessionInfo }
+
+type collect struct {
+	rows [][]string
+	cols int
+}
+
+func (c *collect) RowDescription(rd *pgproto3.RowDescription) error {
+	c.cols = len(rd.Fields)
+	return nil
+}
+
+func (c *collect) DataRow(row *pgproto3.DataRow) error {
+	var r []string
+	for _, v := range row.Values {
+		r = append(r, string(v))
+	}
+	c.rows = append(c.rows, r)
+	row.Values[0] = []byte("rewritten rows must not reach the client")
+	return nil
+}
+
+func (s *sideInterceptor) Query(sql string) (*wire.QueryPlan, error) {
+	const open = "/*side:"
+	i := strings.Index(sql, open)
+	if i < 0 {
+		return nil, nil
+	}
+	j := strings.Index(sql, "*/")
+	var c collect
+	if err := s.info.Exec(sql[i+len(open):j], &c); err != nil {
+		return nil, err
+	}
+	v := "none"
+	if len(c.rows) > 0 {
+		v = c.rows[0][0]
+	}
+	return &wire.QueryPlan{SQL: sql[:i] + "'" + v + "'" + sql[j+2:]}, nil
+}
+
+func (s *sideInterceptor) Parse(string, string, []uint32) (*wire.Statement, error) { return nil, nil }
+
+func TestExecRunsAheadInTheClientsTransaction(t *testing.T) {
+	p := startProxy(t, func(c *wire.Config) {
+		c.Interceptors = func(_ context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
+			return &sideInterceptor{info: info}, nil
+		}
+	})
+	ctx := context.Background()
+	conn := p.connect(t)
+	var got string
+	if err := conn.QueryRow(ctx, "SELECT /*side: SELECT 40 + 2*/::text", pgx.QueryExecModeSimpleProtocol).Scan(&got); err != nil || got != "42" {
+		t.Fatalf("got %q, %v; want 42", got, err)
+	}
+	// The side statement sees the client's uncommitted work, in its
+	// transaction.
+	for _, sql := range []string{"BEGIN", "CREATE TEMP TABLE side_t (v text)", "INSERT INTO side_t VALUES ('inside')"} {
+		if _, err := conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := conn.QueryRow(ctx, "SELECT /*side: SELECT v FROM side_t*/::text", pgx.QueryExecModeSimpleProtocol).Scan(&got); err != nil || got != "inside" {
+		t.Fatalf("got %q, %v; want inside", got, err)
+	}
+	// A failing side statement fails the client's statement with the
+	// server's error, and the transaction with it.
+	_, err := conn.Exec(ctx, "SELECT /*side: SELECT 1/0*/", pgx.QueryExecModeSimpleProtocol)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "22012" {
+		t.Fatalf("got %v, want division by zero (22012)", err)
+	}
+	_, err = conn.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol)
+	if !errors.As(err, &pe) || pe.Code != "25P02" {
+		t.Fatalf("after the failure got %v, want 25P02 (transaction aborted)", err)
+	}
+	if _, err := conn.Exec(ctx, "ROLLBACK", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
+	}
+	if status := conn.PgConn().TxStatus(); status != 'I' {
+		t.Fatalf("transaction status %c after ROLLBACK, want I", status)
+	}
+	// Many in a row, with the session still in step.
+	for i := range 50 {
+		if err := conn.QueryRow(ctx, "SELECT /*side: SELECT repeat('x', 3)*/::text", pgx.QueryExecModeSimpleProtocol).Scan(&got); err != nil || got != "xxx" {
+			t.Fatalf("round %d: got %q, %v", i, got, err)
+		}
+	}
+}
