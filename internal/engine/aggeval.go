@@ -11,6 +11,9 @@ type evaluator struct {
 	env    onion.Env
 	consts map[*rewrite.Expr]aval
 	aggs   map[*rewrite.Expr]int // aggregate -> index of its state
+	// lookups are the decorrelated subqueries' values, read-only once
+	// built (shared by the workers).
+	lookups map[*rewrite.Lookup]*lookupTable
 }
 
 // scope is what expressions read: the inputs of one row (the group's
@@ -93,6 +96,8 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 			return tNumeric, nil
 		}
 		return tText, nil
+	case rewrite.ExprLookup:
+		return ev.lookupType(e)
 	}
 	return onion.Type{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
 }
@@ -276,6 +281,8 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			return substring(args[0], args[1], &args[2])
 		}
 		return substring(args[0], args[1], nil)
+	case rewrite.ExprLookup:
+		return ev.lookup(e, sc)
 	}
 	return aval{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
 }

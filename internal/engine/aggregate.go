@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -52,6 +53,7 @@ type aggregator struct {
 
 	groups map[string]*group
 	order  []*group // in order of first appearance
+	rows   int64    // input rows handed to the workers
 	sent   int64
 }
 
@@ -62,10 +64,13 @@ type aggRef struct {
 	k int
 }
 
-// group is one group's representative inputs and aggregate states.
+// group is one group's representative inputs and aggregate states; in
+// an ungrouped plan, one result row's inputs and its place in the
+// server's order.
 type group struct {
 	row    []aval
 	states []aggState
+	seq    int64
 }
 
 // aggState is one aggregate over one group. DISTINCT aggregates only
@@ -121,11 +126,15 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 // start sets up the evaluation over inputs of types in and returns the
 // result's fields.
 func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDescription, error) {
-	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}, aggs: map[*rewrite.Expr]int{}}
+	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}, aggs: map[*rewrite.Expr]int{}, lookups: map[*rewrite.Lookup]*lookupTable{}}
 	a.ev = ev
 	a.aggList = nil
+	var lookupErr error
 	for _, e := range a.exprs() {
 		walkExpr(e, func(x *rewrite.Expr) {
+			if x.Kind == rewrite.ExprLookup && ev.lookups[x.Lookup] == nil && lookupErr == nil {
+				ev.lookups[x.Lookup], lookupErr = newLookupTable(x.Lookup, env)
+			}
 			if x.Kind == rewrite.ExprAgg {
 				if _, ok := ev.aggs[x]; !ok {
 					ev.aggs[x] = len(ev.aggs)
@@ -133,6 +142,9 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 				}
 			}
 		})
+	}
+	if lookupErr != nil {
+		return nil, lookupErr
 	}
 	fields := make([]pgproto3.FieldDescription, len(a.plan.Outputs))
 	a.outT = make([]onion.Type, len(a.plan.Outputs))
@@ -195,6 +207,7 @@ const foldBatchRows = 256
 // span whose end is -1 is NULL.
 type rowBatch struct {
 	cols  int
+	first int64 // the sequence number of its first row
 	n     int
 	arena []byte
 	spans []int
@@ -245,13 +258,14 @@ func (a *aggregator) DataRow(row *pgproto3.DataRow) error {
 		return wire.ErrSkipRow
 	}
 	if a.batch == nil {
-		a.batch = &rowBatch{cols: len(row.Values)}
+		a.batch = &rowBatch{cols: len(row.Values), first: a.rows}
 	}
 	if len(row.Values) != a.batch.cols {
 		a.err = fmt.Errorf("engine: the server returned rows of %d and %d columns", a.batch.cols, len(row.Values))
 		return wire.ErrSkipRow
 	}
 	a.batch.add(row)
+	a.rows++
 	if a.batch.n == foldBatchRows {
 		a.dispatch()
 	}
@@ -277,7 +291,7 @@ func (a *aggregator) dispatch() {
 		}
 	}
 	a.work <- a.batch
-	a.batch = &rowBatch{cols: a.batch.cols, arena: make([]byte, 0, len(a.batch.arena)), spans: make([]int, 0, len(a.batch.spans))}
+	a.batch = &rowBatch{cols: a.batch.cols, first: a.rows, arena: make([]byte, 0, len(a.batch.arena)), spans: make([]int, 0, len(a.batch.spans))}
 }
 
 // drain folds what is left and merges the workers' groups.
@@ -301,6 +315,14 @@ func (a *aggregator) drain() error {
 		if f.err != nil {
 			return f.err
 		}
+	}
+	if a.plan.Ungrouped {
+		for _, f := range a.folders {
+			a.order = append(a.order, f.order...)
+		}
+		slices.SortFunc(a.order, func(x, y *group) int { return cmp.Compare(x.seq, y.seq) })
+		a.folders = nil
+		return nil
 	}
 	for _, f := range a.folders {
 		for _, g := range f.order {
@@ -353,15 +375,15 @@ func (f *folder) foldBatch(b *rowBatch) {
 	}
 	for r := range b.n {
 		b.row(r, &f.row)
-		if err := f.fold(&f.row); err != nil && err != wire.ErrSkipRow {
+		if err := f.fold(&f.row, b.first+int64(r)); err != nil && err != wire.ErrSkipRow {
 			f.err = err
 			return
 		}
 	}
 }
 
-// fold adds one input row to its group.
-func (f *folder) fold(row *pgproto3.DataRow) error {
+// fold adds one input row, the server's seq-th, to its group.
+func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 	a := f.a
 	if f.d != nil {
 		if err := f.d.DataRow(row); err != nil {
@@ -395,6 +417,10 @@ func (f *folder) fold(row *pgproto3.DataRow) error {
 		if ok.null || ok.i == 0 {
 			return nil
 		}
+	}
+	if a.plan.Ungrouped {
+		f.order = append(f.order, &group{row: in, seq: seq})
+		return nil
 	}
 	f.key.Reset()
 	for _, g := range a.plan.Group {
@@ -590,7 +616,7 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 
 // finish computes the groups' outputs, HAVING, ORDER BY and LIMIT.
 func (a *aggregator) finish() ([]*pgproto3.DataRow, error) {
-	if len(a.plan.Group) == 0 && len(a.order) == 0 {
+	if len(a.plan.Group) == 0 && len(a.order) == 0 && !a.plan.Ungrouped {
 		// Aggregates without GROUP BY: one row, even over no rows.
 		a.order = append(a.order, &group{row: make([]aval, a.plan.Inputs), states: make([]aggState, len(a.aggList))})
 	}

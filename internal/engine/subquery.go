@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -27,7 +28,7 @@ func (s *session) subqueriesAhead(orig rewrite.Statement, lookup rewrite.TableLo
 		return nil, false
 	}
 	work := orig.Clone()
-	subs := rewrite.Subqueries(work, lookup)
+	subs := rewrite.Subqueries(&work, lookup)
 	if len(subs) == 0 {
 		return nil, false
 	}
@@ -92,14 +93,16 @@ func (s *session) evaluateSubquery(sub rewrite.Subquery) (rewrite.SubqueryResult
 	if sub.Kind == rewrite.SubqueryExists {
 		return res, nil
 	}
-	if len(c.fields) != 1 {
+	if sub.Kind != rewrite.SubqueryLookup && len(c.fields) != 1 {
 		return res, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "subquery must return only one column"}
 	}
-	name, ok := typeNameOfOID(c.fields[0].DataTypeOID)
-	if !ok {
-		return res, rewrite.Refusal("a subquery returning values of type OID %d cannot be evaluated by the proxy yet", c.fields[0].DataTypeOID)
+	for _, f := range c.fields {
+		name, ok := subqueryTypeNames[f.DataTypeOID]
+		if !ok {
+			return res, rewrite.Refusal("a subquery returning values of type OID %d cannot be evaluated by the proxy yet", f.DataTypeOID)
+		}
+		res.Types = append(res.Types, name)
 	}
-	res.Type = name
 	return res, nil
 }
 
@@ -167,10 +170,18 @@ func (c *subqueryRows) add(row *pgproto3.DataRow) {
 	c.rows = append(c.rows, out)
 }
 
-// typeNameOfOID names the types a subquery's result may have for the
-// proxy to substitute it (rewrite.SubqueryResult.Type).
-func typeNameOfOID(oid uint32) (string, bool) {
-	name, ok := map[uint32]string{16: "bool", 20: "int8", 21: "int2", 23: "int4", 25: "text", 1042: "bpchar", 1043: "varchar",
-		1082: "date", 1114: "timestamp", 1184: "timestamptz", 1700: "numeric"}[oid]
-	return name, ok
+// subqueryTypeNames names the types a subquery's result may have for
+// the proxy to substitute it (rewrite.SubqueryResult.Types).
+var subqueryTypeNames = map[uint32]string{16: "bool", 20: "int8", 21: "int2", 23: "int4", 25: "text", 1042: "bpchar", 1043: "varchar",
+	1082: "date", 1114: "timestamp", 1184: "timestamptz", 1700: "numeric"}
+
+// typeOfName is the type of a lookup's column (rewrite.Lookup), named as
+// in subqueryTypeNames.
+func typeOfName(name string) (onion.Type, bool) {
+	for oid, n := range subqueryTypeNames {
+		if n == name {
+			return typeOfOID(oid)
+		}
+	}
+	return onion.Type{}, false
 }

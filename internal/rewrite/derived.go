@@ -147,22 +147,66 @@ func (l *level) notePlainOutput(rt *pg_query.ResTarget) {
 }
 
 // outputName is the column name PostgreSQL gives a select list item, ""
-// when the proxy does not know it.
+// when it would be "?column?".
 func outputName(rt *pg_query.ResTarget) string {
 	if rt.Name != "" {
 		return rt.Name
 	}
-	n := rt.Val
-	for n.GetTypeCast() != nil {
-		n = n.GetTypeCast().Arg
+	name, _ := figureColname(rt.Val)
+	return name
+}
+
+// figureColname names an expression as PostgreSQL's FigureColname does:
+// the strength is 2 for a column's or function's name, 1 for a fallback
+// (a type's name, "case"), 0 for none.
+func figureColname(n *pg_query.Node) (string, int) {
+	if n == nil {
+		return "", 0
 	}
-	switch {
-	case n.GetColumnRef() != nil:
-		f := n.GetColumnRef().Fields
-		return fieldName(f[len(f)-1])
-	case n.GetFuncCall() != nil:
-		names := stringList(n.GetFuncCall().Funcname)
-		return names[len(names)-1]
+	switch x := n.Node.(type) {
+	case *pg_query.Node_ColumnRef:
+		f := x.ColumnRef.Fields
+		if f[len(f)-1].GetAStar() != nil {
+			return "", 0
+		}
+		return fieldName(f[len(f)-1]), 2
+	case *pg_query.Node_FuncCall:
+		names := stringList(x.FuncCall.Funcname)
+		return names[len(names)-1], 2
+	case *pg_query.Node_TypeCast:
+		name, strength := figureColname(x.TypeCast.Arg)
+		if strength <= 1 && x.TypeCast.TypeName != nil {
+			names := stringList(x.TypeCast.TypeName.Names)
+			return names[len(names)-1], 1
+		}
+		return name, strength
+	case *pg_query.Node_CaseExpr:
+		name, strength := figureColname(x.CaseExpr.Defresult)
+		if strength <= 1 {
+			return "case", 1
+		}
+		return name, strength
+	case *pg_query.Node_CoalesceExpr:
+		return "coalesce", 2
+	case *pg_query.Node_AExpr:
+		if x.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return "nullif", 2
+		}
+	case *pg_query.Node_SubLink:
+		switch x.SubLink.SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
+			return "exists", 2
+		case pg_query.SubLinkType_ARRAY_SUBLINK:
+			return "array", 2
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			if sel := x.SubLink.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) == 1 {
+				if rt := sel.TargetList[0].GetResTarget(); rt.Name != "" {
+					return rt.Name, 2
+				} else {
+					return figureColname(rt.Val)
+				}
+			}
+		}
 	}
-	return ""
+	return "", 0
 }

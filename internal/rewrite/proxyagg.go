@@ -43,6 +43,9 @@ type AggPlan struct {
 	Order  []AggOrder
 	// Limit and Offset are constants (or none).
 	Limit, Offset LimitValue
+	// Ungrouped is a query without aggregates or GROUP BY: each input
+	// row that passes Where is a result row.
+	Ungrouped bool
 }
 
 // AggOutput is one column of the result.
@@ -72,6 +75,7 @@ const (
 	ExprCase                     // CASE WHEN Args[0] THEN Args[1] ... ELSE Else END
 	ExprAgg                      // Func(Args[0]) over the group: sum avg count min max
 	ExprFunc                     // Func(Args): extract(field, x), substring(x, from[, for])
+	ExprLookup                   // Lookup's value for the keys Args (NULL when it has none)
 )
 
 // Expr is an expression the proxy evaluates.
@@ -88,9 +92,10 @@ type Expr struct {
 	Args           []*Expr
 	Else           *Expr
 	Escape         *string
+	Lookup         *Lookup
 }
 
-// PlanAggregate plans st (a grouped SELECT, untouched by PlanQuery) for
+// PlanAggregate plans st (a SELECT, untouched by PlanQuery) for
 // split execution, or refuses it.
 func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 	sel := st.Tree.Stmt.GetSelectStmt()
@@ -104,7 +109,7 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 	if err := mergeDerived(sel); err != nil {
 		return nil, err
 	}
-	b := &aggBuilder{inputs: map[string]int{}}
+	b := &aggBuilder{inputs: map[string]int{}, st: st}
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil
 	// The conditions of the WHERE the server cannot evaluate are checked
 	// by the proxy.
@@ -138,9 +143,6 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 		}
 		b.plan.Outputs = append(b.plan.Outputs, AggOutput{Name: outputName(rt), Expr: e})
 	}
-	if !grouped {
-		return nil, Refusal("the proxy computes only grouped queries (aggregates or GROUP BY)")
-	}
 	for _, n := range sel.GroupClause {
 		e, err := b.outputRef(n, false)
 		if err != nil {
@@ -165,7 +167,9 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 			return nil, err
 		}
 		b.plan.Order = append(b.plan.Order, AggOrder{Expr: e, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
+		grouped = grouped || hasAgg(e)
 	}
+	b.plan.Ungrouped = !grouped
 	var err error
 	for _, lv := range []struct {
 		n   *pg_query.Node
@@ -188,6 +192,9 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 		check = append(check, o.Expr)
 	}
 	for _, e := range check {
+		if b.plan.Ungrouped {
+			break
+		}
 		if err := b.checkGrouped(e); err != nil {
 			return nil, err
 		}
@@ -223,6 +230,7 @@ type aggBuilder struct {
 	inputs  map[string]int // deparsed column reference -> input
 	targets []*pg_query.Node
 	inAgg   bool
+	st      Statement // for its lookups
 }
 
 // input returns the input of a column reference, adding it.
@@ -389,6 +397,9 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 }
 
 func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
+	if l, keys, ok := b.st.lookupOf(fc); ok {
+		return b.withArgs(&Expr{Kind: ExprLookup, Lookup: l}, keys...)
+	}
 	name := funcName(fc)
 	if fc.Over != nil || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
 		return nil, Refusal("%s with OVER, FILTER or ORDER BY is not supported in a query the proxy computes", name)

@@ -32,7 +32,8 @@ type Statement struct {
 	// Tree is the parse tree.
 	Tree *pg_query.RawStmt
 
-	version int32 // of the parse tree format, needed to deparse it
+	version int32      // of the parse tree format, needed to deparse it
+	lookups *lookupSet // decorrelated subqueries (Subqueries), shared by clones
 }
 
 // Clone returns a copy of the statement whose tree can be rewritten

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,6 +35,10 @@ const (
 	SubqueryIn
 	// SubqueryExists is EXISTS (SELECT ...).
 	SubqueryExists
+	// SubqueryLookup is a correlated scalar subquery, decorrelated: its
+	// Statement returns the correlation keys and the value for each
+	// (see decorrelate.go).
+	SubqueryLookup
 )
 
 // Subquery is an uncorrelated subquery of a statement, to be evaluated
@@ -45,22 +50,31 @@ type Subquery struct {
 	Statement Statement
 	node      *pg_query.Node // holds the SubLink; replaced by the result
 	link      *pg_query.SubLink
+	outer     []*pg_query.Node // SubqueryLookup: the enclosing query's keys
+	lookups   *lookupSet
 }
 
 // Subqueries returns the subqueries of st that the proxy can evaluate
 // ahead of it: uncorrelated scalar subqueries, single-column IN
 // subqueries and EXISTS, that read a table with encrypted columns, and
-// are not inside another subquery (which is evaluated as a whole). A
-// subquery whose column references the proxy cannot all resolve inside
-// it (a table it does not know the columns of) counts as correlated. st
-// is not modified; Substitute modifies it.
-func Subqueries(st Statement, lookup TableLookup) []Subquery {
+// are not inside another subquery (which is evaluated as a whole), and
+// correlated scalar subqueries the proxy can decorrelate
+// (SubqueryLookup). A subquery whose column references the proxy cannot
+// all resolve inside it (a table it does not know the columns of) counts
+// as correlated. st's tree is not modified; Substitute modifies it.
+func Subqueries(st *Statement, lookup TableLookup) []Subquery {
 	sel := st.Tree.GetStmt().GetSelectStmt()
 	if sel == nil {
 		return nil
 	}
+	if st.lookups == nil {
+		st.lookups = &lookupSet{}
+	}
 	f := &subqueryFinder{lookup: lookup, version: st.version}
 	f.selectStmt(sel, nil)
+	for i := range f.found {
+		f.found[i].lookups = st.lookups
+	}
 	return f.found
 }
 
@@ -147,7 +161,25 @@ func (f *subqueryFinder) subLink(n *pg_query.Node, sl *pg_query.SubLink, ctes []
 	default:
 		return
 	}
-	// The CTEs it reads, with those they read, in their order.
+	with, r := f.readCTEs(sub, ctes)
+	if !r.level(sub, nil) {
+		if kind == SubqueryScalar {
+			f.correlated(n, sl, sub, ctes)
+		}
+		return
+	}
+	if !r.encrypted {
+		return
+	}
+	if st, ok := f.statement(proto.Clone(sub).(*pg_query.SelectStmt), with); ok {
+		f.found = append(f.found, Subquery{Kind: kind, Statement: st, node: n, link: sl})
+	}
+}
+
+// readCTEs returns the CTEs of the enclosing levels that sub reads
+// (with those they read, in their order), and a resolver that knows
+// them.
+func (f *subqueryFinder) readCTEs(sub *pg_query.SelectStmt, ctes []*pg_query.CommonTableExpr) ([]*pg_query.Node, *resolver) {
 	byName := map[string]*pg_query.CommonTableExpr{}
 	for _, c := range ctes {
 		byName[c.Ctename] = c
@@ -177,24 +209,22 @@ func (f *subqueryFinder) subLink(n *pg_query.Node, sl *pg_query.SubLink, ctes []
 	}
 	need(sub.ProtoReflect())
 	var with []*pg_query.Node
-	for _, c := range ctes {
-		if needed[c.Ctename] {
-			with = append(with, &pg_query.Node{Node: &pg_query.Node_CommonTableExpr{CommonTableExpr: c}})
-		}
-	}
 	r := &resolver{lookup: f.lookup, ctes: map[string]*pg_query.CommonTableExpr{}}
 	for _, c := range ctes {
 		if needed[c.Ctename] {
+			with = append(with, &pg_query.Node{Node: &pg_query.Node_CommonTableExpr{CommonTableExpr: c}})
 			r.ctes[c.Ctename] = c
 		}
 	}
-	if !r.level(sub, nil) || !r.encrypted {
-		return
-	}
-	stmt := proto.Clone(sub).(*pg_query.SelectStmt)
+	return with, r
+}
+
+// statement makes stmt (a copy of a subquery) a statement of its own,
+// with the CTEs it reads; false when it has a WITH of its own as well.
+func (f *subqueryFinder) statement(stmt *pg_query.SelectStmt, with []*pg_query.Node) (Statement, bool) {
 	if len(with) > 0 {
 		if stmt.WithClause != nil {
-			return // a WITH inside and outside: not merged
+			return Statement{}, false // a WITH inside and outside: not merged
 		}
 		stmt.WithClause = &pg_query.WithClause{Ctes: cloneNodes(with)}
 	}
@@ -202,7 +232,7 @@ func (f *subqueryFinder) subLink(n *pg_query.Node, sl *pg_query.SubLink, ctes []
 	if sql, err := st.Deparse(); err == nil {
 		st.SQL = sql
 	}
-	f.found = append(f.found, Subquery{Kind: kind, Statement: st, node: n, link: sl})
+	return st, true
 }
 
 func cloneNodes(ns []*pg_query.Node) []*pg_query.Node {
@@ -487,11 +517,11 @@ func (sc *nameScope) resolves(cr *pg_query.ColumnRef) bool {
 // SubqueryResult is what an evaluated subquery returned.
 type SubqueryResult struct {
 	// Rows are the rows' values in text format (nil for NULL); a scalar
-	// or IN subquery has one column.
+	// or IN subquery has one column, a lookup its keys and the value.
 	Rows [][]*string
-	// Type is the PostgreSQL name of the column's type ("numeric",
-	// "int4", "date", "bpchar", ...), the cast given to the constants.
-	Type string
+	// Types are the PostgreSQL names of the columns' types ("numeric",
+	// "int4", "date", "bpchar", ...), the casts given to the constants.
+	Types []string
 	// Secret is set when the values were computed from encrypted
 	// columns: they may reach the server only encrypted.
 	Secret bool
@@ -502,14 +532,27 @@ type SubqueryResult struct {
 // PostgreSQL's error 21000), x IN (subquery) by x IN (the values) or, for
 // no row, false (NOT IN: true), EXISTS by true or false. Whether an IN
 // or EXISTS subquery returned rows is not secret: the server learns it.
+// A lookup is replaced by a placeholder only the proxy evaluates (split
+// execution), which looks the value up by the enclosing query's keys.
 func (s Subquery) Substitute(r SubqueryResult) error {
+	if s.Kind == SubqueryLookup {
+		if len(r.Types) != len(s.outer)+1 {
+			return fmt.Errorf("rewrite: a lookup of %d keys got %d columns", len(s.outer), len(r.Types))
+		}
+		s.lookups.items = append(s.lookups.items, &Lookup{Keys: len(s.outer), Result: r})
+		s.node.Node = lookupNode(len(s.lookups.items)-1, s.outer, s.node).Node
+		return nil
+	}
+	if len(r.Types) != 1 && s.Kind != SubqueryExists {
+		return fmt.Errorf("rewrite: a subquery's result has %d columns", len(r.Types))
+	}
 	switch s.Kind {
 	case SubqueryScalar:
 		switch len(r.Rows) {
 		case 0:
-			s.node.Node = typedNull(r.Type).Node
+			s.node.Node = typedNull(r.Types[0]).Node
 		case 1:
-			s.node.Node = resultConst(r.Rows[0][0], r.Type, r.Secret).Node
+			s.node.Node = resultConst(r.Rows[0][0], r.Types[0], r.Secret).Node
 		default:
 			return &pgconn.PgError{Severity: "ERROR", Code: "21000", Message: "more than one row returned by a subquery used as an expression"}
 		}
@@ -520,7 +563,7 @@ func (s Subquery) Substitute(r SubqueryResult) error {
 		}
 		items := make([]*pg_query.Node, len(r.Rows))
 		for i, row := range r.Rows {
-			items[i] = resultConst(row[0], r.Type, r.Secret)
+			items[i] = resultConst(row[0], r.Types[0], r.Secret)
 		}
 		s.node.Node = &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{Kind: pg_query.A_Expr_Kind_AEXPR_IN, Name: []*pg_query.Node{pg_query.MakeStrNode("=")},
 			Lexpr: s.link.Testexpr, Rexpr: &pg_query.Node{Node: &pg_query.Node_List{List: &pg_query.List{Items: items}}}}}
@@ -560,8 +603,11 @@ func typeName(typ string) *pg_query.TypeName {
 	return &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode("pg_catalog"), pg_query.MakeStrNode(typ)}, Typemod: -1, Location: -1}
 }
 
-// isSecret reports whether n is a secret constant.
+// isSecret reports whether n is a secret constant or a lookup.
 func isSecret(n *pg_query.Node) bool {
+	if fc := n.GetFuncCall(); fc != nil {
+		return fc.Location == secretLocation
+	}
 	tc := n.GetTypeCast()
 	return tc != nil && tc.Location == secretLocation
 }

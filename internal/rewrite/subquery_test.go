@@ -55,7 +55,7 @@ func parseOne(t *testing.T, sql string) Statement {
 // only, with the CTEs they read.
 func TestSubqueries(t *testing.T) {
 	lookup := subqueryLookup(t)
-	kinds := map[SubqueryKind]string{SubqueryScalar: "scalar", SubqueryIn: "in", SubqueryExists: "exists"}
+	kinds := map[SubqueryKind]string{SubqueryScalar: "scalar", SubqueryIn: "in", SubqueryExists: "exists", SubqueryLookup: "lookup"}
 	for _, tc := range []struct {
 		sql  string
 		want []string // "kind: subquery statement"
@@ -66,8 +66,20 @@ func TestSubqueries(t *testing.T) {
 			[]string{"in: SELECT owner FROM acc WHERE note_plain LIKE 'a%'"}},
 		{"SELECT id FROM acc WHERE NOT EXISTS (SELECT 1 FROM acc WHERE owner = 'x')",
 			[]string{"exists: SELECT 1 FROM acc WHERE owner = 'x'"}},
-		// Correlated: a reference to the outer acc.
-		{"SELECT id FROM acc a WHERE balance > (SELECT avg(b.balance) FROM acc b WHERE b.owner = a.owner)", nil},
+		// Correlated by equality, aggregates NULL over no rows:
+		// decorrelated, grouped by the inner side of each equality.
+		{"SELECT id FROM acc a WHERE balance > (SELECT 0.5 * avg(b.balance) FROM acc b WHERE b.owner = a.owner)",
+			[]string{"lookup: SELECT b.owner, 0.5 * avg(b.balance) FROM acc b GROUP BY b.owner"}},
+		{"SELECT id FROM plain_t p WHERE id < (SELECT max(balance) - 1 FROM acc WHERE p.x_plain = owner AND id = p.id AND balance > 0)",
+			[]string{"lookup: SELECT owner, id, max(balance) - 1 FROM acc WHERE balance > 0 GROUP BY owner, id"}},
+		// count() is 0 over no rows, not NULL: not decorrelated.
+		{"SELECT id FROM acc a WHERE id < (SELECT count(*) FROM acc b WHERE b.owner = a.owner)", nil},
+		{"SELECT id FROM acc a WHERE id < (SELECT count(b.id) + 1 FROM acc b WHERE b.owner = a.owner)", nil},
+		// A column outside aggregates, a correlation that is not an
+		// equality, or a correlated IN: not decorrelated.
+		{"SELECT id FROM acc a WHERE balance > (SELECT avg(b.balance) + a.balance FROM acc b WHERE b.owner = a.owner)", nil},
+		{"SELECT id FROM acc a WHERE balance > (SELECT avg(b.balance) FROM acc b WHERE b.balance < a.balance)", nil},
+		{"SELECT id FROM acc a WHERE owner IN (SELECT b.owner FROM acc b WHERE b.id = a.id)", nil},
 		// Unqualified outer reference: x_plain is not a column of acc.
 		{"SELECT id FROM plain_t WHERE id IN (SELECT id FROM acc WHERE owner = x_plain)", nil},
 		// No encrypted table: the server evaluates it inside the statement.
@@ -82,7 +94,7 @@ func TestSubqueries(t *testing.T) {
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			var got []string
-			for _, s := range Subqueries(parseOne(t, tc.sql), lookup) {
+			for _, s := range Subqueries(ptr(parseOne(t, tc.sql)), lookup) {
 				sql, err := s.Statement.Deparse()
 				if err != nil {
 					t.Fatal(err)
@@ -105,27 +117,27 @@ func TestSubstitute(t *testing.T) {
 		want   string // deparsed statement, or "ERROR code"
 	}{
 		{"SELECT id FROM acc WHERE balance > (SELECT avg(balance) FROM acc)",
-			SubqueryResult{Rows: [][]*string{{s("12.50")}}, Type: "numeric", Secret: true},
+			SubqueryResult{Rows: [][]*string{{s("12.50")}}, Types: []string{"numeric"}, Secret: true},
 			"SELECT id FROM acc WHERE balance > '12.50'::numeric"},
 		{"SELECT id FROM acc WHERE balance > (SELECT avg(balance) FROM acc)",
-			SubqueryResult{Type: "numeric", Secret: true},
+			SubqueryResult{Types: []string{"numeric"}, Secret: true},
 			"SELECT id FROM acc WHERE balance > NULL::numeric"},
 		{"SELECT id FROM acc WHERE balance > (SELECT balance FROM acc)",
-			SubqueryResult{Rows: [][]*string{{s("1")}, {s("2")}}, Type: "numeric", Secret: true},
+			SubqueryResult{Rows: [][]*string{{s("1")}, {s("2")}}, Types: []string{"numeric"}, Secret: true},
 			"ERROR 21000"},
 		{"SELECT id FROM acc WHERE owner IN (SELECT owner FROM acc)",
-			SubqueryResult{Rows: [][]*string{{s("ann")}, {nil}}, Type: "text", Secret: true},
+			SubqueryResult{Rows: [][]*string{{s("ann")}, {nil}}, Types: []string{"text"}, Secret: true},
 			"SELECT id FROM acc WHERE owner IN ('ann'::text, NULL::text)"},
 		{"SELECT id FROM acc WHERE owner NOT IN (SELECT owner FROM acc)",
-			SubqueryResult{Type: "text", Secret: true},
+			SubqueryResult{Types: []string{"text"}, Secret: true},
 			"SELECT id FROM acc WHERE NOT false"},
 		{"SELECT id FROM acc WHERE EXISTS (SELECT 1 FROM acc)",
-			SubqueryResult{Rows: [][]*string{{s("1")}}, Type: "int4"},
+			SubqueryResult{Rows: [][]*string{{s("1")}}, Types: []string{"int4"}},
 			"SELECT id FROM acc WHERE true"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			st := parseOne(t, tc.sql)
-			subs := Subqueries(st, lookup)
+			subs := Subqueries(&st, lookup)
 			if len(subs) != 1 {
 				t.Fatalf("found %d subqueries, want 1", len(subs))
 			}
@@ -169,11 +181,11 @@ func TestSecretConstantsStayEncrypted(t *testing.T) {
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			st := parseOne(t, tc.sql)
-			subs := Subqueries(st, lookup)
+			subs := Subqueries(&st, lookup)
 			if len(subs) != 1 {
 				t.Fatalf("found %d subqueries, want 1", len(subs))
 			}
-			if err := subs[0].Substitute(SubqueryResult{Rows: [][]*string{{&v}}, Type: "text", Secret: true}); err != nil {
+			if err := subs[0].Substitute(SubqueryResult{Rows: [][]*string{{&v}}, Types: []string{"text"}, Secret: true}); err != nil {
 				t.Fatal(err)
 			}
 			plan, err := PlanQuery(st, lookup)
@@ -199,5 +211,61 @@ func TestSecretConstantsStayEncrypted(t *testing.T) {
 				t.Errorf("the secret reached the server in plaintext: %s", sql)
 			}
 		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestLookupPlan checks that a decorrelated subquery becomes a lookup
+// the proxy evaluates in split execution, keyed by the enclosing
+// query's columns, and never reaches the server.
+func TestLookupPlan(t *testing.T) {
+	lookup := subqueryLookup(t)
+	st := parseOne(t, "SELECT id FROM acc a WHERE balance > (SELECT 0.5 * avg(b.balance) FROM acc b WHERE b.owner = a.owner) ORDER BY id")
+	subs := Subqueries(&st, lookup)
+	if len(subs) != 1 || subs[0].Kind != SubqueryLookup {
+		t.Fatalf("Subqueries = %v, want one lookup", subs)
+	}
+	v, k := "2.5", "ann"
+	res := SubqueryResult{Rows: [][]*string{{&k, &v}}, Types: []string{"text", "numeric"}, Secret: true}
+	if err := subs[0].Substitute(SubqueryResult{Types: []string{"numeric"}}); err == nil {
+		t.Error("Substitute accepted a result without the key columns")
+	}
+	if err := subs[0].Substitute(res); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PlanQuery(st.Clone(), lookup); err == nil {
+		t.Fatal("PlanQuery accepted a statement with a lookup")
+	}
+	agg, err := PlanAggregate(st.Clone(), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !agg.Ungrouped || agg.Where == nil {
+		t.Fatalf("plan: ungrouped %v, where %v; want an ungrouped plan with a proxy-checked WHERE", agg.Ungrouped, agg.Where)
+	}
+	var found *Expr
+	var walk func(e *Expr)
+	walk = func(e *Expr) {
+		if e == nil {
+			return
+		}
+		if e.Kind == ExprLookup {
+			found = e
+		}
+		for _, a := range e.Args {
+			walk(a)
+		}
+	}
+	walk(agg.Where)
+	if found == nil || found.Lookup == nil || found.Lookup.Keys != 1 || len(found.Args) != 1 || found.Args[0].Kind != ExprInput {
+		t.Fatalf("WHERE has no lookup keyed by an input: %+v", found)
+	}
+	sql, err := agg.Inner.Render(make([]*pg_query.Node, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(sql, lookupFunc) || strings.Contains(sql, "2.5") {
+		t.Errorf("the server's statement holds the lookup: %s", sql)
 	}
 }

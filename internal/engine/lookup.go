@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// lookupTable is a decorrelated subquery's value per key
+// (rewrite.Lookup), keyed as GROUP BY keys are (keyOf): 1 and 1.0 are
+// one key, as they are equal for PostgreSQL's =.
+type lookupTable struct {
+	keys []onion.Type
+	t    onion.Type // the value's
+	vals map[string]aval
+}
+
+func newLookupTable(l *rewrite.Lookup, env onion.Env) (*lookupTable, error) {
+	types := make([]onion.Type, len(l.Result.Types))
+	for i, name := range l.Result.Types {
+		t, ok := typeOfName(name)
+		if !ok {
+			return nil, rewrite.Refusal("a correlated subquery with values of type %s cannot be evaluated by the proxy yet", name)
+		}
+		types[i] = t
+	}
+	lt := &lookupTable{keys: types[:l.Keys], t: types[l.Keys], vals: make(map[string]aval, len(l.Result.Rows))}
+	var key strings.Builder
+rows:
+	for _, row := range l.Result.Rows {
+		if len(row) != len(types) {
+			return nil, fmt.Errorf("engine: a lookup row has %d values for %d columns", len(row), len(types))
+		}
+		key.Reset()
+		for i, t := range lt.keys {
+			if row[i] == nil {
+				continue rows // = never matches NULL
+			}
+			v, err := textValue(t, *row[i], env)
+			if err != nil {
+				return nil, err
+			}
+			key.WriteString(v.keyOf(env))
+			key.WriteByte(0)
+		}
+		v := nullOf(lt.t)
+		if raw := row[l.Keys]; raw != nil {
+			var err error
+			if v, err = textValue(lt.t, *raw, env); err != nil {
+				return nil, err
+			}
+		}
+		lt.vals[key.String()] = v
+	}
+	return lt, nil
+}
+
+// textValue is the value of a column of type t in text format.
+func textValue(t onion.Type, s string, env onion.Env) (aval, error) {
+	v, err := t.ParseText([]byte(s), env)
+	if err != nil {
+		return aval{}, err
+	}
+	return fromOnion(t, v, env)
+}
+
+// lookupType is the type of a lookup's values, once its keys are checked
+// to compare with the enclosing query's as PostgreSQL's = would.
+func (ev *evaluator) lookupType(e *rewrite.Expr) (onion.Type, error) {
+	lt := ev.lookups[e.Lookup]
+	if lt == nil {
+		return onion.Type{}, fmt.Errorf("engine: a lookup was not built")
+	}
+	for i, a := range e.Args {
+		t, err := ev.typeOf(a)
+		if err != nil {
+			return t, err
+		}
+		k, err := kindOf(t)
+		if err != nil {
+			return t, err
+		}
+		lk, err := kindOf(lt.keys[i])
+		if err != nil {
+			return t, err
+		}
+		numeric := func(k kind) bool { return k == kInt || k == kNumeric }
+		if k != lk && !(numeric(k) && numeric(lk)) {
+			return t, rewrite.Refusal("a correlated subquery compares %s with %s, which the proxy cannot evaluate", lt.keys[i], t)
+		}
+	}
+	return lt.t, nil
+}
+
+// lookup is the value of a lookup for the keys of the row in sc (NULL
+// when a key is NULL or the subquery had no rows for them).
+func (ev *evaluator) lookup(e *rewrite.Expr, sc *scope) (aval, error) {
+	lt := ev.lookups[e.Lookup]
+	var key strings.Builder
+	for _, a := range e.Args {
+		v, err := ev.eval(a, sc)
+		if err != nil {
+			return v, err
+		}
+		if v.null {
+			return nullOf(lt.t), nil
+		}
+		key.WriteString(v.keyOf(ev.env))
+		key.WriteByte(0)
+	}
+	if v, ok := lt.vals[key.String()]; ok {
+		return v, nil
+	}
+	return nullOf(lt.t), nil
+}
