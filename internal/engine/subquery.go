@@ -74,12 +74,17 @@ func refusalMessage(err error) string {
 // client's statement: it may itself need split execution or subqueries
 // of its own evaluated first) and returns its decrypted rows.
 func (s *session) evaluateSubquery(sub rewrite.Subquery) (rewrite.SubqueryResult, error) {
-	p, err := s.plan(sub.Statement, nil)
+	st := sub.Statement
+	p, err := s.plan(st, nil)
+	if err != nil && sub.Fallback != nil && isRefusal(err) {
+		st = *sub.Fallback
+		p, err = s.plan(st, nil)
+	}
 	if err != nil {
 		return rewrite.SubqueryResult{}, err
 	}
 	c := &subqueryRows{}
-	sql := sub.Statement.SQL
+	sql := st.SQL
 	if p != nil {
 		sql, c.inner = p.sql, p.results
 	}

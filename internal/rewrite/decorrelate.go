@@ -5,6 +5,7 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // This file decorrelates scalar subqueries that aggregate rows matched by
@@ -49,7 +50,7 @@ type lookupSet struct {
 // the proxy can decorrelate it: a single aggregate expression over FROM
 // items the proxy knows, whose WHERE conjuncts either resolve inside it
 // or equate a column inside with a column outside.
-func (f *subqueryFinder) correlated(n *pg_query.Node, sl *pg_query.SubLink, sub *pg_query.SelectStmt, ctes []*pg_query.CommonTableExpr) {
+func (f *subqueryFinder) correlated(n *pg_query.Node, sl *pg_query.SubLink, sub, encl *pg_query.SelectStmt, ctes []*pg_query.CommonTableExpr) {
 	if sub.Op != pg_query.SetOperation_SETOP_NONE || sub.WithClause != nil || len(sub.GroupClause) > 0 || sub.HavingClause != nil ||
 		len(sub.DistinctClause) > 0 || len(sub.SortClause) > 0 || sub.LimitCount != nil || sub.LimitOffset != nil ||
 		len(sub.WindowClause) > 0 || len(sub.ValuesLists) > 0 || len(sub.LockingClause) > 0 || len(sub.TargetList) != 1 {
@@ -110,9 +111,110 @@ func (f *subqueryFinder) correlated(n *pg_query.Node, sl *pg_query.SubLink, sub 
 		GroupClause: cloneNodes(inner),
 		Op:          pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT,
 	}
-	if st, ok := f.statement(grouped, with); ok {
-		f.found = append(f.found, Subquery{Kind: SubqueryLookup, Statement: st, node: n, link: sl, outer: outer})
+	// The outer keys must be columns of the enclosing SELECT itself (not
+	// of a level further out), which the restriction reads.
+	ewith, er := f.readCTEs(encl, ctes)
+	esc := &nameScope{}
+	var equals []*pg_query.Node
+	for _, item := range encl.FromClause {
+		if !er.fromItem(item, esc, &equals) {
+			return
+		}
 	}
+	for _, it := range esc.items {
+		if !it.known {
+			return
+		}
+	}
+	for _, o := range outer {
+		if !esc.resolves(o.GetColumnRef()) {
+			return
+		}
+	}
+	full, ok := f.statement(grouped, with)
+	if !ok {
+		return
+	}
+	sq := Subquery{Kind: SubqueryLookup, Statement: full, node: n, link: sl, outer: outer}
+	if restricted := restrictKeys(proto.Clone(grouped).(*pg_query.SelectStmt), inner, outer, encl); restricted != nil {
+		if st, ok := f.statement(restricted, mergeWith(with, ewith)); ok {
+			sq.Statement, sq.Fallback = st, &full
+		}
+	}
+	f.found = append(f.found, sq)
+}
+
+// restrictKeys narrows grouped (a decorrelated subquery) to the keys the
+// enclosing SELECT can look up, a magic set: each inner key IN (SELECT
+// its outer key FROM the enclosing FROM WHERE the enclosing conjuncts
+// without subqueries). Every row the enclosing query looks up passes
+// those conjuncts, so no key it needs is dropped. nil when no conjunct
+// restricts anything (the semi-join would only cost).
+func restrictKeys(grouped *pg_query.SelectStmt, inner, outer []*pg_query.Node, encl *pg_query.SelectStmt) *pg_query.SelectStmt {
+	var conds []*pg_query.Node
+	for _, c := range conjuncts(encl.WhereClause) {
+		if !hasSubLink(c) {
+			conds = append(conds, c)
+		}
+	}
+	if len(conds) == 0 || hasSubLink(&pg_query.Node{Node: &pg_query.Node_List{List: &pg_query.List{Items: encl.FromClause}}}) {
+		return nil
+	}
+	where := conjuncts(grouped.WhereClause)
+	for i := range inner {
+		keys := &pg_query.SelectStmt{
+			TargetList:  resTargets([]*pg_query.Node{proto.Clone(outer[i]).(*pg_query.Node)}),
+			FromClause:  cloneNodes(encl.FromClause),
+			WhereClause: andNodes(cloneNodes(conds)),
+			Op:          pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT,
+		}
+		where = append(where, &pg_query.Node{Node: &pg_query.Node_SubLink{SubLink: &pg_query.SubLink{
+			SubLinkType: pg_query.SubLinkType_ANY_SUBLINK, Testexpr: proto.Clone(inner[i]).(*pg_query.Node),
+			Subselect: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: keys}}, Location: -1}}})
+	}
+	grouped.WhereClause = andNodes(where)
+	return grouped
+}
+
+// mergeWith is the CTEs of a and those of b not in a.
+func mergeWith(a, b []*pg_query.Node) []*pg_query.Node {
+	seen := map[string]bool{}
+	out := append([]*pg_query.Node(nil), a...)
+	for _, n := range a {
+		seen[n.GetCommonTableExpr().Ctename] = true
+	}
+	for _, n := range b {
+		if !seen[n.GetCommonTableExpr().Ctename] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// hasSubLink reports whether n holds a subquery.
+func hasSubLink(n *pg_query.Node) bool {
+	found := false
+	var visit func(m protoreflect.Message)
+	visit = func(m protoreflect.Message) {
+		if _, ok := m.Interface().(*pg_query.SubLink); ok {
+			found = true
+			return
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				l := v.List()
+				for i := range l.Len() {
+					visit(l.Get(i).Message())
+				}
+			case fd.Message() != nil && !fd.IsMap():
+				visit(v.Message())
+			}
+			return !found
+		})
+	}
+	visit(n.ProtoReflect())
+	return found
 }
 
 func resTargets(ns []*pg_query.Node) []*pg_query.Node {

@@ -48,6 +48,10 @@ type Subquery struct {
 	// Statement is the subquery as a statement of its own, with the CTEs
 	// of the enclosing statement it reads.
 	Statement Statement
+	// Fallback, when set, is what to evaluate instead if the proxy
+	// cannot plan Statement (a lookup's statement without the
+	// restriction to the enclosing query's keys).
+	Fallback *Statement
 	node      *pg_query.Node // holds the SubLink; replaced by the result
 	link      *pg_query.SubLink
 	outer     []*pg_query.Node // SubqueryLookup: the enclosing query's keys
@@ -105,7 +109,7 @@ func (f *subqueryFinder) selectStmt(sel *pg_query.SelectStmt, ctes []*pg_query.C
 		switch x := m.Interface().(type) {
 		case *pg_query.Node:
 			if sl := x.GetSubLink(); sl != nil {
-				f.subLink(x, sl, ctes)
+				f.subLink(x, sl, sel, ctes)
 				return
 			}
 		case *pg_query.SelectStmt:
@@ -142,7 +146,7 @@ func (f *subqueryFinder) selectStmt(sel *pg_query.SelectStmt, ctes []*pg_query.C
 }
 
 // subLink records the subquery of n if the proxy can evaluate it.
-func (f *subqueryFinder) subLink(n *pg_query.Node, sl *pg_query.SubLink, ctes []*pg_query.CommonTableExpr) {
+func (f *subqueryFinder) subLink(n *pg_query.Node, sl *pg_query.SubLink, encl *pg_query.SelectStmt, ctes []*pg_query.CommonTableExpr) {
 	sub := sl.GetSubselect().GetSelectStmt()
 	if sub == nil {
 		return
@@ -164,7 +168,7 @@ func (f *subqueryFinder) subLink(n *pg_query.Node, sl *pg_query.SubLink, ctes []
 	with, r := f.readCTEs(sub, ctes)
 	if !r.level(sub, nil) {
 		if kind == SubqueryScalar {
-			f.correlated(n, sl, sub, ctes)
+			f.correlated(n, sl, sub, encl, ctes)
 		}
 		return
 	}

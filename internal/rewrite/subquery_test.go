@@ -72,6 +72,11 @@ func TestSubqueries(t *testing.T) {
 			[]string{"lookup: SELECT b.owner, 0.5 * avg(b.balance) FROM acc b GROUP BY b.owner"}},
 		{"SELECT id FROM plain_t p WHERE id < (SELECT max(balance) - 1 FROM acc WHERE p.x_plain = owner AND id = p.id AND balance > 0)",
 			[]string{"lookup: SELECT owner, id, max(balance) - 1 FROM acc WHERE balance > 0 GROUP BY owner, id"}},
+		// The enclosing query's conditions restrict the keys (a magic set).
+		{"SELECT id FROM acc a WHERE note_plain = 'x' AND balance > (SELECT avg(b.balance) FROM acc b WHERE b.owner = a.owner)",
+			[]string{"lookup: SELECT b.owner, avg(b.balance) FROM acc b WHERE b.owner IN (SELECT a.owner FROM acc a WHERE note_plain = 'x') GROUP BY b.owner"}},
+		// A key of a level further out than the enclosing SELECT.
+		{"SELECT id FROM acc a WHERE id IN (SELECT p.id FROM plain_t p WHERE p.id < (SELECT max(b.balance) FROM acc b WHERE b.owner = a.owner))", nil},
 		// count() is 0 over no rows, not NULL: not decorrelated.
 		{"SELECT id FROM acc a WHERE id < (SELECT count(*) FROM acc b WHERE b.owner = a.owner)", nil},
 		{"SELECT id FROM acc a WHERE id < (SELECT count(b.id) + 1 FROM acc b WHERE b.owner = a.owner)", nil},

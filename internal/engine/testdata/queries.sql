@@ -488,6 +488,8 @@ SELECT id FROM t1 WHERE (SELECT max(qty) - 1 FROM t2 WHERE t2.k = t1.k) IS NULL 
 SELECT t1.id, t1.i FROM t1 WHERE t1.i < (SELECT max(qty) FROM t2 WHERE t2.k = t1.k AND t2.id > 10) ORDER BY t1.id -- simple: correlated, with a condition of its own; ordered
 SELECT grp, count(*), sum(si) FROM t1 WHERE si > (SELECT min(qty) - 100 FROM t2 WHERE k = t1.k) GROUP BY grp ORDER BY grp -- simple: correlated under a grouped query; ordered
 SELECT id FROM t2 a WHERE qty >= (SELECT avg(b.qty) FROM t2 b WHERE b.k = a.k AND b.code = a.code) -- simple: two keys
+SELECT id FROM t1 WHERE grp = 'a' AND si > -100 AND n > (SELECT avg(amt) FROM t2 WHERE t2.k = t1.k) -- simple: keys restricted by the enclosing conditions
+SELECT t2.id FROM t1 JOIN t2 ON t1.k = t2.k WHERE t1.grp = 'b' AND t2.qty < (SELECT max(x.qty) - 1 FROM t2 x WHERE x.code = t2.code) -- simple: keys restricted through a join
 SELECT id, (SELECT sum(amt) FROM t2 WHERE t2.k = t1.k) FROM t1 ORDER BY id -- simple: in the select list; ordered
 SELECT id, (SELECT sum(amt) AS total FROM t2 WHERE t2.k = t1.k) FROM t1 WHERE id < 20 ORDER BY id -- simple: named in the select list; ordered
 SELECT id FROM t1 WHERE (SELECT max(qty) FROM t2 WHERE t2.k = t1.k) IS NULL
