@@ -52,10 +52,10 @@ type Subquery struct {
 	// cannot plan Statement (a lookup's statement without the
 	// restriction to the enclosing query's keys).
 	Fallback *Statement
-	node      *pg_query.Node // holds the SubLink; replaced by the result
-	link      *pg_query.SubLink
-	outer     []*pg_query.Node // SubqueryLookup: the enclosing query's keys
-	lookups   *lookupSet
+	node     *pg_query.Node // holds the SubLink; replaced by the result
+	link     *pg_query.SubLink
+	outer    []*pg_query.Node // SubqueryLookup: the enclosing query's keys
+	lookups  *lookupSet
 }
 
 // Subqueries returns the subqueries of st that the proxy can evaluate
