@@ -7,6 +7,4 @@ package main
 var queryNotes = map[int]string{
 	13: "NOT LIKE in a LEFT JOIN ... ON condition (a residual filter inside an outer join), under a grouped derived table that is grouped again: needs the proxy to evaluate an outer join's residual and nested split execution",
 	15: "a grouped CTE (revenue per l_suppkey, an expression sum) used by a join and compared with MAX of itself: needs split execution of the CTE as a relation the outer statement joins",
-	17: "a correlated subquery computing 0.2 * avg(l_quantity), compared with an encrypted column: needs decorrelation (the subquery grouped by its correlation key, evaluated ahead, looked up per row by the proxy)",
-	20: "nested IN subqueries (the inner one with LIKE) and a correlated 0.5 * sum(l_quantity) compared with ps_availqty: needs decorrelation",
 }

@@ -40,7 +40,10 @@ type aggregator struct {
 	d       *decrypter // nil when every input is plain
 	params  *sessionParams
 	formats []int16 // the client's result formats
-	inEnc   []*encrypted
+	// collation is the database's: text is ordered as C does, so
+	// ordering text under another collation is refused.
+	collation string
+	inEnc     []*encrypted
 	ev      *evaluator
 	aggList []aggRef // the aggregates of ev.aggs, in index order
 	outT    []onion.Type
@@ -83,8 +86,10 @@ type aggState struct {
 	distinct map[string]aval
 }
 
-func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, types *atomic.Pointer[[]onion.Type], params *sessionParams, formats []int16) *aggregator {
-	return &aggregator{plan: plan, d: d, inEnc: inEnc, types: types, params: params, formats: formats, groups: map[string]*group{}}
+// newAggregator returns the rewriter of one execution of plan; collation
+// is the database's (the proxy orders text only as C does).
+func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, types *atomic.Pointer[[]onion.Type], params *sessionParams, formats []int16, collation string) *aggregator {
+	return &aggregator{plan: plan, d: d, inEnc: inEnc, types: types, params: params, formats: formats, collation: collation, groups: map[string]*group{}}
 }
 
 // RowDescription types the inputs (the server's plain columns by OID) and
@@ -146,6 +151,9 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 	if lookupErr != nil {
 		return nil, lookupErr
 	}
+	if err := a.checkTextOrder(); err != nil {
+		return nil, err
+	}
 	fields := make([]pgproto3.FieldDescription, len(a.plan.Outputs))
 	a.outT = make([]onion.Type, len(a.plan.Outputs))
 	for i, o := range a.plan.Outputs {
@@ -167,6 +175,42 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 		}
 	}
 	return fields, nil
+}
+
+// checkTextOrder refuses a plan that orders text (a comparison, ORDER
+// BY, min or max) unless the database's collation is byte order, as the
+// proxy's.
+func (a *aggregator) checkTextOrder() error {
+	if a.collation == "" || a.collation == "C" || a.collation == "POSIX" {
+		return nil
+	}
+	isText := func(e *rewrite.Expr) bool {
+		t, err := a.ev.typeOf(e)
+		k, _ := kindOf(t)
+		return err == nil && k == kText
+	}
+	var bad error
+	refuse := func(what string) {
+		if bad == nil {
+			bad = rewrite.Refusal("%s on text computed by the proxy is not supported: the database's collation is %q, and the proxy orders text only as the C or POSIX collation does (create the database with LC_COLLATE 'C')", what, a.collation)
+		}
+	}
+	for _, e := range a.exprs() {
+		walkExpr(e, func(x *rewrite.Expr) {
+			switch {
+			case x.Kind == rewrite.ExprOp && len(x.Args) == 2 && (x.Op == "<" || x.Op == "<=" || x.Op == ">" || x.Op == ">=") && (isText(x.Args[0]) || isText(x.Args[1])):
+				refuse("a range comparison")
+			case x.Kind == rewrite.ExprAgg && (x.Func == "min" || x.Func == "max") && len(x.Args) == 1 && isText(x.Args[0]):
+				refuse(x.Func)
+			}
+		})
+	}
+	for _, o := range a.plan.Order {
+		if isText(o.Expr) {
+			refuse("ORDER BY")
+		}
+	}
+	return bad
 }
 
 // exprs are every expression the plan evaluates per group.

@@ -96,7 +96,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			sp.results = d
 		}
 		if agg != nil {
-			sp.results = newAggregator(agg, d, aggInputs(agg, proj), new(atomic.Pointer[[]onion.Type]), &s.params, nil)
+			sp.results = newAggregator(agg, d, aggInputs(agg, proj), new(atomic.Pointer[[]onion.Type]), &s.params, nil, s.e.cat.collation)
 		}
 		return sp, nil
 	}
@@ -197,7 +197,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				d = &decrypter{p: proj, params: &s.params, serverBinary: true}
 				current.Store(d)
 			}
-			return newAggregator(agg, d, inEnc, types, &s.params, formats)
+			return newAggregator(agg, d, inEnc, types, &s.params, formats, s.e.cat.collation)
 		}
 		return sp, nil
 	}

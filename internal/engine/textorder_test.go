@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// TestSplitTextOrderNeedsByteOrder: the proxy orders text as the C
+// collation does, so a split execution that orders text is refused under
+// any other collation, and equality alone is not.
+func TestSplitTextOrderNeedsByteOrder(t *testing.T) {
+	in := func() *rewrite.Expr { return &rewrite.Expr{Kind: rewrite.ExprInput} }
+	lit := "b"
+	for _, tc := range []struct {
+		name   string
+		plan   rewrite.AggPlan
+		orders bool
+	}{
+		{"ORDER BY", rewrite.AggPlan{Order: []rewrite.AggOrder{{Expr: in()}}}, true},
+		{"range", rewrite.AggPlan{Where: &rewrite.Expr{Kind: rewrite.ExprOp, Op: "<", Args: []*rewrite.Expr{in(), {Kind: rewrite.ExprConst, Const: &lit}}}}, true},
+		{"max", rewrite.AggPlan{Outputs: []rewrite.AggOutput{{Expr: &rewrite.Expr{Kind: rewrite.ExprAgg, Func: "max", Args: []*rewrite.Expr{in()}}}}}, true},
+		{"equality", rewrite.AggPlan{Where: &rewrite.Expr{Kind: rewrite.ExprOp, Op: "=", Args: []*rewrite.Expr{in(), {Kind: rewrite.ExprConst, Const: &lit}}}}, false},
+	} {
+		for _, coll := range []string{"C", "POSIX", "en_US.UTF-8"} {
+			plan := tc.plan
+			plan.Inputs = 1
+			if plan.Outputs == nil {
+				plan.Outputs = []rewrite.AggOutput{{Name: "x", Expr: in()}}
+				plan.Ungrouped = true
+			}
+			a := newAggregator(&plan, nil, []*encrypted{nil}, new(atomic.Pointer[[]onion.Type]), nil, nil, coll)
+			_, err := a.start([]onion.Type{tText}, onion.Env{})
+			wantRefusal := tc.orders && coll != "C" && coll != "POSIX"
+			if wantRefusal != (err != nil) || err != nil && (!isRefusal(err) || !strings.Contains(err.Error(), coll)) {
+				t.Errorf("%s under %s: %v, want refusal %v", tc.name, coll, err, wantRefusal)
+			}
+		}
+	}
+}
