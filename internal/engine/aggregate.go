@@ -44,10 +44,10 @@ type aggregator struct {
 	// ordering text under another collation is refused.
 	collation string
 	inEnc     []*encrypted
-	ev      *evaluator
-	aggList []aggRef // the aggregates of ev.aggs, in index order
-	outT    []onion.Type
-	err     error // the first evaluation error, reported at the end
+	ev        *evaluator
+	aggList   []aggRef // the aggregates of ev.aggs, in index order
+	outT      []onion.Type
+	err       error // the first evaluation error, reported at the end
 
 	batch   *rowBatch
 	work    chan *rowBatch
