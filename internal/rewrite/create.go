@@ -459,26 +459,17 @@ func referencedColumns(n *pg_query.Node, encrypted map[string]*catalog.Column) [
 // parse tree. It walks the protobuf structure generically, so no node type
 // can hide a reference.
 func walkColumnRefs(m protoreflect.Message, f func(string)) {
-	switch n := m.Interface().(type) {
-	case *pg_query.ColumnRef:
-		if names := stringList(n.Fields); len(names) > 0 && names[len(names)-1] != "" {
-			f(names[len(names)-1])
-		}
-		return
-	case *pg_query.IndexElem: // index and EXCLUDE elements name columns directly
-		if n.Name != "" {
-			f(n.Name)
-		}
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := range l.Len() {
-				walkColumnRefs(l.Get(i).Message(), f)
+	inspect(m, func(m protoreflect.Message) bool {
+		switch n := m.Interface().(type) {
+		case *pg_query.ColumnRef:
+			if names := stringList(n.Fields); len(names) > 0 && names[len(names)-1] != "" {
+				f(names[len(names)-1])
 			}
-		case fd.Message() != nil && !fd.IsMap():
-			walkColumnRefs(v.Message(), f)
+			return false
+		case *pg_query.IndexElem: // index and EXCLUDE elements name columns directly
+			if n.Name != "" {
+				f(n.Name)
+			}
 		}
 		return true
 	})

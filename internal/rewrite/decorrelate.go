@@ -194,26 +194,12 @@ func mergeWith(a, b []*pg_query.Node) []*pg_query.Node {
 // hasSubLink reports whether n holds a subquery.
 func hasSubLink(n *pg_query.Node) bool {
 	found := false
-	var visit func(m protoreflect.Message)
-	visit = func(m protoreflect.Message) {
+	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		if _, ok := m.Interface().(*pg_query.SubLink); ok {
 			found = true
-			return
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				l := v.List()
-				for i := range l.Len() {
-					visit(l.Get(i).Message())
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				visit(v.Message())
-			}
-			return !found
-		})
-	}
-	visit(n.ProtoReflect())
+		return !found
+	})
 	return found
 }
 

@@ -354,7 +354,7 @@ func (l *level) groupOrdOfHaving() {
 		return
 	}
 	used := map[string]bool{}
-	l.q.walk(l.sel.HavingClause.ProtoReflect(), func(m protoreflect.Message) bool {
+	inspect(l.sel.HavingClause.ProtoReflect(), func(m protoreflect.Message) bool {
 		if cr, ok := m.Interface().(*pg_query.ColumnRef); ok {
 			if names := stringList(cr.Fields); len(names) == 2 {
 				used[names[0]+"."+names[1]] = true

@@ -570,7 +570,7 @@ func (q *planner) plainExpr(n *pg_query.Node, sc *scope, construct string) error
 		return nil
 	}
 	var err error
-	q.walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
+	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		if err != nil {
 			return false
 		}
@@ -647,7 +647,7 @@ func (q *planner) firstEncrypted(n *pg_query.Node, sc *scope, construct string) 
 	}
 	var found *encCol
 	var err error
-	q.walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
+	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		if found != nil || err != nil {
 			return false
 		}
@@ -672,25 +672,6 @@ func wholeRow(cr *pg_query.ColumnRef, sc *scope, construct string) error {
 		}
 	}
 	return nil
-}
-
-// walk calls f on m and, while f returns true, on the messages below it.
-func (q *planner) walk(m protoreflect.Message, f func(protoreflect.Message) bool) {
-	if !f(m) {
-		return
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := range l.Len() {
-				q.walk(l.Get(i).Message(), f)
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			q.walk(v.Message(), f)
-		}
-		return true
-	})
 }
 
 // done marks a node already rewritten, isDone asks.

@@ -520,26 +520,13 @@ func inlineCTEs(sel *pg_query.SelectStmt) {
 		return
 	}
 	refs := map[string]int{}
-	var count func(m protoreflect.Message)
-	count = func(m protoreflect.Message) {
+	inspect(sel.ProtoReflect(), func(m protoreflect.Message) bool {
 		if rv, ok := m.Interface().(*pg_query.RangeVar); ok && rv.Schemaname == "" {
 			refs[rv.Relname]++
-			return
+			return false
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				l := v.List()
-				for i := range l.Len() {
-					count(l.Get(i).Message())
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				count(v.Message())
-			}
-			return true
-		})
-	}
-	count(sel.ProtoReflect())
+		return true
+	})
 	var kept []*pg_query.Node
 	for _, n := range w.Ctes {
 		cte := n.GetCommonTableExpr()
@@ -644,26 +631,17 @@ func mergeDerived(sel *pg_query.SelectStmt) error {
 // expression by a copy of it (not inside subqueries, whose names are
 // their own).
 func substituteRefs(m protoreflect.Message, repl func(*pg_query.ColumnRef) *pg_query.Node) {
-	if _, ok := m.Interface().(*pg_query.SubLink); ok {
-		return
-	}
-	if n, ok := m.Interface().(*pg_query.Node); ok {
-		if cr := n.GetColumnRef(); cr != nil {
-			if r := repl(cr); r != nil {
-				n.Node = proto.Clone(r).(*pg_query.Node).Node
+	inspect(m, func(m protoreflect.Message) bool {
+		switch n := m.Interface().(type) {
+		case *pg_query.SubLink:
+			return false
+		case *pg_query.Node:
+			if cr := n.GetColumnRef(); cr != nil {
+				if r := repl(cr); r != nil {
+					n.Node = proto.Clone(r).(*pg_query.Node).Node
+				}
+				return false
 			}
-			return
-		}
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := range l.Len() {
-				substituteRefs(l.Get(i).Message(), repl)
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			substituteRefs(v.Message(), repl)
 		}
 		return true
 	})
@@ -673,31 +651,17 @@ func substituteRefs(m protoreflect.Message, repl func(*pg_query.ColumnRef) *pg_q
 // subqueries).
 func containsAggregate(n *pg_query.Node) bool {
 	found := false
-	var visit func(m protoreflect.Message)
-	visit = func(m protoreflect.Message) {
+	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		switch x := m.Interface().(type) {
 		case *pg_query.SubLink:
-			return
+			return false
 		case *pg_query.FuncCall:
 			if x.Over == nil && isAggregate(x) {
 				found = true
-				return
 			}
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				l := v.List()
-				for i := range l.Len() {
-					visit(l.Get(i).Message())
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				visit(v.Message())
-			}
-			return !found
-		})
-	}
-	visit(n.ProtoReflect())
+		return !found
+	})
 	return found
 }
 

@@ -36,21 +36,10 @@ func Relations(st Statement) []Relation {
 }
 
 func walkRangeVars(m protoreflect.Message, f func(*pg_query.RangeVar)) {
-	if rv, ok := m.Interface().(*pg_query.RangeVar); ok {
-		f(rv)
-		return
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList():
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				if fd.Message() != nil {
-					walkRangeVars(l.Get(i).Message(), f)
-				}
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			walkRangeVars(v.Message(), f)
+	inspect(m, func(m protoreflect.Message) bool {
+		if rv, ok := m.Interface().(*pg_query.RangeVar); ok {
+			f(rv)
+			return false
 		}
 		return true
 	})
@@ -60,28 +49,13 @@ func walkRangeVars(m protoreflect.Message, f func(*pg_query.RangeVar)) {
 // references, in order of appearance (with repetitions).
 func ParamRefs(st Statement) []int {
 	var out []int
-	var walk func(m protoreflect.Message)
-	walk = func(m protoreflect.Message) {
+	inspect(st.Tree.Stmt.ProtoReflect(), func(m protoreflect.Message) bool {
 		if p, ok := m.Interface().(*pg_query.ParamRef); ok {
 			out = append(out, int(p.Number))
-			return
+			return false
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList():
-				l := v.List()
-				for i := 0; i < l.Len(); i++ {
-					if fd.Message() != nil {
-						walk(l.Get(i).Message())
-					}
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				walk(v.Message())
-			}
-			return true
-		})
-	}
-	walk(st.Tree.Stmt.ProtoReflect())
+		return true
+	})
 	return out
 }
 

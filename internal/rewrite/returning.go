@@ -77,18 +77,7 @@ func (w *dmlRefWalker) walk(m protoreflect.Message, rows []string, readsT bool) 
 		readsT = len(names) > 0
 		rows = append(slices.Clip(rows), names...)
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := range l.Len() {
-				w.walk(l.Get(i).Message(), rows, readsT)
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			w.walk(v.Message(), rows, readsT)
-		}
-		return true
-	})
+	children(m, func(c protoreflect.Message) { w.walk(c, rows, readsT) })
 }
 
 func (w *dmlRefWalker) columnRef(cr *pg_query.ColumnRef, rows []string, readsT bool) {
@@ -157,19 +146,10 @@ func (r dmlRef) exprRefusal(table, list string) error {
 // dmlParams returns the numbers of the parameters ($n) a parse tree
 // references.
 func dmlParams(m protoreflect.Message, into map[int]bool) {
-	if pr, ok := m.Interface().(*pg_query.ParamRef); ok {
-		into[int(pr.Number)] = true
-		return
-	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := range l.Len() {
-				dmlParams(l.Get(i).Message(), into)
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			dmlParams(v.Message(), into)
+	inspect(m, func(m protoreflect.Message) bool {
+		if pr, ok := m.Interface().(*pg_query.ParamRef); ok {
+			into[int(pr.Number)] = true
+			return false
 		}
 		return true
 	})

@@ -104,42 +104,21 @@ func (f *subqueryFinder) selectStmt(sel *pg_query.SelectStmt, ctes []*pg_query.C
 			ctes = append(ctes, cte)
 		}
 	}
-	var visit func(m protoreflect.Message)
-	visit = func(m protoreflect.Message) {
+	inspect(sel.ProtoReflect(), func(m protoreflect.Message) bool {
 		switch x := m.Interface().(type) {
 		case *pg_query.Node:
 			if sl := x.GetSubLink(); sl != nil {
 				f.subLink(x, sl, sel, ctes)
-				return
+				return false
 			}
 		case *pg_query.SelectStmt:
+			if x == sel {
+				return true
+			}
 			f.selectStmt(x, ctes) // derived tables, set operations
-			return
+			return false
 		case *pg_query.WithClause:
-			return // done above
-		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				l := v.List()
-				for i := range l.Len() {
-					visit(l.Get(i).Message())
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				visit(v.Message())
-			}
-			return true
-		})
-	}
-	sel.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := range l.Len() {
-				visit(l.Get(i).Message())
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			visit(v.Message())
+			return false // done above
 		}
 		return true
 	})
@@ -189,29 +168,18 @@ func (f *subqueryFinder) readCTEs(sub *pg_query.SelectStmt, ctes []*pg_query.Com
 		byName[c.Ctename] = c
 	}
 	needed := map[string]bool{}
-	var need func(m protoreflect.Message)
-	need = func(m protoreflect.Message) {
+	var need func(m protoreflect.Message) bool
+	need = func(m protoreflect.Message) bool {
 		if rv, ok := m.Interface().(*pg_query.RangeVar); ok && rv.Schemaname == "" {
 			if c := byName[rv.Relname]; c != nil && !needed[rv.Relname] {
 				needed[rv.Relname] = true
-				need(c.ProtoReflect())
+				inspect(c.ProtoReflect(), need)
 			}
-			return
+			return false
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				l := v.List()
-				for i := range l.Len() {
-					need(l.Get(i).Message())
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				need(v.Message())
-			}
-			return true
-		})
+		return true
 	}
-	need(sub.ProtoReflect())
+	inspect(sub.ProtoReflect(), need)
 	var with []*pg_query.Node
 	r := &resolver{lookup: f.lookup, ctes: map[string]*pg_query.CommonTableExpr{}}
 	for _, c := range ctes {
@@ -445,33 +413,20 @@ func (r *resolver) expr(n *pg_query.Node, sc *nameScope) bool {
 		return true
 	}
 	ok := true
-	var visit func(m protoreflect.Message)
-	visit = func(m protoreflect.Message) {
+	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		if !ok {
-			return
+			return false
 		}
 		switch x := m.Interface().(type) {
 		case *pg_query.ColumnRef:
 			ok = sc.resolves(x)
-			return
+			return false
 		case *pg_query.SelectStmt:
 			ok = r.level(x, sc)
-			return
+			return false
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				l := v.List()
-				for i := range l.Len() {
-					visit(l.Get(i).Message())
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				visit(v.Message())
-			}
-			return ok
-		})
-	}
-	visit(n.ProtoReflect())
+		return true
+	})
 	return ok
 }
 
@@ -621,26 +576,12 @@ func isSecret(n *pg_query.Node) bool {
 // ciphertext, so what is left would reach the server in plaintext.
 func checkSecrets(st Statement) error {
 	found := false
-	var visit func(m protoreflect.Message)
-	visit = func(m protoreflect.Message) {
+	inspect(st.Tree.ProtoReflect(), func(m protoreflect.Message) bool {
 		if n, ok := m.Interface().(*pg_query.Node); ok && isSecret(n) {
 			found = true
-			return
 		}
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-			switch {
-			case fd.IsList() && fd.Message() != nil:
-				l := v.List()
-				for i := range l.Len() {
-					visit(l.Get(i).Message())
-				}
-			case fd.Message() != nil && !fd.IsMap():
-				visit(v.Message())
-			}
-			return !found
-		})
-	}
-	visit(st.Tree.ProtoReflect())
+		return !found
+	})
 	if found {
 		return Refusal("a subquery's result computed from encrypted columns is used where the server would see it in plaintext (compared with a plain column, or in an expression): only comparisons with encrypted columns and what the proxy computes may use it")
 	}

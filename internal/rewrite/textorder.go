@@ -243,7 +243,7 @@ func (l *level) proxySort(hidden func(*pg_query.Node) int, visible int) error {
 // hasSubLink reports whether n contains a subquery.
 func (q *planner) hasSubLink(n *pg_query.Node) bool {
 	found := false
-	q.walk(n.ProtoReflect(), func(m protoreflect.Message) bool {
+	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		if _, ok := m.Interface().(*pg_query.SubLink); ok {
 			found = true
 		}
