@@ -49,6 +49,7 @@ type options struct {
 	strict  bool
 	hold    bool
 	queries string
+	train   bool
 }
 
 func run() error {
@@ -62,6 +63,7 @@ func run() error {
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory (data, keys, proxy log)")
 	flag.BoolVar(&o.strict, "fail-on-mismatch", false, "exit with status 1 when a query returns different rows through the proxy (after the report)")
 	flag.BoolVar(&o.hold, "hold", false, "after loading, print the connection strings and keep the databases and the proxy up until interrupted (for working on queries); no queries are run")
+	flag.BoolVar(&o.train, "train", true, "settle the onion layers before loading: run the queries once through the proxy on the empty tables, so their peels cost nothing and never rewrite a loaded table (CryptDB's training mode); with -train=false the first runs peel the loaded tables")
 	flag.StringVar(&o.queries, "queries", "", "comma-separated query `numbers` to run (default: all 22)")
 	flag.Parse()
 	if o.sf <= 0 || o.runs < 1 || o.timeout <= 0 {
@@ -104,23 +106,36 @@ func run() error {
 		return err
 	}
 	defer e.stop()
-	loads, err := e.load(ctx, o.data, os.Stderr)
+	which, err := parseQueryList(o.queries)
+	if err != nil {
+		return err
+	}
+	var train []int
+	if o.train {
+		train = which
+	}
+	loads, trainPeels, err := e.load(ctx, o.data, train, o.timeout, os.Stderr)
 	if err != nil {
 		return err
 	}
 	if o.hold {
 		return e.hold(o.data)
 	}
-	which, err := parseQueryList(o.queries)
+	progress("running %d queries (%d timed runs each)...", len(which), o.runs)
+	before, err := e.peelsLogged()
 	if err != nil {
 		return err
 	}
-	progress("running %d queries (%d timed runs each)...", len(which), o.runs)
 	results, err := e.runQueries(ctx, o.data, which, o.runs, o.timeout, progress)
 	if err != nil {
 		return err
 	}
-	rep := report{SF: o.sf, Runs: o.runs, Loads: loads, Queries: results, Took: time.Since(start)}
+	after, err := e.peelsLogged()
+	if err != nil {
+		return err
+	}
+	rep := report{SF: o.sf, Runs: o.runs, Loads: loads, Queries: results, Took: time.Since(start),
+		Trained: o.train, TrainPeels: trainPeels, LatePeels: after - before}
 	if err := rep.write(ctx, o.out, e); err != nil {
 		return err
 	}
