@@ -96,24 +96,16 @@ func (x *encrypted) layers() (eq, ord onion.Layer) {
 // Ord at RND as onion.Encrypt makes them, or, for onions already peeled,
 // at DET and OPE.
 func (x *encrypted) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
-	cells, err := x.oc.Encrypt(v, salt)
-	if err != nil || v.IsNull() {
-		return cells, err
-	}
 	eq, ord := x.layers()
 	// A peeled onion holds exactly what peeling the RND layer on the
 	// server leaves, so new and peeled cells compare equal.
-	if eq == onion.LayerDET {
-		if cells.Eq, err = x.oc.PeelRND(onion.KindEq, cells.Eq, salt); err != nil {
-			return cells, err
-		}
+	if eq != onion.LayerDET {
+		eq = onion.LayerRND
 	}
-	if ord == onion.LayerOPE && cells.Ord != nil {
-		if cells.Ord, err = x.oc.PeelRND(onion.KindOrd, cells.Ord, salt); err != nil {
-			return cells, err
-		}
+	if ord != onion.LayerOPE {
+		ord = onion.LayerRND
 	}
-	return cells, nil
+	return x.oc.EncryptAt(v, salt, eq, ord)
 }
 
 // encryptHole returns the cells of hole h's value v: those of encrypt,

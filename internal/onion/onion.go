@@ -340,6 +340,25 @@ func checkSalt(salt []byte) error {
 // and random per row: see rnd.NewSalt). NULL gives all-nil Cells. v must be
 // a valid Value of the column's type.
 func (c *Column) Encrypt(v Value, salt []byte) (Cells, error) {
+	return c.EncryptAt(v, salt, LayerRND, LayerRND)
+}
+
+// EncryptAt is Encrypt for a column whose onions were peeled: the Eq cell
+// at eqLayer (LayerRND or LayerDET), the Ord cell at ordLayer (LayerRND or
+// LayerOPE; ignored when the column has no Ord onion). A cell at the inner
+// layer is exactly what peeling the RND layer off Encrypt's cell leaves
+// (PeelRND), without the cost of making and then removing that layer.
+//
+// Warning: a cell at DET or OPE shows the server equality or order;
+// write one only where the column's catalog entry says the onion is
+// peeled, so it shows nothing new.
+func (c *Column) EncryptAt(v Value, salt []byte, eqLayer, ordLayer Layer) (Cells, error) {
+	if eqLayer != LayerRND && eqLayer != LayerDET {
+		return Cells{}, fmt.Errorf("onion: the Eq onion has no layer %q", eqLayer)
+	}
+	if ordLayer != LayerRND && ordLayer != LayerOPE {
+		return Cells{}, fmt.Errorf("onion: the Ord onion has no layer %q", ordLayer)
+	}
 	if v.IsNull() {
 		return Cells{}, nil
 	}
@@ -354,13 +373,19 @@ func (c *Column) Encrypt(v Value, salt []byte) (Cells, error) {
 	if err != nil {
 		return Cells{}, err
 	}
-	cells.Eq = c.eqRND.EncryptProbabilistically(make([]byte, 0, rnd.CiphertextLen(len(detCT))), detCT, salt)
+	cells.Eq = detCT
+	if eqLayer == LayerRND {
+		cells.Eq = c.eqRND.EncryptProbabilistically(make([]byte, 0, rnd.CiphertextLen(len(detCT))), detCT, salt)
+	}
 	if c.val != nil {
 		cells.Val = c.val.EncryptProbabilistically(nil, c.t.AppendBinary(nil, v), salt)
 	}
 	if c.has(KindOrd) {
 		opeCT := c.encryptOPE(c.ordinal(v))
-		cells.Ord = c.ordRND.EncryptProbabilistically(make([]byte, 0, rnd.CiphertextLen(len(opeCT))), opeCT, salt)
+		cells.Ord = append([]byte(nil), opeCT...) // the cache's copy is shared
+		if ordLayer == LayerRND {
+			cells.Ord = c.ordRND.EncryptProbabilistically(make([]byte, 0, rnd.CiphertextLen(len(opeCT))), opeCT, salt)
+		}
 	}
 	if c.has(KindAdd) {
 		ct, err := c.encryptHOM(c.addInt(v))

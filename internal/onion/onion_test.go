@@ -167,6 +167,24 @@ func TestRoundTrip(t *testing.T) {
 						t.Fatalf("%q: decrypt at DET %#v, %v", s, got, err)
 					}
 				}
+				// Encrypting at the peeled layers gives what peeling leaves.
+				peeled, err := c.EncryptAt(v, rs, LayerDET, LayerOPE)
+				if err != nil {
+					t.Fatalf("%q: EncryptAt: %v", s, err)
+				}
+				if wantEq, err := c.PeelRND(KindEq, cells.Eq, rs); err != nil || !bytes.Equal(peeled.Eq, wantEq) {
+					t.Fatalf("%q: EncryptAt's Eq cell %x, peeled %x (%v)", s, peeled.Eq, wantEq, err)
+				}
+				if cells.Ord != nil {
+					if wantOrd, err := c.PeelRND(KindOrd, cells.Ord, rs); err != nil || !bytes.Equal(peeled.Ord, wantOrd) {
+						t.Fatalf("%q: EncryptAt's Ord cell %x, peeled %x (%v)", s, peeled.Ord, wantOrd, err)
+					}
+				} else if peeled.Ord != nil {
+					t.Fatalf("%q: EncryptAt made an Ord cell for a column without the Ord onion", s)
+				}
+				if !bytes.Equal(peeled.Val, nil) != (cells.Val != nil) {
+					t.Fatalf("%q: EncryptAt's Val cell %x, Encrypt's %x", s, peeled.Val, cells.Val)
+				}
 				if cells.Ord != nil && c.OrdIsPrefix() {
 					if _, err := c.DecryptOrd(cells.Ord, rs, LayerRND); !errors.Is(err, ErrOrdPrefix) {
 						t.Fatalf("%q: decrypt Ord of a text: %v, want ErrOrdPrefix", s, err)
