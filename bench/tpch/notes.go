@@ -5,6 +5,5 @@ package main
 // (the report shows the refusal itself next to it). Queries that match
 // need no note.
 var queryNotes = map[int]string{
-	13: "NOT LIKE in a LEFT JOIN ... ON condition (a residual filter inside an outer join), under a grouped derived table that is grouped again: needs the proxy to evaluate an outer join's residual and nested split execution",
 	15: "a grouped CTE (revenue per l_suppkey, an expression sum) used by a join and compared with MAX of itself: needs split execution of the CTE as a relation the outer statement joins",
 }

@@ -36,8 +36,11 @@ type aggregator struct {
 	// types holds the inputs' types once a RowDescription showed them,
 	// shared by the rewriters of one prepared statement: a portal
 	// executed without Describe gets no RowDescription of its own.
-	types   *atomic.Pointer[[]onion.Type]
-	d       *decrypter // nil when every input is plain
+	types *aggTypes
+	d     *decrypter // nil when every input is plain
+	// src computes the plan's Source, whose result rows are the inputs
+	// (then d is nil and the server's rows go to src).
+	src     *aggregator
 	params  *sessionParams
 	formats []int16 // the client's result formats
 	// collation is the database's: text is ordered as C does, so
@@ -86,10 +89,32 @@ type aggState struct {
 	distinct map[string]aval
 }
 
+// aggTypes holds the input types of a split execution's plan and of its
+// Source, once known.
+type aggTypes struct {
+	in  atomic.Pointer[[]onion.Type]
+	src *aggTypes
+}
+
+func newAggTypes(p *rewrite.AggPlan) *aggTypes {
+	t := &aggTypes{}
+	if p.Source != nil {
+		t.src = newAggTypes(p.Source)
+	}
+	return t
+}
+
 // newAggregator returns the rewriter of one execution of plan; collation
-// is the database's (the proxy orders text only as C does).
-func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, types *atomic.Pointer[[]onion.Type], params *sessionParams, formats []int16, collation string) *aggregator {
-	return &aggregator{plan: plan, d: d, inEnc: inEnc, types: types, params: params, formats: formats, collation: collation, groups: map[string]*group{}}
+// is the database's (the proxy orders text only as C does). d decrypts
+// the server's rows and inEnc are the encrypted columns among them (see
+// aggInputs), for the innermost plan when plan has a Source.
+func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, types *aggTypes, params *sessionParams, formats []int16, collation string) *aggregator {
+	a := &aggregator{plan: plan, d: d, inEnc: inEnc, types: types, params: params, formats: formats, collation: collation, groups: map[string]*group{}}
+	if plan.Source != nil {
+		a.src = newAggregator(plan.Source, d, inEnc, types.src, params, nil, collation)
+		a.d, a.inEnc = nil, make([]*encrypted, plan.Inputs)
+	}
+	return a
 }
 
 // RowDescription types the inputs (the server's plain columns by OID) and
@@ -97,6 +122,16 @@ func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, type
 func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 	env, err := a.params.get()
 	if err != nil {
+		return err
+	}
+	if a.src != nil {
+		if err := a.src.RowDescription(rd); err != nil {
+			return err
+		}
+		in := a.src.outT
+		a.types.in.Store(&in)
+		fields, err := a.start(in, env)
+		rd.Fields = fields
 		return err
 	}
 	if a.d != nil {
@@ -119,7 +154,7 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 		}
 		in = append(in, t)
 	}
-	a.types.Store(&in)
+	a.types.in.Store(&in)
 	fields, err := a.start(in, env)
 	if err != nil {
 		return err
@@ -220,6 +255,9 @@ func (a *aggregator) exprs() []*rewrite.Expr {
 		out = append(out, o.Expr)
 	}
 	out = append(out, a.plan.Group...)
+	if a.plan.JoinResidual != nil {
+		out = append(out, a.plan.JoinResidual)
+	}
 	if a.plan.Where != nil {
 		out = append(out, a.plan.Where)
 	}
@@ -285,9 +323,12 @@ func (b *rowBatch) row(r int, row *pgproto3.DataRow) {
 
 // DataRow hands one input row to the workers.
 func (a *aggregator) DataRow(row *pgproto3.DataRow) error {
+	if a.src != nil {
+		return a.src.DataRow(row)
+	}
 	if a.ev == nil && a.err == nil {
 		// A portal of a statement described earlier.
-		in := a.types.Load()
+		in := a.types.in.Load()
 		env, err := a.params.get()
 		switch {
 		case err != nil:
@@ -452,7 +493,25 @@ func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 			return err
 		}
 	}
+	return f.foldInputs(in, seq)
+}
+
+// foldInputs adds one row of input values, the seq-th, to its group.
+func (f *folder) foldInputs(in []aval, seq int64) error {
+	a := f.a
 	sc := &scope{row: in}
+	if a.plan.JoinResidual != nil {
+		ok, err := f.ev.eval(a.plan.JoinResidual, sc)
+		if err != nil {
+			return err
+		}
+		if ok.null || ok.i == 0 {
+			// The right side did not match: NULL-extended.
+			for _, i := range a.plan.Nullable {
+				in[i] = nullOf(f.ev.in[i])
+			}
+		}
+	}
 	if a.plan.Where != nil {
 		ok, err := f.ev.eval(a.plan.Where, sc)
 		if err != nil {
@@ -635,6 +694,22 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 	if !atEnd {
 		return nil, nil
 	}
+	out, err := a.results()
+	if err != nil {
+		return nil, err
+	}
+	return a.encode(out)
+}
+
+// results computes the result rows once every input row was handed over.
+func (a *aggregator) results() ([][]aval, error) {
+	var srcRows [][]aval
+	if a.src != nil {
+		var err error
+		if srcRows, err = a.src.results(); err != nil {
+			return nil, err
+		}
+	}
 	if a.err != nil {
 		return nil, a.err
 	}
@@ -643,7 +718,10 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 	}
 	if a.ev == nil {
 		// No rows and no description: set up from the statement's.
-		in := a.types.Load()
+		in := a.types.in.Load()
+		if in == nil && a.src != nil && a.src.ev != nil {
+			in = &a.src.outT
+		}
 		if in == nil {
 			return nil, rewrite.Refusal("a query the proxy computes must be described before it runs (Describe the statement or the portal)")
 		}
@@ -655,11 +733,24 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 			return nil, err
 		}
 	}
+	if a.src != nil {
+		// The derived table's rows, folded here.
+		f := a.newFolder()
+		for i, r := range srcRows {
+			if err := f.foldInputs(r, int64(i)); err != nil {
+				return nil, err
+			}
+		}
+		a.folders = []*folder{f}
+		if err := a.drain(); err != nil {
+			return nil, err
+		}
+	}
 	return a.finish()
 }
 
 // finish computes the groups' outputs, HAVING, ORDER BY and LIMIT.
-func (a *aggregator) finish() ([]*pgproto3.DataRow, error) {
+func (a *aggregator) finish() ([][]aval, error) {
 	if len(a.plan.Group) == 0 && len(a.order) == 0 && !a.plan.Ungrouped {
 		// Aggregates without GROUP BY: one row, even over no rows.
 		a.order = append(a.order, &group{row: make([]aval, a.plan.Inputs), states: make([]aggState, len(a.aggList))})
@@ -734,7 +825,7 @@ func (a *aggregator) finish() ([]*pgproto3.DataRow, error) {
 	if a.plan.Offset.Const != nil {
 		off = max(*a.plan.Offset.Const, 0)
 	}
-	var rows []*pgproto3.DataRow
+	var rows [][]aval
 	for i, r := range out {
 		if int64(i) < off {
 			continue
@@ -742,8 +833,17 @@ func (a *aggregator) finish() ([]*pgproto3.DataRow, error) {
 		if a.plan.Limit.Const != nil && *a.plan.Limit.Const >= 0 && int64(len(rows)) >= *a.plan.Limit.Const {
 			break
 		}
-		vals := make([][]byte, len(r.vals))
-		for j, v := range r.vals {
+		rows = append(rows, r.vals)
+	}
+	return rows, nil
+}
+
+// encode writes result rows in the client's formats.
+func (a *aggregator) encode(out [][]aval) ([]*pgproto3.DataRow, error) {
+	rows := make([]*pgproto3.DataRow, 0, len(out))
+	for _, r := range out {
+		vals := make([][]byte, len(r))
+		for j, v := range r {
 			if v.null {
 				continue
 			}

@@ -32,9 +32,13 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	p, err := rewrite.PlanQuery(st, lookup)
 	var agg *rewrite.AggPlan
 	if err != nil {
-		if agg = splitExecution(orig.Clone(), lookup, err); agg == nil {
+		var aggErr error
+		if agg, aggErr = splitExecution(orig.Clone(), lookup, err); agg == nil {
 			if ahead, ok := s.subqueriesAhead(orig, lookup, ext, err); ok {
 				return ahead()
+			}
+			if aggErr != nil {
+				return nil, aggErr
 			}
 			return nil, err
 		}
@@ -96,7 +100,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			sp.results = d
 		}
 		if agg != nil {
-			sp.results = newAggregator(agg, d, aggInputs(agg, proj), new(atomic.Pointer[[]onion.Type]), &s.params, nil, s.e.cat.collation)
+			sp.results = newAggregator(agg, d, aggInputs(agg, proj), newAggTypes(agg), &s.params, nil, s.e.cat.collation)
 		}
 		return sp, nil
 	}
@@ -180,7 +184,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	}
 	if agg != nil {
 		inEnc := aggInputs(agg, proj)
-		types := new(atomic.Pointer[[]onion.Type])
+		types := newAggTypes(agg)
 		ext.resultFmts = func(client []int16) ([]int16, error) {
 			if len(client) > 1 && len(client) != len(agg.Outputs) {
 				return nil, &pgconn.PgError{Severity: "ERROR", Code: "08P01",
@@ -215,18 +219,24 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 
 // splitExecution plans a SELECT the server cannot compute over the
 // onions (refused with 0A000 by rewrite.PlanQuery) for split execution
-// (rewrite.PlanAggregate); nil when that cannot run it either (the
-// original refusal then stands). st is a copy of the statement as the
-// client sent it, which PlanAggregate may rewrite.
-func splitExecution(st rewrite.Statement, lookup rewrite.TableLookup, refusal error) *rewrite.AggPlan {
+// (rewrite.PlanAggregate); nil when that cannot run it either: the
+// original refusal then stands, unless planning found an error in the
+// query itself (SQLSTATE class 42, such as an unknown column), which is
+// returned. st is a copy of the statement as the client sent it, which
+// PlanAggregate may rewrite.
+func splitExecution(st rewrite.Statement, lookup rewrite.TableLookup, refusal error) (*rewrite.AggPlan, error) {
 	if !isRefusal(refusal) {
-		return nil
+		return nil, nil
 	}
 	agg, err := rewrite.PlanAggregate(st, lookup)
-	if err != nil {
-		return nil
+	var pe *pgconn.PgError
+	if err != nil && errors.As(err, &pe) && strings.HasPrefix(pe.Code, "42") {
+		return nil, err
 	}
-	return agg
+	if err != nil {
+		return nil, nil
+	}
+	return agg, nil
 }
 
 // isRefusal reports whether err is a refusal (0A000).
@@ -238,6 +248,9 @@ func isRefusal(err error) bool {
 // aggInputs are the encrypted columns among a split execution's inputs
 // (nil for a plain input).
 func aggInputs(agg *rewrite.AggPlan, proj *projection) []*encrypted {
+	for agg.Source != nil {
+		agg = agg.Source // the server's rows are the innermost plan's inputs
+	}
 	in := make([]*encrypted, agg.Inputs)
 	if proj != nil {
 		for i := range in {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/pgonion/pgonion/internal/onion"
@@ -32,7 +31,7 @@ func TestSplitTextOrderNeedsByteOrder(t *testing.T) {
 				plan.Outputs = []rewrite.AggOutput{{Name: "x", Expr: in()}}
 				plan.Ungrouped = true
 			}
-			a := newAggregator(&plan, nil, []*encrypted{nil}, new(atomic.Pointer[[]onion.Type]), nil, nil, coll)
+			a := newAggregator(&plan, nil, []*encrypted{nil}, newAggTypes(&plan), nil, nil, coll)
 			_, err := a.start([]onion.Type{tText}, onion.Env{})
 			wantRefusal := tc.orders && coll != "C" && coll != "POSIX"
 			if wantRefusal != (err != nil) || err != nil && (!isRefusal(err) || !strings.Contains(err.Error(), coll)) {

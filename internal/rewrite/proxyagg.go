@@ -1,8 +1,12 @@
 package rewrite
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -46,6 +50,16 @@ type AggPlan struct {
 	// Ungrouped is a query without aggregates or GROUP BY: each input
 	// row that passes Where is a result row.
 	Ungrouped bool
+	// JoinResidual, when set, is the part of a LEFT JOIN's ON clause the
+	// proxy checks (see outerjoin.go): on each input row where it is not
+	// true, the inputs Nullable (the right side's columns) are set to
+	// NULL before Where, grouping and aggregates.
+	JoinResidual *Expr
+	Nullable     []int
+	// Source, when set, is a derived table the proxy computes first (a
+	// grouped subquery in FROM): its result rows are the inputs, and
+	// Inner is Source's (the server's part of the innermost plan).
+	Source *AggPlan
 }
 
 // AggOutput is one column of the result.
@@ -97,7 +111,26 @@ type Expr struct {
 
 // PlanAggregate plans st (a SELECT, untouched by PlanQuery) for
 // split execution, or refuses it.
+//
+// A query over one derived table is planned first as one server query
+// over it; if that is refused, the proxy computes the derived table too,
+// first (AggPlan.Source).
 func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
+	orig := st.Clone()
+	p, err := planAggregate(st, lookup, false)
+	var pe *pgconn.PgError
+	if err != nil && errors.As(err, &pe) && pe.Code == "0A000" {
+		p2, err2 := planAggregate(orig, lookup, true)
+		if err2 == nil || !errors.As(err2, &pe) || pe.Code != "0A000" {
+			return p2, err2 // answered, or an error of the query itself
+		}
+	}
+	return p, err
+}
+
+// planAggregate is PlanAggregate, with the derived table computed by the
+// proxy when nested is set.
+func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, error) {
 	sel := st.Tree.Stmt.GetSelectStmt()
 	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
 		return nil, Refusal("only a single SELECT can be computed by the proxy")
@@ -110,12 +143,32 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 		return nil, err
 	}
 	b := &aggBuilder{inputs: map[string]int{}, st: st}
+	if nested {
+		if err := b.derivedSource(sel, lookup); err != nil {
+			return nil, err
+		}
+		if b.source == nil {
+			return nil, Refusal("no derived table to compute first")
+		}
+	}
+	var jr *joinResidual
+	if !nested {
+		var err error
+		if jr, err = splitJoinResidual(sel, st.version, lookup); err != nil {
+			return nil, err
+		}
+		if jr != nil {
+			if err := jr.checkWhere(sel.WhereClause, lookup); err != nil {
+				return nil, err
+			}
+		}
+	}
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil
 	// The conditions of the WHERE the server cannot evaluate are checked
 	// by the proxy.
 	var serverWhere []*pg_query.Node
 	for _, c := range conjuncts(sel.WhereClause) {
-		if serverEvaluates(c, sel, st.version, lookup) {
+		if b.source == nil && serverEvaluates(c, sel, st.version, lookup) {
 			serverWhere = append(serverWhere, c)
 			continue
 		}
@@ -199,6 +252,23 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 			return nil, err
 		}
 	}
+	if jr != nil {
+		if err := b.checkJoinResidual(jr, lookup); err != nil {
+			return nil, err
+		}
+	}
+	if b.source != nil {
+		b.plan.Source, b.plan.Inner, b.plan.Inputs = b.source, b.source.Inner, len(b.source.Outputs)
+		for _, g := range b.plan.Group {
+			if g.Kind != ExprInput {
+				continue
+			}
+			if err := refuseLossyOutput(b.source, g.Input); err != nil {
+				return nil, err
+			}
+		}
+		return &b.plan, nil
+	}
 	inner := &pg_query.SelectStmt{TargetList: b.targets, FromClause: sel.FromClause, WhereClause: sel.WhereClause, WithClause: sel.WithClause,
 		Op: pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}
 	if len(b.targets) == 0 {
@@ -212,16 +282,101 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 	// As on the server: grouping on a column whose equal values print
 	// differently (1.0, 1.00) would show an arbitrary one.
 	for _, g := range b.plan.Group {
-		if g.Kind != ExprInput || b.plan.Inner.PlainResults {
+		if g.Kind != ExprInput {
 			continue
 		}
-		if rc := b.plan.Inner.Columns[g.Input]; rc.Column != nil {
-			if err := refuseLossy(&encCol{table: rc.Table, col: rc.Column}, "GROUP BY"); err != nil {
-				return nil, err
-			}
+		if err := refuseLossyInput(&b.plan, g.Input); err != nil {
+			return nil, err
 		}
 	}
 	return &b.plan, nil
+}
+
+// refuseLossyInput refuses grouping on input i of p when it is an
+// encrypted column whose equal values print differently (1.0, 1.00): as
+// on the server, the group would show an arbitrary one.
+func refuseLossyInput(p *AggPlan, i int) error {
+	if p.Source != nil {
+		return refuseLossyOutput(p.Source, i)
+	}
+	if p.Inner.PlainResults {
+		return nil
+	}
+	if rc := p.Inner.Columns[i]; rc.Column != nil {
+		return refuseLossy(&encCol{table: rc.Table, col: rc.Column}, "GROUP BY")
+	}
+	return nil
+}
+
+// refuseLossyOutput is refuseLossyInput for output i of p: an output
+// that is an input passed through is that input.
+func refuseLossyOutput(p *AggPlan, i int) error {
+	if e := p.Outputs[i].Expr; e.Kind == ExprInput {
+		return refuseLossyInput(p, e.Input)
+	}
+	return nil
+}
+
+// derivedSource recognizes a query over one derived table that does not
+// merge into it (grouped, say: FROM (SELECT k, count(*) AS c FROM t
+// GROUP BY k) s): the proxy computes the derived table first, by split
+// execution, and its rows are the query's inputs. Nothing is done for
+// other queries.
+func (b *aggBuilder) derivedSource(sel *pg_query.SelectStmt, lookup TableLookup) error {
+	if len(sel.FromClause) != 1 {
+		return nil
+	}
+	rs := sel.FromClause[0].GetRangeSubselect()
+	if rs == nil {
+		return nil
+	}
+	sub := rs.Subquery.GetSelectStmt()
+	if rs.Lateral || rs.Alias == nil || sub == nil {
+		return Refusal("this derived table is not supported in a query the proxy computes")
+	}
+	if sel.WithClause != nil && sub.WithClause == nil {
+		sub.WithClause = sel.WithClause // the CTEs it may read
+	}
+	subSt := b.st
+	subSt.Tree = &pg_query.RawStmt{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sub}}}
+	src, err := PlanAggregate(subSt, lookup)
+	if err != nil {
+		return err
+	}
+	if len(rs.Alias.Colnames) > len(src.Outputs) {
+		return Refusal("derived table %s has %d columns available but %d columns specified", rs.Alias.Aliasname, len(src.Outputs), len(rs.Alias.Colnames))
+	}
+	b.source, b.sourceAlias, b.sourceNames = src, rs.Alias.Aliasname, make([]string, len(src.Outputs))
+	for i, o := range src.Outputs {
+		b.sourceNames[i] = o.Name
+		if i < len(rs.Alias.Colnames) {
+			b.sourceNames[i] = fieldName(rs.Alias.Colnames[i])
+		}
+	}
+	return nil
+}
+
+// sourceInput resolves a column reference to an output of the derived
+// table the proxy computes first.
+func (b *aggBuilder) sourceInput(cr *pg_query.ColumnRef) (int, error) {
+	f := stringList(cr.Fields)
+	if len(f) == 2 && f[0] != b.sourceAlias || len(f) > 2 {
+		return 0, Refusal("column reference %s is not supported in a query over a derived table the proxy computes", strings.Join(f, "."))
+	}
+	found := -1
+	for i, n := range b.sourceNames {
+		if n != f[len(f)-1] {
+			continue
+		}
+		if found >= 0 {
+			return 0, &pgconn.PgError{Severity: "ERROR", Code: "42702", Message: fmt.Sprintf("column reference %q is ambiguous", n)}
+		}
+		found = i
+	}
+	if found < 0 {
+		return 0, &pgconn.PgError{Severity: "ERROR", Code: "42703", Message: fmt.Sprintf("column %s does not exist", strings.Join(f, "."))}
+	}
+	return found, nil
 }
 
 // aggBuilder turns the client's expressions into Exprs over inputs.
@@ -231,6 +386,12 @@ type aggBuilder struct {
 	targets []*pg_query.Node
 	inAgg   bool
 	st      Statement // for its lookups
+
+	// source is the derived table computed first (derivedSource), whose
+	// outputs, named sourceNames under sourceAlias, are the inputs.
+	source      *AggPlan
+	sourceAlias string
+	sourceNames []string
 }
 
 // input returns the input of a column reference, adding it.
@@ -276,6 +437,10 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 	case *pg_query.Node_ColumnRef:
 		if x.ColumnRef.Fields[len(x.ColumnRef.Fields)-1].GetAStar() != nil {
 			return nil, Refusal("* in an expression the proxy computes is not supported")
+		}
+		if b.source != nil {
+			i, err := b.sourceInput(x.ColumnRef)
+			return &Expr{Kind: ExprInput, Input: i}, err
 		}
 		return &Expr{Kind: ExprInput, Input: b.input(x.ColumnRef)}, nil
 	case *pg_query.Node_AConst:

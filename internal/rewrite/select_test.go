@@ -80,7 +80,14 @@ func TestPlanQueryGolden(t *testing.T) {
 						vals[i] = ByteaLiteral([]byte{byte(i)})
 					}
 					sql, err := agg.Inner.Render(vals)
-					fmt.Fprintf(&out, "  split execution: inputs %d, outputs %d, group %d, having %v, order %d; server: %s %v\n", agg.Inputs, len(agg.Outputs), len(agg.Group), agg.Having != nil, len(agg.Order), sql, err)
+					for p := agg; p != nil; p = p.Source {
+						what := "split execution"
+						if p != agg {
+							what = "  over a derived table computed first"
+						}
+						fmt.Fprintf(&out, "  %s: inputs %d, outputs %d, group %d, having %v, order %d, join residual %v (nullable %v)\n", what, p.Inputs, len(p.Outputs), len(p.Group), p.Having != nil, len(p.Order), p.JoinResidual != nil, p.Nullable)
+					}
+					fmt.Fprintf(&out, "  server: %s %v\n", sql, err)
 				}
 			}
 			out.WriteString("\n")
