@@ -349,7 +349,7 @@ func (l *level) sortItem(it *sortItem) error {
 		// An output name wins over input columns, as in PostgreSQL: the
 		// server sorts its own output (a rank repeats its expression).
 		it.plain = o.node
-		if it.plain != nil && l.q.hasSubLink(it.plain) {
+		if it.plain != nil && hasSubLink(it.plain) {
 			it.plain = nil
 		}
 		return nil
@@ -380,7 +380,7 @@ func (l *level) sortItem(it *sortItem) error {
 	if err := l.q.plainExpr(sb.Node, l.sc, "ORDER BY"); err != nil {
 		return err
 	}
-	if !l.q.hasSubLink(sb.Node) {
+	if !hasSubLink(sb.Node) {
 		it.plain = sb.Node
 	}
 	return nil

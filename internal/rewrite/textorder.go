@@ -6,7 +6,6 @@ import (
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pgonion/pgonion/internal/onion"
 )
@@ -238,18 +237,6 @@ func (l *level) proxySort(hidden func(*pg_query.Node) int, visible int) error {
 	}
 	q.plan.Sort = ps
 	return nil
-}
-
-// hasSubLink reports whether n contains a subquery.
-func (q *planner) hasSubLink(n *pg_query.Node) bool {
-	found := false
-	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
-		if _, ok := m.Interface().(*pg_query.SubLink); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
 }
 
 // int8Const is the constant n (beyond int4, a numeric literal, which
