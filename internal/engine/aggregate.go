@@ -149,6 +149,9 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 			continue
 		}
 		t, ok := typeOfOID(rd.Fields[i].DataTypeOID)
+		if !ok && slices.Contains(a.plan.RowIDs, i) {
+			t, ok = tText, true // tableoid, ctid: only grouped on
+		}
 		if !ok {
 			return rewrite.Refusal("column %s of type OID %d cannot be computed by the proxy yet", rd.Fields[i].Name, rd.Fields[i].DataTypeOID)
 		}

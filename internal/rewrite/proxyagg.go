@@ -56,6 +56,10 @@ type AggPlan struct {
 	// NULL before Where, grouping and aggregates.
 	JoinResidual *Expr
 	Nullable     []int
+	// RowIDs are the inputs that identify a row of a table (its tableoid
+	// and ctid, see groupmerge.go): only grouped on, they are compared
+	// as text.
+	RowIDs []int
 	// Source, when set, is a derived table the proxy computes first (a
 	// grouped subquery in FROM): its result rows are the inputs, and
 	// Inner is Source's (the server's part of the innermost plan).
@@ -142,6 +146,8 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 	if err := mergeDerived(sel); err != nil {
 		return nil, err
 	}
+	rowIDs, _ := mergeGrouped(sel, lookup)
+	resolveGroupAliases(sel, lookup)
 	b := &aggBuilder{inputs: map[string]int{}, st: st}
 	if nested {
 		if err := b.derivedSource(sel, lookup); err != nil {
@@ -202,6 +208,11 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 			return nil, err
 		}
 		b.plan.Group = append(b.plan.Group, e)
+	}
+	for _, cr := range rowIDs {
+		if e, err := b.expr(&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}}); err == nil && e.Kind == ExprInput {
+			b.plan.RowIDs = append(b.plan.RowIDs, e.Input)
+		}
 	}
 	if sel.HavingClause != nil {
 		e, err := b.expr(sel.HavingClause)

@@ -893,6 +893,16 @@ SELECT c, count(*) FROM (SELECT k, count(*) AS c FROM t1 WHERE tx LIKE 'zzz%' GR
 SELECT count(*) FROM (SELECT k, count(*) AS c FROM t1 WHERE tx LIKE 'zzz%' GROUP BY k) s
 SELECT c FROM (SELECT k, sum(n) AS c FROM t1 GROUP BY k ORDER BY 2 DESC LIMIT 2) s ORDER BY c -- ordered
 SELECT nosuch FROM (SELECT k, count(*) AS c FROM t1 GROUP BY k) s -- error
+-- Tables joined with a grouped derived table, merged into one grouped
+-- query (TPC-H 15's shape)
+SELECT t2.id, t2.name, s.total FROM t2, (SELECT k, sum(n * 2) AS total FROM t1 GROUP BY k) s WHERE t2.k = s.k AND s.total > 10 ORDER BY t2.id -- ordered
+SELECT id, c, kk FROM t2, (SELECT k AS kk, count(*) AS c FROM t1 WHERE si > 0 GROUP BY kk) s WHERE t2.k = kk
+SELECT t2.id, s.c FROM t2, (SELECT k, count(*) AS c FROM t1 GROUP BY 1 HAVING count(*) > 1) AS s WHERE t2.k = s.k AND t2.qty > 0 AND s.k < 5 ORDER BY s.c DESC, t2.id -- ordered
+SELECT t2.id, t3.label, s.m FROM t2, t3, (SELECT k, max(n * i) AS m, min(d) AS first FROM t1 GROUP BY k) s WHERE t2.code = t3.code AND t2.k = s.k AND s.first < t2.d ORDER BY t2.id, t3.label -- ordered
+SELECT t3.id, s.grp, s.c FROM t3, (SELECT grp, count(*) AS c FROM t1 GROUP BY grp) s WHERE t3.rank > 2 AND s.c > t3.rank
+SELECT t2.name, total FROM t2, (SELECT k, sum(amt) AS total FROM t2 GROUP BY k) AS s (kk, total) WHERE t2.k = kk ORDER BY total DESC, t2.name LIMIT 3
+SELECT t2.id FROM t2, (SELECT k, count(*) AS c FROM t1 WHERE tx LIKE 'zzz%' GROUP BY k) s WHERE t2.k = s.k -- empty
+WITH r AS (SELECT k AS kk, sum(n * 2) AS total FROM t1 WHERE si > 0 GROUP BY kk) SELECT t2.id, t2.name, total FROM t2, r WHERE t2.k = kk AND total = (SELECT max(total) FROM r) ORDER BY t2.id -- ordered; simple: the maximum is computed first
 -- LEFT JOIN ... ON conditions the server cannot evaluate, checked by the
 -- proxy in grouped queries (TPC-H 13's shape)
 SELECT t1.id, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' GROUP BY t1.id ORDER BY t1.id -- ordered
