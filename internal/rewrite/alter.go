@@ -577,10 +577,11 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 		a.after = append(a.after, ddlCmd(dropDefault))
 		a.saltAdded = true
 	}
-	// PlanCreate's elements: the salt column, then the column's physical
+	// PlanCreate's elements: the salt column and the column's physical
 	// columns, then any UNIQUE / PRIMARY KEY moved to its Eq onion.
-	for _, e := range cs.TableElts[1:] {
+	for _, e := range cs.TableElts {
 		switch {
+		case e.GetColumnDef().GetColname() == SaltColumn:
 		case e.GetColumnDef() != nil:
 			a.emit(&pg_query.AlterTableCmd{Subtype: pg_query.AlterTableType_AT_AddColumn, Def: e, MissingOk: cmd.MissingOk, Behavior: cmd.Behavior})
 		case e.GetConstraint() != nil:

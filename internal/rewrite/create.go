@@ -148,7 +148,12 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 	}
 	t := &catalog.Table{Schema: schema, Name: table, Physical: table}
 	encrypted := map[string]*catalog.Column{}
-	var elts []*pg_query.Node
+	// The physical columns, in the order the server stores them: the Ord
+	// cells first (the range conditions a scan evaluates on every row
+	// read the first columns of the row only), then the row's salt, the
+	// plain columns and the other cells in the logical order, then the
+	// salt override columns (NULL but for updated rows) and constraints.
+	var front, elts, back []*pg_query.Node
 	elts = append(elts, saltColumnDef())
 	pos := 0
 	for _, n := range cs.TableElts {
@@ -250,10 +255,18 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 			}
 		}
 		for _, pc := range layout {
-			elts = append(elts, columnDef(pc.Name, pc.SQLType, notNull && pc.Kind == onion.KindEq))
+			def := columnDef(pc.Name, pc.SQLType, notNull && pc.Kind == onion.KindEq)
+			switch {
+			case pc.Kind == onion.KindOrd:
+				front = append(front, def)
+			case pc.Suffix == SaltSuffix:
+				back = append(back, def)
+			default:
+				elts = append(elts, def)
+			}
 		}
 		if unique {
-			elts = append(elts, uniqueConstraint(columnConstraintName(cd.Constraints, table, []string{cd.Colname}), []string{EqColumn(cd.Colname)}, primaryOf(cd.Constraints)))
+			back = append(back, uniqueConstraint(columnConstraintName(cd.Constraints, table, []string{cd.Colname}), []string{EqColumn(cd.Colname)}, primaryOf(cd.Constraints)))
 		}
 		t.Columns = append(t.Columns, col)
 		encrypted[cd.Colname] = &t.Columns[len(t.Columns)-1]
@@ -307,7 +320,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		// Nothing to protect: the table is created as the client wrote it.
 		return &CreatePlan{SQL: st.SQL, Table: t}, nil
 	}
-	cs.TableElts = elts
+	cs.TableElts = slices.Concat(front, elts, back)
 	sql, err := st.Deparse()
 	if err != nil {
 		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
