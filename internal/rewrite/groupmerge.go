@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -148,6 +149,24 @@ func renameQualifier(sel *pg_query.SelectStmt, name, alias string) bool {
 	return ok
 }
 
+// flattenInnerJoins returns the items of a FROM list with its inner
+// joins (JOIN ... ON, without USING, NATURAL or an alias) taken apart:
+// FROM a JOIN b ON c is FROM a, b WHERE c. quals are the ON conditions.
+func flattenInnerJoins(from []*pg_query.Node) (items, quals []*pg_query.Node) {
+	for _, n := range from {
+		j := n.GetJoinExpr()
+		if j == nil || j.Jointype != pg_query.JoinType_JOIN_INNER || j.IsNatural || len(j.UsingClause) > 0 || j.Alias != nil || j.JoinUsingAlias != nil {
+			items = append(items, n)
+			continue
+		}
+		l, lq := flattenInnerJoins([]*pg_query.Node{j.Larg})
+		r, rq := flattenInnerJoins([]*pg_query.Node{j.Rarg})
+		items = slices.Concat(items, l, r)
+		quals = slices.Concat(quals, lq, rq, conjuncts(j.Quals))
+	}
+	return items, quals
+}
+
 // columnRef is the column reference qualifier.name.
 func columnRef(qualifier, name string) *pg_query.Node {
 	return &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{
@@ -185,53 +204,57 @@ func resolveGroupAliases(sel *pg_query.SelectStmt, lookup TableLookup) {
 // with one grouped derived table, into one grouped query (see the top of
 // this file), and returns the columns identifying rows it groups on
 // (tableoid and ctid of each table: oid and tid values, to be grouped
-// on as text); sel is unchanged, and ok false, otherwise.
-func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_query.ColumnRef, ok bool) {
-	if len(sel.FromClause) < 2 || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
-		return nil, false
+// on as text); sel is unchanged, and ok false, otherwise. err is an
+// error of the query itself (a column of the derived table that does
+// not exist, an ambiguous name).
+func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_query.ColumnRef, ok bool, err error) {
+	fromItems, quals := flattenInnerJoins(sel.FromClause)
+	if len(fromItems) < 2 || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
+		return nil, false, nil
 	}
-	for _, n := range slices.Concat(sel.TargetList, sel.SortClause, []*pg_query.Node{sel.WhereClause}) {
+	whereConds := slices.Concat(cloneNodes(quals), conjuncts(sel.WhereClause))
+	for _, n := range slices.Concat(sel.TargetList, sel.SortClause, whereConds) {
 		if n != nil && (containsAggregate(n) || hasSubLink(n)) {
-			return nil, false // subqueries could read the derived table
+			return nil, false, nil // subqueries could read the derived table
 		}
 	}
 	var rs *pg_query.RangeSubselect
 	var others []*pg_query.Node
-	for _, n := range sel.FromClause {
+	for _, n := range fromItems {
 		if r := n.GetRangeSubselect(); r != nil {
 			if rs != nil {
-				return nil, false
+				return nil, false, nil
 			}
 			rs = r
 			continue
 		}
 		if n.GetRangeVar() == nil {
-			return nil, false
+			return nil, false, nil
 		}
 		others = append(others, n)
 	}
 	if rs == nil || rs.Lateral || rs.Alias == nil {
-		return nil, false
+		return nil, false, nil
 	}
 	in := rs.Subquery.GetSelectStmt()
 	if in == nil || in.Op != pg_query.SetOperation_SETOP_NONE || len(in.GroupClause) == 0 || len(in.DistinctClause) > 0 ||
 		in.LimitCount != nil || in.LimitOffset != nil || len(in.SortClause) > 0 || in.WithClause != nil || len(in.WindowClause) > 0 ||
 		len(in.ValuesLists) > 0 || in.IntoClause != nil || len(in.LockingClause) > 0 {
-		return nil, false
+		return nil, false, nil
 	}
 	outer, known := knownTables(others, lookup, sel.WithClause)
 	if !known {
-		return nil, false
+		return nil, false, nil
 	}
 	// Work on copies: sel changes only once the merge is sure.
 	in = proto.Clone(in).(*pg_query.SelectStmt)
 	inner, known := knownTables(in.FromClause, lookup, sel.WithClause)
 	if !known {
-		return nil, false
+		return nil, false, nil
 	}
 	resolveGroupAliases(in, lookup)
 	if !qualifyRefs(in.ProtoReflect(), inner) {
-		return nil, false
+		return nil, false, nil
 	}
 	for i := range inner {
 		taken := func(name string) bool {
@@ -248,17 +271,17 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 			alias = fmt.Sprintf("%s_%d", inner[i].name, k)
 		}
 		if !renameQualifier(in, inner[i].name, alias) {
-			return nil, false
+			return nil, false, nil
 		}
 		inner[i].rv.Alias = &pg_query.Alias{Aliasname: alias}
 		inner[i].name = alias
 	}
 	for _, n := range in.GroupClause {
 		if n.GetGroupingSet() != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		if k, isPos := position(n); isPos && (k < 1 || k > len(in.TargetList)) {
-			return nil, false
+			return nil, false, nil
 		}
 	}
 	var group []*pg_query.Node
@@ -272,14 +295,14 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 	for i, t := range in.TargetList {
 		rt := t.GetResTarget()
 		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		name := outputName(rt)
 		if i < len(rs.Alias.Colnames) {
 			name = fieldName(rs.Alias.Colnames[i])
 		}
 		if name == "" || outs[name] != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		outs[name] = rt.Val
 	}
@@ -288,6 +311,7 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 	// more tables that could claim an unqualified name).
 	alias := rs.Alias.Aliasname
 	clash := false
+	var qerr error // an error of the query itself, as PostgreSQL reports it
 	var outerRefs []*pg_query.Node
 	repl := func(cr *pg_query.ColumnRef) *pg_query.Node {
 		f := stringList(cr.Fields)
@@ -297,8 +321,8 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 		}
 		switch {
 		case len(f) == 2 && f[0] == alias:
-			if outs[f[1]] == nil {
-				clash = true
+			if outs[f[1]] == nil && qerr == nil {
+				qerr = &pgconn.PgError{Severity: "ERROR", Code: "42703", Message: fmt.Sprintf("column %s.%s does not exist", alias, f[1])}
 			}
 			return outs[f[1]]
 		case f[len(f)-1] == "ctid" || f[len(f)-1] == "tableoid":
@@ -312,8 +336,8 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 				return r
 			case len(o) == 0 && outs[f[0]] != nil:
 				return outs[f[0]]
-			case len(o) > 0:
-				clash = true // ambiguous
+			case qerr == nil:
+				qerr = &pgconn.PgError{Severity: "ERROR", Code: "42702", Message: fmt.Sprintf("column reference %q is ambiguous", f[0])}
 			}
 			return nil
 		}
@@ -344,7 +368,7 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 	var where, having []*pg_query.Node
 	where = append(where, conjuncts(in.WhereClause)...)
 	having = append(having, conjuncts(in.HavingClause)...)
-	for _, c := range conjuncts(proto.Clone(sel.WhereClause).(*pg_query.Node)) {
+	for _, c := range cloneNodes(whereConds) {
 		refs := len(outerRefs)
 		substituteRefs(c.ProtoReflect(), repl)
 		if !containsAggregate(c) {
@@ -354,8 +378,11 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 		}
 		having = append(having, c)
 	}
+	if qerr != nil {
+		return nil, false, qerr
+	}
 	if clash {
-		return nil, false
+		return nil, false, nil
 	}
 	// Groups: the derived table's, and each row of the other tables.
 	for _, it := range outer {
@@ -377,5 +404,5 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 	from = append(from, cloneNodes(in.FromClause)...)
 	sel.FromClause, sel.TargetList, sel.SortClause = from, targets, sorts
 	sel.WhereClause, sel.HavingClause, sel.GroupClause = andNodes(where), andNodes(having), group
-	return rowIDs, true
+	return rowIDs, true, nil
 }

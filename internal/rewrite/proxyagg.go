@@ -146,7 +146,10 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 	if err := mergeDerived(sel); err != nil {
 		return nil, err
 	}
-	rowIDs, _ := mergeGrouped(sel, lookup)
+	rowIDs, _, err := mergeGrouped(sel, lookup)
+	if err != nil {
+		return nil, err
+	}
 	resolveGroupAliases(sel, lookup)
 	b := &aggBuilder{inputs: map[string]int{}, st: st}
 	if nested {
@@ -234,7 +237,6 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		grouped = grouped || hasAgg(e)
 	}
 	b.plan.Ungrouped = !grouped
-	var err error
 	for _, lv := range []struct {
 		n   *pg_query.Node
 		out *LimitValue

@@ -902,6 +902,12 @@ SELECT t2.id, t3.label, s.m FROM t2, t3, (SELECT k, max(n * i) AS m, min(d) AS f
 SELECT t3.id, s.grp, s.c FROM t3, (SELECT grp, count(*) AS c FROM t1 GROUP BY grp) s WHERE t3.rank > 2 AND s.c > t3.rank
 SELECT t2.name, total FROM t2, (SELECT k, sum(amt) AS total FROM t2 GROUP BY k) AS s (kk, total) WHERE t2.k = kk ORDER BY total DESC, t2.name LIMIT 3
 SELECT t2.id FROM t2, (SELECT k, count(*) AS c FROM t1 WHERE tx LIKE 'zzz%' GROUP BY k) s WHERE t2.k = s.k -- empty
+SELECT id FROM t2, (SELECT k, count(*) AS c FROM t1 GROUP BY k) s WHERE t2.k = s.k AND s.nosuch > 1 -- error
+SELECT k FROM t2, (SELECT k, count(*) AS c FROM t1 GROUP BY k) s WHERE t2.k = s.k -- error
+SELECT t2.id, s.c FROM t2, (SELECT k, count(*) AS c FROM t1 GROUP BY k) s WHERE t2.k = s.k AND s.c > 1 AND t2.name NOT LIKE '%a%' ORDER BY t2.id LIMIT 5 OFFSET 1 -- ordered
+SELECT t2.id, s.c FROM t2 JOIN (SELECT k, count(*) AS c FROM t1 GROUP BY k) s ON t2.k = s.k
+SELECT t2.id, t3.label, s.c FROM t2 INNER JOIN t3 ON t2.code = t3.code JOIN (SELECT k, count(*) AS c FROM t1 GROUP BY k) s ON t2.k = s.k AND s.c > 1 WHERE t3.rank > 0
+SELECT t2.id, s.c FROM t2 LEFT JOIN (SELECT k, count(*) AS c FROM t1 GROUP BY k) s ON t2.k = s.k -- refuse: t1.k
 WITH r AS (SELECT k AS kk, sum(n * 2) AS total FROM t1 WHERE si > 0 GROUP BY kk) SELECT t2.id, t2.name, total FROM t2, r WHERE t2.k = kk AND total = (SELECT max(total) FROM r) ORDER BY t2.id -- ordered; simple: the maximum is computed first
 -- LEFT JOIN ... ON conditions the server cannot evaluate, checked by the
 -- proxy in grouped queries (TPC-H 13's shape)
