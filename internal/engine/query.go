@@ -305,9 +305,7 @@ func (h *cmpHole) paramType() *encrypted {
 	if h.Kind == rewrite.HoleTokens {
 		return textParam
 	}
-	y := *h.x
-	y.typ = h.x.typ.ComparisonType()
-	return &y
+	return &encrypted{e: h.x.e, table: h.x.table, cat: h.x.cat, oc: h.x.oc, typ: h.x.typ.ComparisonType()}
 }
 
 // literalValue reads the hole's constant (NULL when it has none).

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -68,6 +69,10 @@ type encrypted struct {
 	cat   *catalog.Column
 	oc    *onion.Column
 	typ   onion.Type
+
+	// eqHint is the Eq layer the last decryption found (0: none yet):
+	// decrypt tries it first instead of looking the layer up per cell.
+	eqHint atomic.Int32
 }
 
 func (e *Engine) encrypted(table string, c *catalog.Column) (*encrypted, error) {
@@ -146,20 +151,36 @@ func (x *encrypted) incrementValue(text string, env onion.Env) (onion.Value, err
 // yet seen the peel, still decrypts (both layers authenticate, so a wrong
 // guess fails rather than giving a wrong value).
 func (x *encrypted) decrypt(cells onion.Cells, salt []byte) (onion.Value, error) {
-	layer, _ := x.layers()
+	// The layer of a cell is that of the column when the server read it;
+	// a peel may have moved it on since, so a failure tries the other one
+	// (a cell at the wrong layer fails authentication).
+	var layer onion.Layer
+	switch x.eqHint.Load() {
+	case 1:
+		layer = onion.LayerRND
+	case 2:
+		layer = onion.LayerDET
+	default:
+		layer, _ = x.layers()
+	}
+	other := onion.LayerDET
+	if layer == onion.LayerDET {
+		other = onion.LayerRND
+	}
 	v, err := x.oc.DecryptAt(cells, salt, layer)
 	if err != nil {
-		other := onion.LayerDET
-		if layer == onion.LayerDET {
-			other = onion.LayerRND
-		}
 		if w, err2 := x.oc.DecryptAt(cells, salt, other); err2 == nil {
-			return w, nil
+			v, err, layer = w, nil, other
 		}
 	}
 	if err != nil {
 		return v, fmt.Errorf("failed to decrypt column %s.%s: %w", x.table, x.cat.Name, err)
 	}
+	hint := int32(1)
+	if layer == onion.LayerDET {
+		hint = 2
+	}
+	x.eqHint.Store(hint)
 	return v, nil
 }
 
