@@ -51,14 +51,10 @@ func knownTables(from []*pg_query.Node, lookup TableLookup, ctes *pg_query.WithC
 	var add func(n *pg_query.Node) bool
 	add = func(n *pg_query.Node) bool {
 		if rv := n.GetRangeVar(); rv != nil {
-			schema := rv.Schemaname
-			if schema == "" {
-				if cteNamed(ctes, rv.Relname) {
-					return false
-				}
-				schema = DefaultSchema
+			if rv.Schemaname == "" && cteNamed(ctes, rv.Relname) {
+				return false
 			}
-			t := lookup(schema, rv.Relname)
+			t := lookup.table(rv)
 			items = append(items, fromItem{name: rangeVarName(rv), table: t, rv: rv})
 			return t != nil
 		}
@@ -212,7 +208,7 @@ func mergeGrouped(sel *pg_query.SelectStmt, lookup TableLookup) (rowIDs []*pg_qu
 	if len(fromItems) < 2 || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
 		return nil, false, nil
 	}
-	whereConds := slices.Concat(cloneNodes(quals), conjuncts(sel.WhereClause))
+	whereConds := slices.Concat(quals, conjuncts(sel.WhereClause)) // cloned before use below
 	for _, n := range slices.Concat(sel.TargetList, sel.SortClause, whereConds) {
 		if n != nil && (containsAggregate(n) || hasSubLink(n)) {
 			return nil, false, nil // subqueries could read the derived table

@@ -308,11 +308,7 @@ func (l *level) table(rv *pg_query.RangeVar) *catalog.Table {
 	if isCTE, _ := l.sc.cte(rv.Relname); isCTE && rv.Schemaname == "" {
 		return nil
 	}
-	schema := rv.Schemaname
-	if schema == "" {
-		schema = DefaultSchema
-	}
-	return l.q.lookup(schema, rv.Relname)
+	return l.q.lookup.table(rv)
 }
 
 // groupBy rewrites GROUP BY: an encrypted column groups on its Eq onion.

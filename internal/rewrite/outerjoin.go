@@ -74,11 +74,7 @@ func (r *joinResidual) isRight(cr *pg_query.ColumnRef, lookup TableLookup) (righ
 		return f[len(f)-2] == rangeVarName(r.right), true
 	}
 	has := func(rv *pg_query.RangeVar) (bool, bool) {
-		schema := rv.Schemaname
-		if schema == "" {
-			schema = DefaultSchema
-		}
-		t := lookup(schema, rv.Relname)
+		t := lookup.table(rv)
 		if t == nil {
 			return false, false
 		}

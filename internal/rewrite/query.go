@@ -224,6 +224,16 @@ func (p *QueryPlan) Render(vals []*pg_query.Node) (string, error) {
 // without encrypted columns (or none at all).
 type TableLookup func(schema, name string) *catalog.Table
 
+// table returns the catalog table rv names (an unqualified name in
+// DefaultSchema), nil when the catalog does not have it.
+func (f TableLookup) table(rv *pg_query.RangeVar) *catalog.Table {
+	schema := rv.Schemaname
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	return f(schema, rv.Relname)
+}
+
 // PlanQuery rewrites a SELECT that reads tables with encrypted columns so
 // that the server evaluates it over the onions:
 //

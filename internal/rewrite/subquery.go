@@ -309,11 +309,7 @@ func (r *resolver) fromItem(n *pg_query.Node, sc *nameScope, quals *[]*pg_query.
 				}
 			}
 		} else {
-			schema := rv.Schemaname
-			if schema == "" {
-				schema = DefaultSchema
-			}
-			if t := r.lookup(schema, rv.Relname); t != nil {
+			if t := r.lookup.table(rv); t != nil {
 				r.encrypted = r.encrypted || ddlHasEncrypted(t)
 				it.cols, it.known = map[string]bool{}, true
 				for _, c := range t.Columns {
