@@ -39,9 +39,27 @@ const (
 	encDB   = "tpch_enc"
 )
 
-// startEnv builds the proxy, starts the cluster, creates both databases
-// and declares the column policy of the encrypted one.
-func startEnv(ctx context.Context, root, work string, progress io.Writer) (*env, error) {
+// serverSettings are the settings of the throwaway cluster, shared by
+// the plaintext and the encrypted database; sharedBuffers is a
+// shared_buffers value ("auto": sharedBuffersAuto).
+func serverSettings(sharedBuffers string) map[string]string {
+	if sharedBuffers == "auto" {
+		sharedBuffers = sharedBuffersAuto()
+	}
+	return map[string]string{"shared_buffers": sharedBuffers, "work_mem": "64MB"}
+}
+
+// sharedBuffersAuto is the usual advice for a dedicated database server,
+// a quarter of the machine's memory, kept between 512 MB and 8 GB (512 MB
+// where the memory is unknown).
+func sharedBuffersAuto() string {
+	mb := memTotalKB() / 4 / 1024
+	return fmt.Sprintf("%dMB", min(max(mb, 512), 8192))
+}
+
+// startEnv builds the proxy, starts the cluster with settings, creates
+// both databases and declares the column policy of the encrypted one.
+func startEnv(ctx context.Context, root, work string, settings map[string]string, progress io.Writer) (*env, error) {
 	e := &env{work: work, proxyBin: filepath.Join(work, "proxy"), proxyLog: filepath.Join(work, "proxy.log")}
 	fmt.Fprintln(progress, "building the proxy...")
 	build := exec.CommandContext(ctx, "go", "build", "-o", e.proxyBin, "./cmd/proxy")
@@ -50,7 +68,7 @@ func startEnv(ctx context.Context, root, work string, progress io.Writer) (*env,
 		return nil, fmt.Errorf("building the proxy: %w", err)
 	}
 	fmt.Fprintln(progress, "starting a throwaway PostgreSQL server...")
-	c, err := embedpg.Start(ctx, embedpg.Options{Settings: map[string]string{"shared_buffers": "512MB", "work_mem": "64MB"}})
+	c, err := embedpg.Start(ctx, embedpg.Options{Settings: settings})
 	if err != nil {
 		return nil, err
 	}

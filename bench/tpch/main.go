@@ -50,6 +50,7 @@ type options struct {
 	hold    bool
 	queries string
 	train   bool
+	buffers string
 }
 
 func run() error {
@@ -65,6 +66,7 @@ func run() error {
 	flag.BoolVar(&o.hold, "hold", false, "after loading, print the connection strings and keep the databases and the proxy up until interrupted (for working on queries); no queries are run")
 	flag.BoolVar(&o.train, "train", true, "settle the onion layers before loading: run the queries once through the proxy on the empty tables, so their peels cost nothing and never rewrite a loaded table (CryptDB's training mode); with -train=false the first runs peel the loaded tables")
 	flag.StringVar(&o.queries, "queries", "", "comma-separated query `numbers` to run (default: all 22)")
+	flag.StringVar(&o.buffers, "shared-buffers", "auto", "shared_buffers of the throwaway PostgreSQL `size` (auto: a quarter of the machine's memory, between 512MB and 8GB)")
 	flag.Parse()
 	if o.sf <= 0 || o.runs < 1 || o.timeout <= 0 {
 		return errors.New("-sf, -runs and -timeout must be positive")
@@ -101,7 +103,8 @@ func run() error {
 			return fmt.Errorf("generating the data (gen.py with %s): %w", o.python, err)
 		}
 	}
-	e, err := startEnv(ctx, root, work, os.Stderr)
+	settings := serverSettings(o.buffers)
+	e, err := startEnv(ctx, root, work, settings, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -135,7 +138,7 @@ func run() error {
 		return err
 	}
 	rep := report{SF: o.sf, Runs: o.runs, Loads: loads, Queries: results, Took: time.Since(start),
-		Trained: o.train, TrainPeels: trainPeels, LatePeels: after - before}
+		Trained: o.train, TrainPeels: trainPeels, LatePeels: after - before, Settings: settings}
 	if err := rep.write(ctx, o.out, e); err != nil {
 		return err
 	}

@@ -26,6 +26,8 @@ type report struct {
 	Trained    bool // onion layers settled on the empty tables (-train)
 	TrainPeels int  // onions peeled then
 	LatePeels  int  // onions peeled by the measured queries on loaded tables
+
+	Settings map[string]string // of the PostgreSQL server (serverSettings)
 }
 
 func (r *report) matches() int { return r.count(statusMatch) }
@@ -76,6 +78,8 @@ func (r *report) markdown(b *strings.Builder, pgVersion string) {
 	p("Machine: %d cores, %s memory, %s/%s, Go %s, PostgreSQL %s. Generated %s in %s by `go run ./bench/tpch -sf %g -runs %d` (what `bench/tpch-report` and `bench/tpch-smoke` run).",
 		runtime.NumCPU(), memory(), runtime.GOOS, runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"), pgVersion,
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.SF, r.Runs)
+	p("")
+	p("Both databases live on one throwaway PostgreSQL server (fsync off) with shared_buffers=%s and work_mem=%s (`-shared-buffers`). Note that a sequential scan of a table larger than a quarter of shared_buffers reads through a 256 kB ring instead of the buffer cache: a table that the encryption makes larger than that bound is read from the operating system's cache on every scan while its plaintext copy may stay in PostgreSQL's.", r.Settings["shared_buffers"], r.Settings["work_mem"])
 	p("")
 	var ratios []float64
 	for _, q := range r.Queries {
@@ -177,15 +181,25 @@ func medianF(x []float64) float64 {
 
 // memory is the machine's memory from /proc/meminfo ("?" elsewhere).
 func memory() string {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return "?"
-	}
-	var kb int64
-	if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err != nil {
+	kb := memTotalKB()
+	if kb == 0 {
 		return "?"
 	}
 	return fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20))
+}
+
+// memTotalKB is MemTotal from /proc/meminfo in kB, or 0 where it cannot
+// be read.
+func memTotalKB() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	var kb int64
+	if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err != nil {
+		return 0
+	}
+	return kb
 }
 
 func serverVersion(ctx context.Context, dsn string) string {
