@@ -2,7 +2,7 @@
 // encryption, which lets the server evaluate =, <>, IN, GROUP BY, DISTINCT
 // and equi-joins over ciphertexts.
 //
-// Two schemes are provided:
+// Three schemes are provided:
 //
 //   - Cipher: AES-SIV (RFC 5297, AES-CMAC-SIV with a 64-byte key, that is
 //     AES-256 for both the S2V MAC and CTR), with the column identity as the
@@ -15,6 +15,11 @@
 //     The ciphertext is the 16-byte synthetic IV followed by the
 //     CTR-encrypted plaintext, so it is exactly 16 bytes longer than the
 //     plaintext.
+//   - Block: AES Key Wrap with Padding (RFC 5649) in its single-block
+//     case, for plaintexts of 1 to 8 bytes such as the integer form of an
+//     integer, date or timestamp: one 16-byte AES block, authenticated by
+//     64 bits of redundancy, with no associated data (the key is the
+//     column's). Stored as bytea.
 //   - Int64: FF1 (NIST SP 800-38G) with radix 2 on 64 bits, a tweakable
 //     pseudorandom permutation of the 64-bit integers, with the column
 //     identity as the tweak. An integer encrypts to an integer, so DET
@@ -26,16 +31,18 @@
 //     value (frequency analysis against a known distribution can recover
 //     values of low-entropy columns);
 //   - for Cipher, the exact plaintext length (ciphertext length minus 16);
+//     for Block, nothing (every ciphertext is 16 bytes);
 //     for Int64, nothing about the magnitude: every integer maps to a
 //     uniformly looking 64-bit integer;
 //   - nullness, which the layer does not hide (NULL stays NULL).
 //
 // Ciphertexts are bound to their column: a Cipher ciphertext copied into
-// another column fails to decrypt; an Int64 ciphertext copied into another
+// another column fails to decrypt, and so does a Block ciphertext when the
+// columns' keys differ (derive them from the column identity); an Int64 ciphertext copied into another
 // column decrypts to an unrelated integer (Int64 has no authentication).
 //
-// Cipher.DecryptDeterministically returns ErrDecrypt for every failure, and
-// never says which check failed.
+// Cipher.DecryptDeterministically and Block.DecryptDeterministically
+// return ErrDecrypt for every failure, and never say which check failed.
 package det
 
 import (

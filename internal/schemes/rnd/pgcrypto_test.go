@@ -124,3 +124,81 @@ func trunc(b []byte) []byte {
 	}
 	return b
 }
+
+// TestPgcryptoPeelUnpadded is TestPgcryptoPeel for a Cipher without
+// padding: pgcrypto's pad:none computes the same ciphertexts, and
+// Cipher.PeelExpr turns them into the inner-layer bytes.
+func TestPgcryptoPeelUnpadded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgcrypto"); err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	c, err := NewUnpadded(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE unpadded (id int PRIMARY KEY, salt bytea NOT NULL, c bytea NOT NULL, inner_layer bytea NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]any
+	for i, n := range []int{16, 16, 32, 48, 256} {
+		p := make([]byte, n)
+		rand.Read(p)
+		salt := NewSalt()
+		ct := c.EncryptProbabilistically(nil, p, salt)
+		if len(ct) != n || c.CiphertextLen(n) != n {
+			t.Fatalf("%d-byte plaintext: %d-byte ciphertext", n, len(ct))
+		}
+		if back, err := c.Decrypt(nil, ct, salt); err != nil || !bytes.Equal(back, p) {
+			t.Fatalf("%d-byte plaintext: decrypt = %x, %v", n, back, err)
+		}
+		rows = append(rows, []any{i, salt, ct, p})
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"unpadded"}, []string{"id", "salt", "c", "inner_layer"}, pgx.CopyFromRows(rows)); err != nil {
+		t.Fatal(err)
+	}
+	var mismatched int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM unpadded WHERE c IS DISTINCT FROM encrypt_iv(inner_layer, $1, encrypt(salt, $1, 'aes-ecb/pad:none'), 'aes-cbc/pad:none')", key).Scan(&mismatched); err != nil {
+		t.Fatal(err)
+	}
+	if mismatched != 0 {
+		t.Errorf("%d of %d ciphertexts differ from pgcrypto's encrypt_iv", mismatched, len(rows))
+	}
+	if _, err := conn.Exec(ctx, "UPDATE unpadded SET c = "+c.PeelExpr("c", "salt", "$1"), key); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM unpadded WHERE c IS DISTINCT FROM inner_layer").Scan(&mismatched); err != nil {
+		t.Fatal(err)
+	}
+	if mismatched != 0 {
+		t.Errorf("%d of %d rows peeled to other bytes than the inner layer", mismatched, len(rows))
+	}
+}
+
+func TestUnpaddedRefusesUnalignedPlaintext(t *testing.T) {
+	c, err := NewUnpadded(make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 15, 17} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%d-byte plaintext encrypted without padding", n)
+				}
+			}()
+			c.EncryptProbabilistically(nil, make([]byte, n), NewSalt())
+		}()
+	}
+	if _, err := c.Decrypt(nil, make([]byte, 15), NewSalt()); err == nil {
+		t.Error("15-byte ciphertext decrypted")
+	}
+}

@@ -26,7 +26,9 @@
 //
 //   - the length class: a Cipher ciphertext of a p-byte plaintext has
 //     16*(p/16 + 1) bytes (the plaintext length rounded down to a multiple
-//     of 16, plus 16); an AEAD ciphertext has exactly p + 28 bytes. Since
+//     of 16, plus 16), one without padding (NewUnpadded) exactly p bytes,
+//     which its callers keep fixed per column; an AEAD ciphertext has
+//     exactly p + 28 bytes. Since
 //     the RND layer wraps an inner ciphertext whose length follows the
 //     plaintext's, this is a function of the plaintext length;
 //   - nullness (NULL stays NULL);
@@ -85,9 +87,27 @@ func NewSalt() []byte {
 }
 
 // Cipher is the pgcrypto-peelable RND layer: AES-CBC, PKCS#7 padding, IV =
-// AES_K(salt). It is safe for concurrent use.
+// AES_K(salt); or, made by NewUnpadded, AES-CBC without padding for
+// plaintexts of a fixed length that is a multiple of 16 bytes. It is safe
+// for concurrent use.
 type Cipher struct {
-	block cipher.Block
+	block    cipher.Block
+	unpadded bool
+}
+
+// NewUnpadded returns a Cipher like New's but without padding: its
+// plaintexts must be a positive multiple of 16 bytes long (such as the
+// 16-byte ciphertexts of det.Block), and ciphertexts are exactly as long
+// as their plaintexts, where PKCS#7 adds a whole block. Use it only for an
+// inner layer whose length the column's type fixes, so that the length
+// reveals nothing; PeelExpr then peels with pgcrypto's pad:none.
+func NewUnpadded(key []byte) (*Cipher, error) {
+	c, err := New(key)
+	if err != nil {
+		return nil, err
+	}
+	c.unpadded = true
+	return c, nil
 }
 
 // New returns a Cipher with key, 16, 24 or 32 bytes (AES-128, AES-192 or
@@ -105,9 +125,18 @@ func New(key []byte) (*Cipher, error) {
 	return &Cipher{block: block}, nil
 }
 
-// CiphertextLen returns the length of a Cipher ciphertext of an n-byte
-// plaintext: n rounded down to a multiple of 16, plus 16.
+// CiphertextLen returns the length of a Cipher ciphertext (from New) of
+// an n-byte plaintext: n rounded down to a multiple of 16, plus 16.
 func CiphertextLen(n int) int { return n - n%BlockSize + BlockSize }
+
+// CiphertextLen returns the length of c's ciphertext of an n-byte
+// plaintext: the package's CiphertextLen(n), or n without padding.
+func (c *Cipher) CiphertextLen(n int) int {
+	if c.unpadded {
+		return n
+	}
+	return CiphertextLen(n)
+}
 
 // EncryptProbabilistically appends the encryption of plaintext under salt to
 // dst and returns the extended slice. salt must be SaltSize bytes, and
@@ -120,12 +149,16 @@ func CiphertextLen(n int) int { return n - n%BlockSize + BlockSize }
 // plaintexts with the same key and salt reveals whether they begin with the
 // same 16-byte blocks, and encrypting the same plaintext twice gives the
 // same ciphertext. EncryptProbabilistically panics if salt is not SaltSize
-// bytes.
+// bytes, or if c has no padding and plaintext is not a positive multiple
+// of 16 bytes.
 func (c *Cipher) EncryptProbabilistically(dst, plaintext, salt []byte) []byte {
 	if len(salt) != SaltSize {
 		panic(fmt.Sprintf("rnd: salt of %d bytes, want %d", len(salt), SaltSize))
 	}
-	n := CiphertextLen(len(plaintext))
+	if c.unpadded && (len(plaintext) == 0 || len(plaintext)%BlockSize != 0) {
+		panic(fmt.Sprintf("rnd: unpadded plaintext of %d bytes, want a positive multiple of %d", len(plaintext), BlockSize))
+	}
+	n := c.CiphertextLen(len(plaintext))
 	start := len(dst)
 	dst = grow(dst, n)
 	out := dst[start : start+n]
@@ -158,7 +191,8 @@ func (c *Cipher) EncryptProbabilistically(dst, plaintext, salt []byte) []byte {
 // Decrypt appends the decryption of ciphertext under salt to dst and
 // returns the extended slice. It returns nil and ErrDecrypt if the salt is
 // not SaltSize bytes, the ciphertext is not a positive multiple of 16 bytes,
-// or the padding is wrong; the padding is checked in constant time.
+// or the padding is wrong; the padding is checked in constant time (a
+// Cipher without padding checks nothing more).
 // ciphertext and salt are not modified; dst may not overlap them.
 //
 // Warning: Cipher is not authenticated. A ciphertext modified by the server
@@ -180,6 +214,9 @@ func (c *Cipher) Decrypt(dst, ciphertext, salt []byte) ([]byte, error) {
 		c.block.Decrypt(out[off:off+BlockSize], blk)
 		subtle.XORBytes(out[off:off+BlockSize], out[off:off+BlockSize], prev)
 		prev = blk
+	}
+	if c.unpadded {
+		return dst, nil
 	}
 	// PKCS#7: the last byte p is in 1..16 and the last p bytes all equal p.
 	last := out[n-BlockSize:]
@@ -209,8 +246,23 @@ func (c *Cipher) Decrypt(dst, ciphertext, salt []byte) ([]byte, error) {
 //	decrypt_iv("c_eq", $1, encrypt("salt", $1, 'aes-ecb/pad:none'), 'aes-cbc/pad:pkcs')
 //
 // The expression fails (the statement errors) on a row whose padding is
-// wrong, that is on a corrupt ciphertext or the wrong key.
+// wrong, that is on a corrupt ciphertext or the wrong key. PeelExpr is for
+// a Cipher from New; see Cipher.PeelExpr.
 func PeelExpr(ct, salt, key string) string {
+	return peelExpr(ct, salt, key, "pkcs")
+}
+
+// PeelExpr is the package's PeelExpr for c: with pgcrypto's pad:none for a
+// Cipher without padding (which cannot detect a wrong key or a corrupt
+// ciphertext: rely on the inner layer).
+func (c *Cipher) PeelExpr(ct, salt, key string) string {
+	if c.unpadded {
+		return peelExpr(ct, salt, key, "none")
+	}
+	return peelExpr(ct, salt, key, "pkcs")
+}
+
+func peelExpr(ct, salt, key, pad string) string {
 	var b strings.Builder
 	b.WriteString("decrypt_iv(")
 	b.WriteString(ct)
@@ -220,7 +272,9 @@ func PeelExpr(ct, salt, key string) string {
 	b.WriteString(salt)
 	b.WriteString(", ")
 	b.WriteString(key)
-	b.WriteString(", 'aes-ecb/pad:none'), 'aes-cbc/pad:pkcs')")
+	b.WriteString(", 'aes-ecb/pad:none'), 'aes-cbc/pad:")
+	b.WriteString(pad)
+	b.WriteString("')")
 	return b.String()
 }
 
