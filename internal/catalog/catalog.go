@@ -97,7 +97,14 @@ type Column struct {
 	// only there (their other onions are NULL, stale), so from then on the
 	// column may be read and summed, but not compared.
 	Incremented bool
+	// Format is the version of the column's cell formats (onion.Format),
+	// fixed when the column is created: 1 for columns created before
+	// formats were recorded (0 reads as 1).
+	Format int
 }
+
+// CellFormat is c.Format, with 0 read as 1.
+func (c *Column) CellFormat() int { return max(c.Format, 1) }
 
 // Table is one logical table.
 type Table struct {
@@ -233,7 +240,7 @@ func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("catalog: reading tables: %w", err)
 	}
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, coalesce(join_group, ''), incremented, mac FROM pgonion.columns ORDER BY table_id, position`)
+		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, mac FROM pgonion.columns ORDER BY table_id, position`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: reading columns: %w", err)
 	}
@@ -242,7 +249,7 @@ func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &mac); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -357,8 +364,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, incremented, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, cell_format, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -425,6 +432,10 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 		// Only when set, so columns keep the MAC they had before the flag
 		// existed.
 		m.str("incremented")
+	}
+	if f := c.CellFormat(); f != 1 {
+		// Likewise only from format 2 on.
+		m.str("format").int(int64(f))
 	}
 	return m.sum(key)
 }
@@ -503,9 +514,9 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.JoinGroup != "" {
 			jg = quote(c.JoinGroup)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %s);\n",
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 

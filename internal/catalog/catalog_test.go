@@ -43,7 +43,7 @@ func sample() *Table {
 	return &Table{Schema: "public", Name: "accounts", Physical: "accounts", Columns: []Column{
 		{Position: 1, Name: "id", Type: "integer", Policy: Plain},
 		{Position: 2, Name: "owner", Type: "text", Policy: Encrypted, Capabilities: []string{"eq", "search"},
-			Onions: map[string]string{"eq": "rnd", "search": "search"}},
+			Onions: map[string]string{"eq": "rnd", "search": "search"}, Format: 2},
 		{Position: 3, Name: "balance", Type: "numeric(12,2)", Policy: Sensitive, Capabilities: []string{"eq", "ord", "add"},
 			Onions: map[string]string{"eq": "rnd", "ord": "rnd", "add": "hom"}, JoinGroup: "money"},
 	}}
@@ -87,6 +87,9 @@ func TestRoundTripAndUpdate(t *testing.T) {
 		b.Onions["add"] != "hom" || strings.Join(b.Capabilities, ",") != "eq,ord,add" || b.ID != tbl.Columns[2].ID {
 		t.Fatalf("balance column %+v", b)
 	}
+	if o := got.Column("owner"); o.Format != 2 || b.CellFormat() != 1 {
+		t.Fatalf("cell formats: owner %d, balance %d (recorded %d)", o.Format, b.CellFormat(), b.Format)
+	}
 	// A peel: the eq onion of owner goes to DET.
 	got.Column("owner").Onions["eq"] = "det"
 	got.Column("owner").Name = "holder"
@@ -127,6 +130,8 @@ func TestTamperDetected(t *testing.T) {
 		{"rename a column", "UPDATE pgonion.columns SET column_name = 'x' WHERE column_name = 'owner'"},
 		{"change a type", "UPDATE pgonion.columns SET type_name = 'text' WHERE column_name = 'balance'"},
 		{"leave a join group", "UPDATE pgonion.columns SET join_group = NULL WHERE column_name = 'balance'"},
+		{"downgrade a cell format", "UPDATE pgonion.columns SET cell_format = 1 WHERE column_name = 'owner'"},
+		{"upgrade a cell format", "UPDATE pgonion.columns SET cell_format = 2 WHERE column_name = 'balance'"},
 		{"delete a column", "DELETE FROM pgonion.columns WHERE column_name = 'owner'"},
 		{"swap column positions", "UPDATE pgonion.columns SET position = 100 WHERE position = 1; UPDATE pgonion.columns SET position = 1 WHERE position = 3; UPDATE pgonion.columns SET position = 3 WHERE position = 100"},
 		{"repoint the table", "UPDATE pgonion.tables SET physical_name = 'other'"},

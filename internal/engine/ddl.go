@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -15,7 +16,6 @@ import (
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
-	"github.com/pgonion/pgonion/internal/schemes/rnd"
 )
 
 // planCreate turns CREATE TABLE into one DO block that creates the
@@ -47,6 +47,7 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if !encrypted {
 		return nil, nil
 	}
+	s.alignGroupFormats(p.Table, nil)
 	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table)
 	if cs.IfNotExists {
 		qualified := quoteIdent(rel.Schema) + "." + quoteIdent(rel.Name)
@@ -55,6 +56,41 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	}
 	s.addPending(rel, p.Table)
 	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "CREATE TABLE", e: s.e}}, nil
+}
+
+// alignGroupFormats gives each new column of t (one not in old) that is in
+// a join group the cell format of the group's existing columns (in the
+// catalog or in tables this session created), where they have one: the
+// columns of a group compare their ciphertexts, so they must share a
+// format, and a group created before FormatCompact keeps FormatSIV.
+func (s *session) alignGroupFormats(t, old *catalog.Table) {
+	formats := map[string]int{}
+	note := func(c *catalog.Column) {
+		if c.JoinGroup != "" {
+			formats[c.JoinGroup] = c.CellFormat()
+		}
+	}
+	for _, ot := range s.e.cat.snapshot().Tables() {
+		for i := range ot.Columns {
+			note(&ot.Columns[i])
+		}
+	}
+	s.mu.Lock()
+	for _, pt := range s.pending {
+		for i := range pt.Columns {
+			note(&pt.Columns[i])
+		}
+	}
+	s.mu.Unlock()
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if old != nil && slices.ContainsFunc(old.Columns, func(o catalog.Column) bool { return o.ID == c.ID && o.ID != (catalog.ID{}) }) {
+			continue
+		}
+		if f, ok := formats[c.JoinGroup]; ok && c.JoinGroup != "" {
+			c.Format = f
+		}
+	}
 }
 
 // doBlock wraps statements in an anonymous PL/pgSQL block, with a dollar
@@ -181,6 +217,7 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	}
 	body += p.SQL + ";\n"
 	if p.Table != nil {
+		s.alignGroupFormats(p.Table, t)
 		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
 	}
 	// PostgreSQL reports renames of tables and columns as ALTER TABLE too.
@@ -234,9 +271,12 @@ func (e *Engine) peelEqSQL(t *catalog.Table, columns []string) (string, error) {
 		}
 		eq := quoteIdent(rewrite.EqColumn(name))
 		salt := "coalesce(" + quoteIdent(rewrite.SaltOverrideColumn(name)) + ", " + quoteIdent(rewrite.SaltColumn) + ")"
+		expr, err := x.oc.PeelExpr(onion.KindEq, eq, salt, "'\\x"+hex.EncodeToString(key)+"'::bytea")
+		if err != nil {
+			return "", err
+		}
 		fmt.Fprintf(&b, "UPDATE %s.%s SET %s = %s WHERE %s IS NOT NULL;\n",
-			quoteIdent(t.Schema), quoteIdent(t.Physical), eq,
-			rnd.PeelExpr(eq, salt, "'\\x"+hex.EncodeToString(key)+"'::bytea"), eq)
+			quoteIdent(t.Schema), quoteIdent(t.Physical), eq, expr, eq)
 	}
 	return b.String(), nil
 }

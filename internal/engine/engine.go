@@ -131,14 +131,14 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.In
 }
 
 // column returns the encryptor of an encrypted catalog column, built once
-// per (column id, type, onions).
+// per (column id, type, onions, join group, cell format).
 func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 	kinds := make([]onion.Kind, 0, len(c.Onions))
 	for k := range c.Onions {
 		kinds = append(kinds, onion.Kind(k))
 	}
 	slices.Sort(kinds)
-	key := fmt.Sprint(c.ID, c.Type, kinds, c.JoinGroup)
+	key := fmt.Sprint(c.ID, c.Type, kinds, c.JoinGroup, c.CellFormat())
 	e.colMu.Lock()
 	oc := e.columns[key]
 	e.colMu.Unlock()
@@ -162,7 +162,7 @@ func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 	if c.JoinGroup != "" {
 		joinID = []byte(c.JoinGroup)
 	}
-	oc, err = onion.NewColumnJoined(t, c.ID[:], joinID, kinds, e.deriver, e.homKey, enc)
+	oc, err = onion.NewColumnFormat(t, c.ID[:], joinID, kinds, onion.Format(c.CellFormat()), e.deriver, e.homKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
-	"github.com/pgonion/pgonion/internal/schemes/rnd"
 )
 
 // peelLockTimeout bounds how long a peel waits for the table lock: a
@@ -180,9 +179,16 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 	}
 	cell := quoteIdent(c.Name + "_" + suffix)
 	salt := "coalesce(" + quoteIdent(rewrite.SaltOverrideColumn(c.Name)) + ", " + quoteIdent(rewrite.SaltColumn) + ")"
-	tag, err := tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s IS NOT NULL", table, cell, rnd.PeelExpr(cell, salt, "$1::bytea"), cell), key)
+	expr, err := x.oc.PeelExpr(n.Kind, cell, salt, "$1::bytea")
 	if err != nil {
 		return 0, false, err
+	}
+	tag, err := tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s IS NOT NULL", table, cell, expr, cell), key)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := checkPeeled(ctx, tx, x.oc, n.Kind, table, cell); err != nil {
+		return 0, false, fmt.Errorf("peeling %s of %s.%s: %w", n.Kind, t.Name, c.Name, err)
 	}
 	updated := copyTable(t)
 	for i := range updated.Columns {
@@ -197,6 +203,26 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 		return 0, false, err
 	}
 	return tag.RowsAffected(), true, nil
+}
+
+// checkPeeled decrypts a sample of the cells a peel just wrote, in its
+// transaction: a peel without padding (FormatCompact) cannot fail on the
+// server with a wrong key, so the proxy checks before committing.
+func checkPeeled(ctx context.Context, tx pgx.Tx, oc *onion.Column, k onion.Kind, table, cell string) error {
+	rows, err := tx.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL LIMIT 16", cell, table, cell))
+	if err != nil {
+		return err
+	}
+	cells, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return err
+	}
+	for _, c := range cells {
+		if err := oc.CheckPeeled(k, c); err != nil {
+			return errors.New("the peeled cells do not decrypt (wrong key or corrupt data); nothing was changed")
+		}
+	}
+	return nil
 }
 
 // lockTableCatalog takes, for the transaction, the advisory lock that

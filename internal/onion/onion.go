@@ -89,7 +89,7 @@ var (
 // Cells holds the physical values of one logical value: one field per
 // physical column. nil is SQL NULL.
 type Cells struct {
-	Eq     []byte  // Eq onion: RND(DET(EqualityKey(v))), bytea
+	Eq     []byte  // Eq onion: RND(DET(EqualityKey(v))), bytea (see Format)
 	Ord    []byte  // Ord onion: RND(OPE(ordinal(v))), bytea
 	Add    []byte  // Add onion: HOM(integer form of v), bytea
 	Search []int64 // Search onion: sorted keyed tokens, bigint[]
@@ -116,7 +116,10 @@ type Column struct {
 	joined bool // in a join group: DET and OPE keys are the group's
 
 	eqRND, ordRND *rnd.Cipher
-	eqDET         *det.Cipher
+	eqDET         detCipher
+	// compact: the Eq onion is FormatCompact's (det.Block inside
+	// unpadded CBC of compactKey), not AES-SIV of the EqualityKey.
+	compact bool
 	val           *rnd.AEAD
 	ope32         *ope.Cipher32
 	ope64         *ope.Cipher64
@@ -129,6 +132,12 @@ type Column struct {
 	opeCache detCache[int64, []byte]
 	tokCache detCache[string, []int64]
 	eqMemo   plainCache
+}
+
+// detCipher is the DET layer of the Eq onion: det.Cipher or det.Block.
+type detCipher interface {
+	EncryptDeterministically(plaintext []byte) ([]byte, error)
+	DecryptDeterministically(ciphertext []byte) ([]byte, error)
 }
 
 // NewColumn returns the encryptor of a column of type t with stable id
@@ -168,9 +177,22 @@ func NewColumn(t Type, columnID []byte, kinds []Kind, d *keys.Deriver, homKey *h
 // homKey is needed for the Add onion (decryption of sums); homEnc, the
 // fast pooled encrypter of the same key, may be nil (encryption then
 // computes r^n directly, several times slower).
+//
+// The column has FormatLatest; NewColumnFormat gives another format.
 func NewColumnJoined(t Type, columnID, joinID []byte, kinds []Kind, d *keys.Deriver, homKey *hom.PrivateKey, homEnc *hom.Encrypter) (*Column, error) {
+	return NewColumnFormat(t, columnID, joinID, kinds, FormatLatest, d, homKey, homEnc)
+}
+
+// NewColumnFormat is NewColumnJoined for a column of format f, the format
+// its cells were written in (recorded in the catalog). Under FormatCompact
+// the DET layer of a compact type's Eq onion has its own key,
+// Derive(id, "eq" or "join-eq", "det-block", 32).
+func NewColumnFormat(t Type, columnID, joinID []byte, kinds []Kind, f Format, d *keys.Deriver, homKey *hom.PrivateKey, homEnc *hom.Encrypter) (*Column, error) {
 	if err := t.Check(); err != nil {
 		return nil, err
+	}
+	if !f.Valid() {
+		return nil, fmt.Errorf("onion: unknown cell format %d", f)
 	}
 	if d == nil {
 		return nil, errors.New("onion: no key deriver")
@@ -210,15 +232,30 @@ func NewColumnJoined(t Type, columnID, joinID []byte, kinds []Kind, d *keys.Deri
 		sharedID, eqLabel, ordLabel = joinID, labelJoinEq, labelJoinOrd
 	}
 	c.eqRNDKey = derive(string(KindEq), LayerRND, 32)
-	detKey := deriveFor(sharedID, eqLabel, LayerDET, det.KeySize)
-	if err != nil {
-		return nil, err
-	}
-	if c.eqRND, err = rnd.New(c.eqRNDKey); err != nil {
-		return nil, err
-	}
-	if c.eqDET, err = det.New(detKey, sharedID); err != nil {
-		return nil, err
+	c.compact = f >= FormatCompact && t.compactEq(c.joined)
+	if c.compact {
+		// One AES block inside: no padding block.
+		detKey := deriveFor(sharedID, eqLabel, layerDETBlock, det.BlockKeySize)
+		if err != nil {
+			return nil, err
+		}
+		if c.eqRND, err = rnd.NewUnpadded(c.eqRNDKey); err != nil {
+			return nil, err
+		}
+		if c.eqDET, err = det.NewBlock(detKey); err != nil {
+			return nil, err
+		}
+	} else {
+		detKey := deriveFor(sharedID, eqLabel, LayerDET, det.KeySize)
+		if err != nil {
+			return nil, err
+		}
+		if c.eqRND, err = rnd.New(c.eqRNDKey); err != nil {
+			return nil, err
+		}
+		if c.eqDET, err = det.New(detKey, sharedID); err != nil {
+			return nil, err
+		}
 	}
 	if !t.equalityLossless() {
 		valKey := derive(labelVal, LayerRND, 32)
@@ -369,13 +406,13 @@ func (c *Column) EncryptAt(v Value, salt []byte, eqLayer, ordLayer Layer) (Cells
 		return Cells{}, err
 	}
 	var cells Cells
-	detCT, err := c.eqDET.EncryptDeterministically(c.t.EqualityKey(v))
+	detCT, err := c.eqDET.EncryptDeterministically(c.eqKeyOf(v))
 	if err != nil {
 		return Cells{}, err
 	}
 	cells.Eq = detCT
 	if eqLayer == LayerRND {
-		cells.Eq = c.eqRND.EncryptProbabilistically(make([]byte, 0, rnd.CiphertextLen(len(detCT))), detCT, salt)
+		cells.Eq = c.eqRND.EncryptProbabilistically(make([]byte, 0, c.eqRND.CiphertextLen(len(detCT))), detCT, salt)
 	}
 	if c.val != nil {
 		cells.Val = c.val.EncryptProbabilistically(nil, c.t.AppendBinary(nil, v), salt)
@@ -440,7 +477,7 @@ func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, erro
 		}
 		if cells.Eq != nil {
 			k, err := c.eqKey(cells.Eq, salt, eqLayer)
-			if err != nil || subtle.ConstantTimeCompare(k, c.t.EqualityKey(v)) != 1 {
+			if err != nil || subtle.ConstantTimeCompare(k, c.eqKeyOf(v)) != 1 {
 				return Value{}, ErrDecrypt
 			}
 		}
@@ -467,7 +504,12 @@ func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, erro
 	if err != nil {
 		return Value{}, ErrDecrypt
 	}
-	v, err := c.t.fromEqualityKey(k)
+	var v Value
+	if c.compact {
+		v, err = c.fromCompactKey(k)
+	} else {
+		v, err = c.t.fromEqualityKey(k)
+	}
 	if err != nil {
 		return Value{}, ErrDecrypt
 	}
@@ -514,7 +556,19 @@ func (c *Column) EqDET(v Value) ([]byte, error) {
 			return nil, fmt.Errorf("onion: value is not a valid %s", ct)
 		}
 	}
+	if c.compact {
+		return c.eqDET.EncryptDeterministically(c.compactComparisonKey(v))
+	}
 	return c.eqDET.EncryptDeterministically(ct.EqualityKey(v))
+}
+
+// eqKeyOf is the plaintext of the Eq onion's DET layer for a valid value
+// of the column.
+func (c *Column) eqKeyOf(v Value) []byte {
+	if c.compact {
+		return c.compactKey(v)
+	}
+	return c.t.EqualityKey(v)
 }
 
 // Rounding says how OrdOPE maps a value that falls between two values of
@@ -860,7 +914,7 @@ func (c *Column) SearchTokens(pattern string, escape rune, caseInsensitive bool)
 }
 
 // PeelKey returns the RND key of the Eq or Ord onion, to peel the layer on
-// the server with pgcrypto (rnd.PeelExpr). Giving it to the server reveals
+// the server with pgcrypto (PeelExpr). Giving it to the server reveals
 // the inner layer of that onion for every row.
 func (c *Column) PeelKey(k Kind) ([]byte, error) {
 	switch {
@@ -870,6 +924,35 @@ func (c *Column) PeelKey(k Kind) ([]byte, error) {
 		return slices.Clone(c.ordRNDKey), nil
 	}
 	return nil, fmt.Errorf("onion: the column has no RND layer on onion %q", k)
+}
+
+// PeelExpr returns the SQL expression that peels the RND layer of the Eq
+// or Ord onion on the server with pgcrypto (rnd.Cipher.PeelExpr: the
+// padding follows the column's format), for the cell expression ct, the
+// salt expression salt and the key expression key (bound to PeelKey(k)).
+// The arguments are inserted verbatim and must be trusted SQL.
+func (c *Column) PeelExpr(k Kind, ct, salt, key string) (string, error) {
+	switch {
+	case k == KindEq:
+		return c.eqRND.PeelExpr(ct, salt, key), nil
+	case k == KindOrd && c.has(KindOrd):
+		return c.ordRND.PeelExpr(ct, salt, key), nil
+	}
+	return "", fmt.Errorf("onion: the column has no RND layer on onion %q", k)
+}
+
+// CheckPeeled checks an Eq cell peeled to DET (after a peel on the server)
+// and returns ErrDecrypt if it does not decrypt: a peel with the wrong key
+// or of a corrupt cell. (Ord cells at OPE are not authenticated; they are
+// not checked.)
+func (c *Column) CheckPeeled(k Kind, cell []byte) error {
+	if k != KindEq || cell == nil {
+		return nil
+	}
+	if _, err := c.eqDET.DecryptDeterministically(cell); err != nil {
+		return ErrDecrypt
+	}
+	return nil
 }
 
 // PeelRND removes the RND layer of an Eq or Ord cell in the proxy (for

@@ -219,7 +219,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 			return nil, Refusal("column %s.%s: %v", table, cd.Colname, err)
 		}
 		col := catalog.Column{Position: pos, Name: cd.Colname, Type: typ.String(), Policy: pol.Policy,
-			Capabilities: caps, Onions: map[string]string{}, JoinGroup: pol.JoinGroup}
+			Capabilities: caps, Onions: map[string]string{}, JoinGroup: pol.JoinGroup, Format: int(onion.FormatLatest)}
 		notNull, unique := false, false
 		for _, cn := range cd.Constraints {
 			c := cn.GetConstraint()

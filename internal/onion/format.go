@@ -1,0 +1,112 @@
+package onion
+
+import (
+	"encoding/binary"
+	"math"
+	"math/big"
+)
+
+// Format is the version of a column's cell formats. A column keeps the
+// format it was created with (the catalog records it): cells of two
+// formats never compare equal, so a column, and every column of its join
+// group, must use one format for all its rows.
+type Format int
+
+const (
+	// FormatSIV is the first format: the DET layer of every Eq onion is
+	// AES-SIV (det.Cipher) of the EqualityKey, inside AES-CBC with PKCS#7
+	// padding. Columns created before FormatCompact existed have it.
+	FormatSIV Format = 1
+
+	// FormatCompact is FormatSIV except for the Eq onion of integers,
+	// dates, timestamps, booleans, and of numeric(p,s) with p <= 18
+	// outside join groups ("compact" types, see Type.compactEq): its DET
+	// layer encrypts their 8-byte integer form into one AES block
+	// (det.Block, RFC 5649), and its RND layer is AES-CBC without padding.
+	// An Eq cell of such a column is 16 bytes at either layer, where
+	// FormatSIV needs 24 (DET) and 32 (RND).
+	FormatCompact Format = 2
+
+	// FormatLatest is the format of new columns.
+	FormatLatest = FormatCompact
+)
+
+// Valid reports whether f is a known format.
+func (f Format) Valid() bool { return f == FormatSIV || f == FormatCompact }
+
+// layerDETBlock labels the key of det.Block (FormatCompact), so that it
+// never equals the AES-SIV key of the same column or group.
+const layerDETBlock Layer = "det-block"
+
+// reservedCompactKey is the integer form no value of a compact column
+// has: EqDET gives its ciphertext for a constant that equals no value of
+// the column (a numeric with more fraction digits than the scale, or out
+// of the precision's range).
+const reservedCompactKey = math.MinInt64
+
+// compactEq reports whether the Eq onion of a column of type t (joined: in
+// a join group) is compact under FormatCompact. Numerics of a join group
+// keep AES-SIV of the canonical decimal: their group may mix scales
+// (numeric(15,2) = numeric(10,3)), which one integer form cannot.
+func (t Type) compactEq(joined bool) bool {
+	switch t.Base {
+	case SmallInt, Integer, BigInt, Date, Timestamp, Timestamptz, Boolean:
+		return true
+	case Numeric:
+		return !joined && t.numericConstrained() && t.Precision <= 18
+	}
+	return false
+}
+
+// compactKey is the plaintext of det.Block for a value of a compact
+// column: its integer form as 8 big-endian bytes (numeric(p,s): v·10^s,
+// NaN as math.MaxInt64; booleans 0/1).
+func (c *Column) compactKey(v Value) []byte {
+	x := v.i
+	if c.t.Base == Numeric {
+		x = c.ordinal(v)
+	}
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(x))
+}
+
+// compactComparisonKey is compactKey for a constant of the column's
+// ComparisonType: the reserved key if it equals no value of the column.
+func (c *Column) compactComparisonKey(v Value) []byte {
+	if c.t.Base != Numeric || c.t.Valid(v) {
+		return c.compactKey(v)
+	}
+	if v.kind == kindNumeric && (v.flag == numPos || v.flag == numNeg) {
+		if x, exact := scaledIntRounded(v, c.t.Scale, Exact); exact && x.IsInt64() {
+			if w := fromScaledInt(big.NewInt(x.Int64()), c.t.Scale); c.t.Valid(w) {
+				return c.compactKey(w)
+			}
+		}
+	}
+	reserved := int64(reservedCompactKey)
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(reserved))
+}
+
+// fromCompactKey rebuilds the value of a compact key, or ErrDecrypt.
+func (c *Column) fromCompactKey(k []byte) (Value, error) {
+	if len(k) != 8 {
+		return Value{}, ErrDecrypt
+	}
+	x := int64(binary.BigEndian.Uint64(k))
+	var v Value
+	switch c.t.Base {
+	case Numeric:
+		if x == math.MaxInt64 {
+			v = Value{kind: kindNumeric, flag: numNaN}
+		} else {
+			v = fromScaledInt(big.NewInt(x), c.t.Scale)
+		}
+	case Boolean:
+		v = Value{kind: kindInt, i: x}
+	default:
+		v = IntValue(x)
+	}
+	if !c.t.Valid(v) {
+		return Value{}, ErrDecrypt
+	}
+	return v, nil
+}
