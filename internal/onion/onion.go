@@ -120,12 +120,12 @@ type Column struct {
 	// compact: the Eq onion is FormatCompact's (det.Block inside
 	// unpadded CBC of compactKey), not AES-SIV of the EqualityKey.
 	compact bool
-	val           *rnd.AEAD
-	ope32         *ope.Cipher32
-	ope64         *ope.Cipher64
-	homSK         *hom.PrivateKey
-	homEnc        *hom.Encrypter
-	tok           *search.Tokenizer
+	val     *rnd.AEAD
+	ope32   *ope.Cipher32
+	ope64   *ope.Cipher64
+	homSK   *hom.PrivateKey
+	homEnc  *hom.Encrypter
+	tok     *search.Tokenizer
 
 	eqRNDKey, ordRNDKey []byte // for peeling on the server (pgcrypto)
 
