@@ -80,9 +80,19 @@
 //	                     row salt bound, never    unconstrained numeric and
 //	                     peeled                   bpchar without length)
 //
+// Under FormatCompact (the format of new columns; see Format), the Eq
+// onion of integers, dates, timestamps, booleans and numeric(p,s) with p
+// <= 18 outside join groups is compact instead: its DET layer is det.Block
+// (AES Key Wrap with Padding, RFC 5649, one 16-byte AES block) of the
+// 8-byte integer form, with a key of its own, Derive(id, "eq" or
+// "join-eq", "det-block", 32), and its RND layer is AES-CBC without
+// padding, so the cell is 16 bytes at either layer (AES-SIV in CBC takes
+// 32 at RND and 24 at DET). Columns of FormatSIV, recorded before, keep
+// AES-SIV for every type.
+//
 // The Eq onion is always present and is the authoritative copy: Decrypt
-// reads it (AES-SIV authenticates it, so a modified, truncated or moved
-// ciphertext gives ErrDecrypt). EqualityKey makes SQL-equal values equal
+// reads it (AES-SIV, or det.Block's 64 bits of redundancy, authenticates
+// it, so a modified, truncated or moved ciphertext gives ErrDecrypt). EqualityKey makes SQL-equal values equal
 // bytes: 1.5 and 1.50 of an unconstrained numeric, or 'ab' and 'ab ' of a
 // bpchar, have the same key but print differently. For these two lossy
 // types the column also keeps Val, the exact value authenticated with
@@ -126,6 +136,8 @@
 //	Eq/DET       =, <>, IN, GROUP BY, DISTINCT, equality and so the frequency
 //	             equi-joins within the column   of every value; the exact
 //	                                            length of EqualityKey
+//	                                            (nothing for compact cells:
+//	                                            always 16 bytes)
 //	Ord/RND      nothing                        nothing (fixed width)
 //	Ord/OPE      <, <=, >, >=, BETWEEN, ORDER   order, equality, frequencies,
 //	             BY, MIN, MAX, =                about the upper half of the bits
