@@ -124,6 +124,10 @@ func run() error {
 	if o.hold {
 		return e.hold(o.data)
 	}
+	sizes, err := tableSizes(ctx, e)
+	if err != nil {
+		return err
+	}
 	progress("running %d queries (%d timed runs each)...", len(which), o.runs)
 	before, err := e.peelsLogged()
 	if err != nil {
@@ -138,7 +142,7 @@ func run() error {
 		return err
 	}
 	rep := report{SF: o.sf, Runs: o.runs, Loads: loads, Queries: results, Took: time.Since(start),
-		Trained: o.train, TrainPeels: trainPeels, LatePeels: after - before, Settings: settings}
+		Trained: o.train, TrainPeels: trainPeels, LatePeels: after - before, Settings: settings, Sizes: sizes}
 	if err := rep.write(ctx, o.out, e); err != nil {
 		return err
 	}

@@ -28,6 +28,47 @@ type report struct {
 	LatePeels  int  // onions peeled by the measured queries on loaded tables
 
 	Settings map[string]string // of the PostgreSQL server (serverSettings)
+	Sizes    []tableSize       // after the load (tableSizes)
+}
+
+// tableSize is the size of one table (with its TOAST data, without
+// indexes) in both databases.
+type tableSize struct {
+	Table            string
+	Plain, Encrypted int64 // bytes
+}
+
+// tableSizes measures the tables of both databases.
+func tableSizes(ctx context.Context, e *env) ([]tableSize, error) {
+	size := func(dsn string) (map[string]int64, error) {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close(ctx)
+		out := map[string]int64{}
+		for _, t := range tables {
+			var n int64
+			if err := conn.QueryRow(ctx, "SELECT pg_table_size(to_regclass($1))", t).Scan(&n); err != nil {
+				return nil, fmt.Errorf("size of %s: %w", t, err)
+			}
+			out[t] = n
+		}
+		return out, nil
+	}
+	plain, err := size(e.plainDSN)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := size(e.encDSN)
+	if err != nil {
+		return nil, err
+	}
+	var out []tableSize
+	for _, t := range tables {
+		out = append(out, tableSize{Table: t, Plain: plain[t], Encrypted: enc[t]})
+	}
+	return out, nil
 }
 
 func (r *report) matches() int { return r.count(statusMatch) }
@@ -148,6 +189,21 @@ func (r *report) markdown(b *strings.Builder, pgVersion string) {
 	}
 	p("| all | %d | %.2f | %.0f | %.2f | %.0f | %.1fx |", rows, dt.Seconds(), rate(rows, dt), pt.Seconds(), rate(rows, pt), pt.Seconds()/dt.Seconds())
 	p("")
+	if len(r.Sizes) > 0 {
+		p("## Storage")
+		p("")
+		p("Size of each table after the load (`pg_table_size`: heap and TOAST, no indexes).")
+		p("")
+		p("| table | plaintext MB | encrypted MB | ratio |")
+		p("|---|---:|---:|---:|")
+		var pl, en int64
+		for _, z := range r.Sizes {
+			pl, en = pl+z.Plain, en+z.Encrypted
+			p("| %s | %.1f | %.1f | %.2fx |", z.Table, float64(z.Plain)/(1<<20), float64(z.Encrypted)/(1<<20), float64(z.Encrypted)/float64(max(z.Plain, 1)))
+		}
+		p("| all | %.1f | %.1f | %.2fx |", float64(pl)/(1<<20), float64(en)/(1<<20), float64(en)/float64(max(pl, 1)))
+		p("")
+	}
 	p("## Column policy")
 	p("")
 	p("Every column is encrypted (none plain, none sensitive), declared with `proxy columns set` before the tables are created through the proxy. Join groups share DET and OPE keys, so their columns compare with each other on the server. See `columnPolicy` in `bench/tpch/schema.go` for the reasons.")

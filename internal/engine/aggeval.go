@@ -227,8 +227,29 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		return boolVal(ok != (e.Op == "!~~" || e.Op == "!~~*")), nil
 	case rewrite.ExprIn:
 		sawNull := false
+		// The tested value is computed once, not once per item (unless
+		// it is itself an untyped literal, which takes each item's type).
+		var left aval
+		leftOnce := !isUnknown(e.Args[0])
+		if leftOnce {
+			var err error
+			if left, err = ev.eval(e.Args[0], sc); err != nil {
+				return left, err
+			}
+		}
 		for _, item := range e.Args[1:] {
-			a, b, err := ev.pair(e.Args[0], item, sc)
+			var a, b aval
+			var err error
+			switch {
+			case !leftOnce:
+				a, b, err = ev.pair(e.Args[0], item, sc)
+			case isUnknown(item):
+				a = left
+				b, err = ev.constant(item, &a.t)
+			default:
+				a = left
+				b, err = ev.eval(item, sc)
+			}
 			if err != nil {
 				return a, err
 			}
@@ -267,7 +288,12 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		}
 		return ev.castTo(e.Else, t, sc)
 	case rewrite.ExprFunc:
-		args := make([]aval, len(e.Args))
+		var buf [3]aval // extract and substring take at most 3
+		args := buf[:0]
+		if len(e.Args) > len(buf) {
+			args = make([]aval, 0, len(e.Args))
+		}
+		args = args[:len(e.Args)]
 		for i, a := range e.Args {
 			var err error
 			if args[i], err = ev.eval(a, sc); err != nil {

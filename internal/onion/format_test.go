@@ -3,6 +3,8 @@ package onion
 import (
 	"bytes"
 	"errors"
+	"math"
+	"math/big"
 	"testing"
 
 	"github.com/pgonion/pgonion/internal/schemes/rnd"
@@ -171,5 +173,15 @@ func TestCompactEqDET(t *testing.T) {
 	}
 	if _, err := a.DecryptAt(Cells{Eq: big}, nil, LayerDET); !errors.Is(err, ErrDecrypt) {
 		t.Errorf("an integer column decrypted a bigint constant out of its range: %v", err)
+	}
+}
+
+func TestFromScaledInt64(t *testing.T) {
+	for _, x := range []int64{0, 1, -1, 7, -150, 1234567, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		for _, scale := range []int{-3, 0, 2, 18} {
+			if got, want := fromScaledInt64(x, scale), fromScaledInt(big.NewInt(x), scale); got != want {
+				t.Errorf("fromScaledInt64(%d, %d) = %#v, want %#v", x, scale, got, want)
+			}
+		}
 	}
 }

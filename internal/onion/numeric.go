@@ -627,6 +627,24 @@ func scaledInt(v Value, scale int) *big.Int {
 
 // fromScaledInt returns the numeric Value x·10^-scale with display scale
 // max(scale, 0).
+// fromScaledInt64 is fromScaledInt for an int64, without big.Int.
+func fromScaledInt64(x int64, scale int) Value {
+	v := Value{kind: kindNumeric, scale: int32(max(scale, 0))}
+	if x == 0 {
+		return v
+	}
+	abs := uint64(x)
+	if x < 0 {
+		v.flag = numNeg
+		abs = -abs // two's complement: exact for math.MinInt64 too
+	}
+	v.s = strconv.FormatUint(abs, 10)
+	if scale < 0 {
+		v.s += strings.Repeat("0", -scale)
+	}
+	return v
+}
+
 func fromScaledInt(x *big.Int, scale int) Value {
 	v := Value{kind: kindNumeric, scale: int32(max(scale, 0))}
 	if x.Sign() == 0 {

@@ -710,7 +710,7 @@ func (c *Column) DecryptOrd(cell, salt []byte, ordLayer Layer) (Value, error) {
 		if x == math.MaxInt64 {
 			v = Value{kind: kindNumeric, flag: numNaN}
 		} else {
-			v = fromScaledInt(big.NewInt(x), c.t.Scale)
+			v = fromScaledInt64(x, c.t.Scale)
 		}
 	case Boolean:
 		v = Value{kind: kindInt, i: x}
