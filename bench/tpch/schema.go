@@ -60,7 +60,11 @@ func columnPolicy(table, column string) (caps, joinGroup string) {
 }
 
 // extraCaps are the capabilities beyond eq that the queries use, by
-// column, with the queries that use them. Orderings the proxy computes
+// column, with the queries that use them. o_comment has no search onion:
+// Q13's NOT LIKE cannot use the tokens (a row holding them may still not
+// match the pattern), so the proxy checks it on every comment, and the
+// tokens (about 450 bytes per row) would only widen every scan of
+// orders. Orderings the proxy computes
 // itself (split execution: ORDER BY in Q1, Q15, Q16, Q18; the comparison
 // with a computed sum in Q20) need no Ord onion: training left those
 // onions at RND, so they are not declared.
@@ -77,7 +81,6 @@ var extraCaps = map[string]string{
 	"c_acctbal":       "ord",    // > 0.00: Q22
 	"o_orderdate":     "ord",    // ranges: Q3, Q4, Q5, Q8, Q10
 	"o_orderpriority": "ord",    // ORDER BY: Q4
-	"o_comment":       "search", // NOT LIKE: Q13
 	"l_quantity":      "ord",    // ranges: Q6, Q19
 	"l_discount":      "ord",    // BETWEEN: Q6
 	"l_shipdate":      "ord",    // ranges: Q1, Q3, Q6, Q7, Q14, Q15, Q20
