@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,10 +51,17 @@ func serverSettings(sharedBuffers string) map[string]string {
 }
 
 // sharedBuffersAuto is the usual advice for a dedicated database server,
-// a quarter of the machine's memory, kept between 512 MB and 8 GB (512 MB
-// where the memory is unknown).
+// a quarter of the machine's memory (or of the cgroup's memory limit, if
+// lower), kept between 512 MB and 8 GB (512 MB where the memory is
+// unknown).
 func sharedBuffersAuto() string {
-	mb := memTotalKB() / 4 / 1024
+	kb := memTotalKB()
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && (kb == 0 || limit/1024 < kb) {
+			kb = limit / 1024
+		}
+	}
+	mb := kb / 4 / 1024
 	return fmt.Sprintf("%dMB", min(max(mb, 512), 8192))
 }
 
