@@ -44,6 +44,7 @@ type options struct {
 	python  string
 	out     string
 	runs    int
+	minTime time.Duration
 	timeout time.Duration
 	keep    bool
 	strict  bool
@@ -59,7 +60,8 @@ func run() error {
 	flag.StringVar(&o.data, "data", "", "`directory` of data generated earlier by gen.py (default: generate into a scratch directory)")
 	flag.StringVar(&o.python, "python", "python3", "Python `interpreter` with duckdb and duckdb-extension-tpch 1.5.5")
 	flag.StringVar(&o.out, "out", "tpch-report", "`directory` for the report (report.md, ratios.png)")
-	flag.IntVar(&o.runs, "runs", 3, "timed runs per query and target (the median is reported)")
+	flag.IntVar(&o.runs, "runs", 3, "least timed runs per query and target (the median is reported)")
+	flag.DurationVar(&o.minTime, "min-time", 2*time.Second, "more timed runs of a query (up to 25) while its runs on both targets have taken less than this `duration` in all")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "time limit of one query run")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory (data, keys, proxy log)")
 	flag.BoolVar(&o.strict, "fail-on-mismatch", false, "exit with status 1 when a query returns different rows through the proxy (after the report)")
@@ -128,12 +130,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	progress("running %d queries (%d timed runs each)...", len(which), o.runs)
+	progress("running %d queries (at least %d timed runs each, more until %v)...", len(which), o.runs, o.minTime)
 	before, err := e.peelsLogged()
 	if err != nil {
 		return err
 	}
-	results, err := e.runQueries(ctx, o.data, which, o.runs, o.timeout, progress)
+	results, err := e.runQueries(ctx, o.data, which, timing{Min: o.runs, MinTime: o.minTime}, o.timeout, progress)
 	if err != nil {
 		return err
 	}
@@ -141,7 +143,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	rep := report{SF: o.sf, Runs: o.runs, Loads: loads, Queries: results, Took: time.Since(start),
+	rep := report{SF: o.sf, Runs: o.runs, MinTime: o.minTime, Loads: loads, Queries: results, Took: time.Since(start),
 		Trained: o.train, TrainPeels: trainPeels, LatePeels: after - before, Settings: settings, Sizes: sizes}
 	if err := rep.write(ctx, o.out, e); err != nil {
 		return err

@@ -32,6 +32,25 @@ type queryResult struct {
 	Proxied time.Duration // median of the timed runs through the proxy
 	First   time.Duration // the first run through the proxy (peels onions)
 	Rows    int
+	Runs    int // timed runs per target
+}
+
+// timing is how many timed runs each query gets: at least Min pairs
+// (direct, proxied), more while both targets together have taken less
+// than MinTime, up to maxRuns. Fast queries, the noisiest, so get more
+// runs; slow ones are not repeated needlessly.
+type timing struct {
+	Min     int
+	MinTime time.Duration
+}
+
+// maxRuns bounds the timed runs of one query.
+const maxRuns = 25
+
+// more reports whether another pair of runs is due after n pairs that
+// took spent in all.
+func (t timing) more(n int, spent time.Duration) bool {
+	return n < t.Min || (n < maxRuns && spent < t.MinTime)
 }
 
 // Ratio is proxied over direct time (0 when not measured).
@@ -45,7 +64,7 @@ func (r queryResult) Ratio() float64 {
 // runQueries runs the queries numbered which on both databases: once each to warm
 // up (the proxy's first run peels the onions the query needs), then runs
 // timed runs alternating direct and proxied, comparing the results.
-func (e *env) runQueries(ctx context.Context, dataDir string, which []int, runs int, timeout time.Duration, progress func(string, ...any)) ([]queryResult, error) {
+func (e *env) runQueries(ctx context.Context, dataDir string, which []int, runs timing, timeout time.Duration, progress func(string, ...any)) ([]queryResult, error) {
 	direct, err := pgx.Connect(ctx, e.plainDSN)
 	if err != nil {
 		return nil, err
@@ -80,7 +99,8 @@ func (e *env) runQueries(ctx context.Context, dataDir string, which []int, runs 
 		}
 		if r.Status == statusMatch {
 			var ds, ps []time.Duration
-			for range runs {
+			var spent time.Duration
+			for runs.more(len(ds), spent) {
 				_, d, err := timed(ctx, direct, sql, timeout)
 				if err != nil {
 					return nil, err
@@ -91,15 +111,16 @@ func (e *env) runQueries(ctx context.Context, dataDir string, which []int, runs 
 					break
 				}
 				ds, ps = append(ds, d), append(ps, p)
+				spent += d + p
 			}
 			if r.Status == statusMatch {
-				r.Direct, r.Proxied = median(ds), median(ps)
+				r.Direct, r.Proxied, r.Runs = median(ds), median(ps), len(ds)
 			}
 		}
 		proxied.Close(ctx)
 		msg := r.Status
 		if r.Status == statusMatch {
-			msg = fmt.Sprintf("match, %.1f ms direct, %.1f ms proxied (%.2fx)", ms(r.Direct), ms(r.Proxied), r.Ratio())
+			msg = fmt.Sprintf("match, %.1f ms direct, %.1f ms proxied (%.2fx, %d runs)", ms(r.Direct), ms(r.Proxied), r.Ratio(), r.Runs)
 		} else if r.Detail != "" {
 			msg += ": " + r.Detail
 		}

@@ -18,7 +18,8 @@ import (
 // report is everything one run measured.
 type report struct {
 	SF      float64
-	Runs    int
+	Runs    int           // least timed runs per query
+	MinTime time.Duration // more runs until both targets took this long
 	Loads   []loadResult
 	Queries []queryResult
 	Took    time.Duration
@@ -116,9 +117,9 @@ func (r *report) markdown(b *strings.Builder, pgVersion string) {
 	p("")
 	p("The data (DuckDB's dbgen) and the 22 queries (standard substitution parameters) are derived from TPC-H; these are not TPC-H results and are not comparable with published ones.")
 	p("")
-	p("Machine: %d cores, %s memory, %s/%s, Go %s, PostgreSQL %s. Generated %s in %s by `go run ./bench/tpch -sf %g -runs %d` (what `bench/tpch-report` and `bench/tpch-smoke` run).",
+	p("Machine: %d cores, %s memory, %s/%s, Go %s, PostgreSQL %s. Generated %s in %s by `go run ./bench/tpch -sf %g -runs %d -min-time %v` (what `bench/tpch-report` and `bench/tpch-smoke` run).",
 		runtime.NumCPU(), memory(), runtime.GOOS, runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"), pgVersion,
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.SF, r.Runs)
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.SF, r.Runs, r.MinTime)
 	p("")
 	p("Both databases live on one throwaway PostgreSQL server (fsync off) with shared_buffers=%s and work_mem=%s (`-shared-buffers`). Note that a sequential scan of a table larger than a quarter of shared_buffers reads through a 256 kB ring instead of the buffer cache: a table that the encryption makes larger than that bound is read from the operating system's cache on every scan while its plaintext copy may stay in PostgreSQL's.", r.Settings["shared_buffers"], r.Settings["work_mem"])
 	p("")
@@ -133,7 +134,7 @@ func (r *report) markdown(b *strings.Builder, pgVersion string) {
 	p("- **%d/22 queries match plaintext** through the proxy over encrypted tables.", r.matches())
 	if len(ratios) > 0 {
 		slices.Sort(ratios)
-		p("- Proxied/direct time of the matching queries: median %.2fx, min %.2fx, max %.2fx (each the median of %d timed run(s)).", medianF(ratios), ratios[0], ratios[len(ratios)-1], r.Runs)
+		p("- Proxied/direct time of the matching queries: median %.2fx, min %.2fx, max %.2fx (each the median of its timed runs).", medianF(ratios), ratios[0], ratios[len(ratios)-1])
 	}
 	counts := map[string]int{}
 	for _, q := range r.Queries {
@@ -145,7 +146,7 @@ func (r *report) markdown(b *strings.Builder, pgVersion string) {
 	p("")
 	p("## Queries")
 	p("")
-	p("Times are client-observed (simple protocol, results read as text), medians of %d timed run(s) alternating direct and proxied after one untimed run each; \"first\" is that first run through the proxy, which peels any onion the query needs that is not peeled yet.", r.Runs)
+	p("Times are client-observed (simple protocol, results read as text), medians of the timed runs (\"runs\": at least %d, more, up to %d, while a query's runs on both targets have taken less than %v in all), alternating direct and proxied after one untimed run each; \"first\" is that first run through the proxy, which peels any onion the query needs that is not peeled yet.", r.Runs, maxRuns, r.MinTime)
 	p("")
 	if r.Trained {
 		p("Onion layers were settled before loading (CryptDB's training mode, `-train`): the queries ran once through the proxy on the empty encrypted tables, which peeled %d onions at no cost; the rows were then written at those layers. The server knows what it would know had the peels happened on the loaded tables. Onions peeled on the loaded tables by the measured runs: %d.", r.TrainPeels, r.LatePeels)
@@ -153,13 +154,13 @@ func (r *report) markdown(b *strings.Builder, pgVersion string) {
 		p("Onion layers were not settled before loading (`-train=false`): the first runs peeled %d onions on the loaded tables; each peel rewrites every row of its table, which stays twice as large (dead rows) until VACUUM FULL, and the timed runs pay for the larger scans.", r.LatePeels)
 	}
 	p("")
-	p("| query | result | direct ms | proxied ms | ratio | first proxied ms | rows | what is missing / message |")
-	p("|---|---|---:|---:|---:|---:|---:|---|")
+	p("| query | result | direct ms | proxied ms | ratio | runs | first proxied ms | rows | what is missing / message |")
+	p("|---|---|---:|---:|---:|---:|---:|---:|---|")
 	for _, q := range r.Queries {
-		d, pr, ratio, first := "", "", "", ""
+		d, pr, ratio, runs, first := "", "", "", "", ""
 		if q.Status == statusMatch {
 			d, pr, ratio = fmt.Sprintf("%.1f", ms(q.Direct)), fmt.Sprintf("%.1f", ms(q.Proxied)), fmt.Sprintf("%.2fx", q.Ratio())
-			first = fmt.Sprintf("%.1f", ms(q.First))
+			runs, first = fmt.Sprint(q.Runs), fmt.Sprintf("%.1f", ms(q.First))
 		}
 		note := ""
 		if q.Status != statusMatch {
@@ -168,7 +169,7 @@ func (r *report) markdown(b *strings.Builder, pgVersion string) {
 				note = n + " (" + note + ")"
 			}
 		}
-		p("| Q%d | %s | %s | %s | %s | %s | %d | %s |", q.Nr, q.Status, d, pr, ratio, first, q.Rows, note)
+		p("| Q%d | %s | %s | %s | %s | %s | %s | %d | %s |", q.Nr, q.Status, d, pr, ratio, runs, first, q.Rows, note)
 	}
 	p("")
 	p("## Load")
