@@ -3,8 +3,10 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -141,6 +143,26 @@ type decrypter struct {
 	sent    int64                     // rows sent to the client
 	decoded []onion.Value             // the values of the row's encrypted visible columns
 	sorter  *runSorter                // set when the proxy sorts runs of rows
+	// scratch holds the decoded ciphertexts of the current row (see
+	// rowCell); reset at each DataRow.
+	scratch []byte
+}
+
+// rowCell is cellBytes for a cell needed only while the current row is
+// decrypted: hex is decoded into d.scratch instead of a new slice. The
+// result is valid until the next DataRow.
+func (d *decrypter) rowCell(raw []byte) ([]byte, error) {
+	if raw == nil || d.serverBinary || len(raw) < 2 || raw[0] != '\\' || raw[1] != 'x' {
+		return cellBytes(raw, d.serverBinary)
+	}
+	n := hex.DecodedLen(len(raw) - 2)
+	start := len(d.scratch)
+	d.scratch = slices.Grow(d.scratch, n)[:start+n]
+	out := d.scratch[start : start+n : start+n]
+	if _, err := hex.Decode(out, raw[2:]); err != nil {
+		return nil, fmt.Errorf("engine: malformed bytea from the server: %w", err)
+	}
+	return out, nil
 }
 
 func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
@@ -216,22 +238,22 @@ func (d *decrypter) cellValue(c *projColumn, row *pgproto3.DataRow, rowSalt []by
 		}
 		return v, nil
 	}
-	if cells.Eq, err = cellBytes(raw, d.serverBinary); err != nil {
+	if cells.Eq, err = d.rowCell(raw); err != nil {
 		return onion.Value{}, err
 	}
 	if c.val >= 0 {
-		if cells.Val, err = cellBytes(row.Values[c.val], d.serverBinary); err != nil {
+		if cells.Val, err = d.rowCell(row.Values[c.val]); err != nil {
 			return onion.Value{}, err
 		}
 	}
 	salt := rowSalt
 	if c.rowSalt >= 0 {
-		if salt, err = cellBytes(row.Values[c.rowSalt], d.serverBinary); err != nil {
+		if salt, err = d.rowCell(row.Values[c.rowSalt]); err != nil {
 			return onion.Value{}, err
 		}
 	}
 	if c.salt >= 0 && row.Values[c.salt] != nil {
-		if salt, err = cellBytes(row.Values[c.salt], d.serverBinary); err != nil {
+		if salt, err = d.rowCell(row.Values[c.salt]); err != nil {
 			return onion.Value{}, err
 		}
 	}
@@ -264,10 +286,11 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		d.buf = make([]byte, 0, 512) // non-nil: an empty value is not NULL
 	}
 	d.buf = d.buf[:0]
+	d.scratch = d.scratch[:0]
 	var rowSalt []byte
 	if d.p.salt >= 0 {
 		var err error
-		if rowSalt, err = cellBytes(row.Values[d.p.salt], d.serverBinary); err != nil {
+		if rowSalt, err = d.rowCell(row.Values[d.p.salt]); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"sync"
 
 	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/schemes/det"
@@ -488,7 +489,8 @@ func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, erro
 		if len(salt) != SaltSize {
 			return Value{}, ErrDecrypt
 		}
-		var buf [64]byte
+		buf := rndScratch.Get().(*[rndScratchSize]byte)
+		defer rndScratch.Put(buf)
 		var err error
 		if detCT, err = c.eqRND.Decrypt(buf[:0], cells.Eq, salt); err != nil {
 			return Value{}, ErrDecrypt
@@ -516,6 +518,14 @@ func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, erro
 	c.eqMemo.store(detCT, v)
 	return v, nil
 }
+
+// rndScratch holds buffers for the RND layer's plaintext, which DecryptAt
+// needs only until it returns (a stack array would escape to the heap
+// through the cipher.Block interface on every cell).
+var rndScratch = sync.Pool{New: func() any { return new([rndScratchSize]byte) }}
+
+// rndScratchSize fits Eq cells of up to 96 bytes (and the IV block).
+const rndScratchSize = 112
 
 // eqKey returns the EqualityKey inside an Eq cell.
 func (c *Column) eqKey(cell, salt []byte, layer Layer) ([]byte, error) {

@@ -189,7 +189,8 @@ func (c *Cipher) EncryptProbabilistically(dst, plaintext, salt []byte) []byte {
 }
 
 // Decrypt appends the decryption of ciphertext under salt to dst and
-// returns the extended slice. It returns nil and ErrDecrypt if the salt is
+// returns the extended slice (give dst a spare capacity of
+// len(ciphertext) + 16 bytes to avoid allocation). It returns nil and ErrDecrypt if the salt is
 // not SaltSize bytes, the ciphertext is not a positive multiple of 16 bytes,
 // or the padding is wrong; the padding is checked in constant time (a
 // Cipher without padding checks nothing more).
@@ -204,17 +205,21 @@ func (c *Cipher) Decrypt(dst, ciphertext, salt []byte) ([]byte, error) {
 		return nil, ErrDecrypt
 	}
 	start := len(dst)
-	dst = grow(dst, n)
+	// One block more than the plaintext holds the IV (a local array
+	// passed to cipher.Block would escape to the heap on every call).
+	dst = grow(dst, n+BlockSize)
 	out := dst[start : start+n]
-	var iv [BlockSize]byte
-	c.block.Encrypt(iv[:], salt)
-	prev := iv[:]
+	iv := dst[start+n : start+n+BlockSize]
+	c.block.Encrypt(iv, salt)
+	prev := iv
 	for off := 0; off < n; off += BlockSize {
 		blk := ciphertext[off : off+BlockSize]
 		c.block.Decrypt(out[off:off+BlockSize], blk)
 		subtle.XORBytes(out[off:off+BlockSize], out[off:off+BlockSize], prev)
 		prev = blk
 	}
+	clear(iv)
+	dst = dst[:start+n]
 	if c.unpadded {
 		return dst, nil
 	}
