@@ -59,14 +59,10 @@ func (t Type) compactEq(joined bool) bool {
 }
 
 // compactKey is the plaintext of det.Block for a value of a compact
-// column: its integer form as 8 big-endian bytes (numeric(p,s): v·10^s,
-// NaN as math.MaxInt64; booleans 0/1).
+// column: its integer form (ordinal: numeric(p,s) as v·10^s, NaN as
+// math.MaxInt64; booleans 0/1; days; microseconds) as 8 big-endian bytes.
 func (c *Column) compactKey(v Value) []byte {
-	x := v.i
-	if c.t.Base == Numeric {
-		x = c.ordinal(v)
-	}
-	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(x))
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(c.ordinal(v)))
 }
 
 // compactComparisonKey is compactKey for a constant of the column's
@@ -91,22 +87,5 @@ func (c *Column) fromCompactKey(k []byte) (Value, error) {
 	if len(k) != 8 {
 		return Value{}, ErrDecrypt
 	}
-	x := int64(binary.BigEndian.Uint64(k))
-	var v Value
-	switch c.t.Base {
-	case Numeric:
-		if x == math.MaxInt64 {
-			v = Value{kind: kindNumeric, flag: numNaN}
-		} else {
-			v = fromScaledInt64(x, c.t.Scale)
-		}
-	case Boolean:
-		v = Value{kind: kindInt, i: x}
-	default:
-		v = IntValue(x)
-	}
-	if !c.t.Valid(v) {
-		return Value{}, ErrDecrypt
-	}
-	return v, nil
+	return c.fromOrdinal(int64(binary.BigEndian.Uint64(k)))
 }

@@ -712,10 +712,18 @@ func (c *Column) DecryptOrd(cell, salt []byte, ordLayer Layer) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	var v Value
 	switch c.t.Base {
 	case Text, Varchar, Char:
 		return Value{}, ErrOrdPrefix
+	}
+	return c.fromOrdinal(x)
+}
+
+// fromOrdinal is the inverse of ordinal for the types whose ordinal is
+// the whole value (not texts): ErrDecrypt if x is no valid value.
+func (c *Column) fromOrdinal(x int64) (Value, error) {
+	var v Value
+	switch c.t.Base {
 	case Numeric:
 		if x == math.MaxInt64 {
 			v = Value{kind: kindNumeric, flag: numNaN}
