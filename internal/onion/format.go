@@ -3,7 +3,6 @@ package onion
 import (
 	"encoding/binary"
 	"math"
-	"math/big"
 )
 
 // Format is the version of a column's cell formats. A column keeps the
@@ -73,7 +72,7 @@ func (c *Column) compactComparisonKey(v Value) []byte {
 	}
 	if v.kind == kindNumeric && (v.flag == numPos || v.flag == numNeg) {
 		if x, exact := scaledIntRounded(v, c.t.Scale, Exact); exact && x.IsInt64() {
-			if w := fromScaledInt(big.NewInt(x.Int64()), c.t.Scale); c.t.Valid(w) {
+			if w := fromScaledInt64(x.Int64(), c.t.Scale); c.t.Valid(w) {
 				return c.compactKey(w)
 			}
 		}
