@@ -89,9 +89,9 @@ func TestColumns(t *testing.T) {
 		}
 		return cols
 	}
-	// Ord cells first, then the salt, the Eq cells and plain columns in
-	// the logical order, then the salt overrides (rewrite.PlanCreate).
-	want := []string{"id__ord", "age__ord", "pgonion_salt", "id__eq", "id__add", "ssn__eq", "age__eq", "note", "id__salt", "ssn__salt", "age__salt"}
+	// Ord cells first, then the salt and the salt overrides, then the Eq
+	// cells and plain columns in the logical order (rewrite.PlanCreate).
+	want := []string{"id__ord", "age__ord", "pgonion_salt", "id__salt", "ssn__salt", "age__salt", "id__eq", "id__add", "ssn__eq", "age__eq", "note"}
 	if got := physical(); !slices.Equal(got, want) {
 		t.Fatalf("server columns %v, want %v", got, want)
 	}

@@ -150,11 +150,13 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 	encrypted := map[string]*catalog.Column{}
 	// The physical columns, in the order the server stores them: the Ord
 	// cells first (the range conditions a scan evaluates on every row
-	// read the first columns of the row only), then the row's salt, the
-	// plain columns and the other cells in the logical order, then the
-	// salt override columns (NULL but for updated rows) and constraints.
-	var front, elts, back []*pg_query.Node
-	elts = append(elts, saltColumnDef())
+	// read the first columns of the row only), then the row's salt and
+	// the salt override columns (NULL but for updated rows: only a bit
+	// in the row's null bitmap, and every decrypted cell reads one, so
+	// they must not sit behind all the cells: reading a column means
+	// walking the row up to it), then the plain columns and the other
+	// cells in the logical order, then constraints.
+	var front, salts, elts, back []*pg_query.Node
 	pos := 0
 	for _, n := range cs.TableElts {
 		cd := n.GetColumnDef()
@@ -260,7 +262,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 			case pc.Kind == onion.KindOrd:
 				front = append(front, def)
 			case pc.Suffix == SaltSuffix:
-				back = append(back, def)
+				salts = append(salts, def)
 			default:
 				elts = append(elts, def)
 			}
@@ -320,7 +322,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		// Nothing to protect: the table is created as the client wrote it.
 		return &CreatePlan{SQL: st.SQL, Table: t}, nil
 	}
-	cs.TableElts = slices.Concat(front, elts, back)
+	cs.TableElts = slices.Concat(front, []*pg_query.Node{saltColumnDef()}, salts, elts, back)
 	sql, err := st.Deparse()
 	if err != nil {
 		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
