@@ -65,6 +65,17 @@ type copyField struct {
 	suffixes []string   // the cells the server expects, in order
 }
 
+// uuid reports whether the field's cell with suffix sfx is a uuid.
+func (f *copyField) uuid(sfx string) bool {
+	switch sfx {
+	case "_eq":
+		return f.x.oc.CellSQLType(onion.KindEq) == "uuid"
+	case "_ord":
+		return f.x.oc.CellSQLType(onion.KindOrd) == "uuid"
+	}
+	return false
+}
+
 // copyEncrypter is the CopyInRewriter of one COPY execution. Rows are
 // encrypted in batches (each CopyData message's complete rows), spread
 // over the cores: Paillier encryption dominates the cost of a row.
@@ -216,10 +227,13 @@ func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) 
 					w.Int8Array(cells.Search)
 					continue
 				}
-				if b := cellValue(cells, sfx); b != nil {
-					w.Bytea(b)
-				} else {
+				switch b := cellValue(cells, sfx); {
+				case b == nil:
 					w.Null()
+				case f.uuid(sfx):
+					w.UUID(b)
+				default:
+					w.Bytea(b)
 				}
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -36,7 +35,7 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := rewrite.PlanCreate(st, rewrite.DefaultSchema, policy)
+	p, err := rewrite.PlanCreate(st, rewrite.DefaultSchema, s.withGroupFormats(policy))
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +46,6 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if !encrypted {
 		return nil, nil
 	}
-	s.alignGroupFormats(p.Table, nil)
 	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table)
 	if cs.IfNotExists {
 		qualified := quoteIdent(rel.Schema) + "." + quoteIdent(rel.Name)
@@ -58,12 +56,13 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "CREATE TABLE", e: s.e}}, nil
 }
 
-// alignGroupFormats gives each new column of t (one not in old) that is in
-// a join group the cell format of the group's existing columns (in the
-// catalog or in tables this session created), where they have one: the
-// columns of a group compare their ciphertexts, so they must share a
-// format, and a group created before FormatCompact keeps FormatSIV.
-func (s *session) alignGroupFormats(t, old *catalog.Table) {
+// withGroupFormats returns policy with the cell format of each join group
+// that already has columns (in the catalog or in tables this session
+// created) given to new columns of the group: the columns of a group
+// compare their ciphertexts, so they must share a format, and a group
+// created before FormatCompact keeps FormatSIV. The format decides the
+// physical types of the new columns' cells.
+func (s *session) withGroupFormats(policy rewrite.PolicyFunc) rewrite.PolicyFunc {
 	formats := map[string]int{}
 	note := func(c *catalog.Column) {
 		if c.JoinGroup != "" {
@@ -82,14 +81,12 @@ func (s *session) alignGroupFormats(t, old *catalog.Table) {
 		}
 	}
 	s.mu.Unlock()
-	for i := range t.Columns {
-		c := &t.Columns[i]
-		if old != nil && slices.ContainsFunc(old.Columns, func(o catalog.Column) bool { return o.ID == c.ID && o.ID != (catalog.ID{}) }) {
-			continue
+	return func(table, column string) rewrite.ColumnPolicy {
+		p := policy(table, column)
+		if f, ok := formats[p.JoinGroup]; ok && p.JoinGroup != "" {
+			p.Format = f
 		}
-		if f, ok := formats[c.JoinGroup]; ok && c.JoinGroup != "" {
-			c.Format = f
-		}
+		return p
 	}
 }
 
@@ -200,7 +197,7 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	if err != nil {
 		return nil, err
 	}
-	p, err := rewrite.PlanAlter(st, t, policy)
+	p, err := rewrite.PlanAlter(st, t, s.withGroupFormats(policy))
 	if err != nil {
 		if _, ok := err.(*pgconn.PgError); !ok {
 			err = rewrite.Refusal("%s on table %s with encrypted columns is not supported: %v", statementName(st), t.Name, err)
@@ -217,7 +214,6 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	}
 	body += p.SQL + ";\n"
 	if p.Table != nil {
-		s.alignGroupFormats(p.Table, t)
 		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
 	}
 	// PostgreSQL reports renames of tables and columns as ALTER TABLE too.

@@ -183,7 +183,7 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to encrypt a value of %s.%s: %w", p.xs[i].table, h.Column.Name, err)
 		}
-		cells[i] = literalCells(c)
+		cells[i] = literalCells(c, p.xs[i].oc)
 		if h.Increment != 0 {
 			cells[i][rewrite.HomModulusCell] = rewrite.NumericLiteral(p.xs[i].oc.HomModulus())
 		}
@@ -214,14 +214,14 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 	return &stmtPlan{sql: sql}, nil
 }
 
-// literalCells are the SQL literals of encrypted cells.
-func literalCells(c onion.Cells) rewrite.Cells {
+// literalCells are the SQL literals of the encrypted cells of column oc.
+func literalCells(c onion.Cells, oc *onion.Column) rewrite.Cells {
 	out := rewrite.Cells{}
 	if c.Eq != nil {
-		out["_eq"] = rewrite.ByteaLiteral(c.Eq)
+		out["_eq"] = rewrite.CellLiteral(c.Eq, oc.CellSQLType(onion.KindEq))
 	}
 	if c.Ord != nil {
-		out["_ord"] = rewrite.ByteaLiteral(c.Ord)
+		out["_ord"] = rewrite.CellLiteral(c.Ord, oc.CellSQLType(onion.KindOrd))
 	}
 	if c.Add != nil {
 		out["_add"] = rewrite.ByteaLiteral(c.Add)
@@ -424,7 +424,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			if h.Increment != 0 && pc.Suffix != "_add" {
 				continue
 			}
-			oid := uint32(oidBytea)
+			oid := cellOID(pc.SQLType)
 			if pc.Suffix == "_srch" {
 				oid = oidInt8Arr
 			}
@@ -434,11 +434,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 	if len(p.where) > 0 {
 		vals := make([]*pg_query.Node, len(p.where))
 		for i, h := range p.where {
-			oid := uint32(oidBytea)
-			if h.Kind == rewrite.HoleTokens {
-				oid = oidInt8Arr
-			}
-			vals[i] = hp.add(paramSlot{hole: -1, where: i + 1}, oid)
+			vals[i] = hp.add(paramSlot{hole: -1, where: i + 1}, h.oid())
 			if h.Param > 0 {
 				if x := holeOf[h.Param]; x != nil {
 					return nil, rewrite.Refusal("parameter $%d is both a value of encrypted column %s.%s and compared with %s.%s; pass the value twice", h.Param, x.table, x.cat.Name, h.x.table, h.x.cat.Name)

@@ -209,7 +209,11 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 // transaction: a peel without padding (FormatCompact) cannot fail on the
 // server with a wrong key, so the proxy checks before committing.
 func checkPeeled(ctx context.Context, tx pgx.Tx, oc *onion.Column, k onion.Kind, table, cell string) error {
-	rows, err := tx.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL LIMIT 16", cell, table, cell))
+	read := cell
+	if oc.CellSQLType(k) == "uuid" {
+		read = "uuid_send(" + cell + ")"
+	}
+	rows, err := tx.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL LIMIT 16", read, table, cell))
 	if err != nil {
 		return err
 	}

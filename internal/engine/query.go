@@ -109,11 +109,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	vals := make([]*pg_query.Node, len(holes))
 	holeOf := map[int]*encrypted{}
 	for i, h := range holes {
-		oid := uint32(oidBytea)
-		if h.Kind == rewrite.HoleTokens {
-			oid = oidInt8Arr
-		}
-		vals[i] = hp.add(paramSlot{hole: i}, oid)
+		vals[i] = hp.add(paramSlot{hole: i}, h.oid())
 		if h.Param > 0 {
 			holeOf[h.Param] = h.paramType()
 		}
@@ -458,6 +454,8 @@ func looksNumeric(s string) bool {
 var (
 	sentinelLow  = []byte{}
 	sentinelHigh = bytes.Repeat([]byte{0xff}, 17)
+	uuidLow      = make([]byte, 16)
+	uuidHigh     = bytes.Repeat([]byte{0xff}, 16)
 )
 
 // cipher returns the hole's ciphertext for value v (nil for NULL), as
@@ -622,7 +620,7 @@ func (h *cmpHole) cipherNode(v onion.Value, frac *fractionalConst) (*pg_query.No
 	if h.Kind == rewrite.HoleTokens {
 		return rewrite.Int8ArrayLiteral(toks), nil
 	}
-	return rewrite.ByteaLiteral(b), nil
+	return rewrite.CellLiteral(h.cell(b), h.cellType()), nil
 }
 
 func (h *cmpHole) cipherParam(v onion.Value, frac *fractionalConst) ([]byte, error) {
@@ -633,7 +631,40 @@ func (h *cmpHole) cipherParam(v onion.Value, frac *fractionalConst) ([]byte, err
 	if h.Kind == rewrite.HoleTokens {
 		return cellValue(onion.Cells{Search: toks}, "_srch"), nil
 	}
-	return b, nil
+	return h.cell(b), nil
+}
+
+// cellType is the PostgreSQL type of the cells the hole compares with
+// (onion.CellSQLType; "int8[]" for search tokens).
+func (h *cmpHole) cellType() string {
+	switch h.Kind {
+	case rewrite.HoleTokens:
+		return "int8[]"
+	case rewrite.HoleOPE:
+		return h.x.oc.CellSQLType(onion.KindOrd)
+	}
+	return h.x.oc.CellSQLType(onion.KindEq)
+}
+
+// oid is the type OID of the hole's parameter.
+func (h *cmpHole) oid() uint32 {
+	if h.Kind == rewrite.HoleTokens {
+		return oidInt8Arr
+	}
+	return cellOID(h.cellType())
+}
+
+// cell is ciphertext b as a value of the hole's cell type: the sentinels,
+// which no bytea ciphertext equals, become the least and the greatest
+// uuid for a uuid cell (no ciphertext is either: see onion.FormatUUID).
+func (h *cmpHole) cell(b []byte) []byte {
+	if b == nil || h.cellType() != "uuid" || len(b) == 16 {
+		return b
+	}
+	if len(b) == 0 {
+		return uuidLow
+	}
+	return uuidHigh
 }
 
 // queryProjection is the projection of a QueryPlan's rows.

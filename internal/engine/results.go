@@ -152,6 +152,15 @@ type decrypter struct {
 // decrypted: hex is decoded into d.scratch instead of a new slice. The
 // result is valid until the next DataRow.
 func (d *decrypter) rowCell(raw []byte) ([]byte, error) {
+	if raw != nil && !d.serverBinary && len(raw) == uuidTextLen && raw[0] != '\\' {
+		start := len(d.scratch)
+		d.scratch = slices.Grow(d.scratch, 16)[:start+16]
+		out := d.scratch[start : start+16 : start+16]
+		if onion.DecodeUUIDText(out, raw) {
+			return out, nil
+		}
+		d.scratch = d.scratch[:start]
+	}
 	if raw == nil || d.serverBinary || len(raw) < 2 || raw[0] != '\\' || raw[1] != 'x' {
 		return cellBytes(raw, d.serverBinary)
 	}

@@ -194,8 +194,21 @@ const (
 	oidBpchar  = 1042
 	oidUnknown = 705
 	oidBytea   = 17
-	oidInt8Arr = 1016
+	oidUUID    = 2950
+
+	uuidTextLen = 36 // 8-4-4-4-12 hex digits
+	oidInt8Arr  = 1016
 )
+
+// cellOID is the type OID of a cell parameter of PostgreSQL type sqlType
+// (onion.CellSQLType): a uuid's binary form is its 16 bytes, a bytea's
+// its bytes.
+func cellOID(sqlType string) uint32 {
+	if sqlType == "uuid" {
+		return oidUUID
+	}
+	return oidBytea
+}
 
 // decodeParam reads a client parameter bound for an encrypted column of
 // type t: declared is the type the client declared (0 when it let the
@@ -242,11 +255,22 @@ func decodeParam(x *encrypted, declared uint32, format int16, raw []byte, env on
 		Message: fmt.Sprintf("a binary parameter of type OID %d for encrypted column %s.%s (%s) is not supported; send it in text format or as %s", declared, x.table, x.cat.Name, t, t)}
 }
 
-// cellBytes reads a bytea cell of a result row, in binary format or in
-// either text form (hex, or escape when the session set bytea_output).
+// cellBytes reads a bytea or uuid cell of a result row, in binary format
+// or in text form: a uuid's (onion.CellSQLType), or either of a bytea's
+// (hex, or escape when the session set bytea_output). Text of a uuid's
+// length and form is read as a uuid: a bytea cell in escape form would
+// have to be 36 bytes of ciphertext that are all hex digits with dashes
+// in the places of a uuid's (a chance of 2^-128), and in hex form it
+// starts with \x.
 func cellBytes(raw []byte, binaryFormat bool) ([]byte, error) {
 	if raw == nil || binaryFormat {
 		return raw, nil
+	}
+	if len(raw) == uuidTextLen && raw[0] != '\\' {
+		out := make([]byte, 16)
+		if onion.DecodeUUIDText(out, raw) {
+			return out, nil
+		}
 	}
 	if len(raw) >= 2 && raw[0] == '\\' && raw[1] == 'x' {
 		out := make([]byte, hex.DecodedLen(len(raw)-2))

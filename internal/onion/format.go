@@ -26,12 +26,39 @@ const (
 	// FormatSIV needs 24 (DET) and 32 (RND).
 	FormatCompact Format = 2
 
+	// FormatUUID is FormatCompact with every cell of fixed length 16
+	// stored as a PostgreSQL uuid instead of a bytea (UUIDCell): the Eq
+	// onion of compact types, and every Ord onion. The server then reads
+	// these cells at fixed offsets and compares them without the varlena
+	// header (a scan over them takes about a fifth less time). To make
+	// every Ord cell 16 bytes, a 32-bit-domain OPE ciphertext (8 bytes) is
+	// followed by the byte 0x80 and seven zero bytes (ordPad), which keeps
+	// the byte order of the ciphertexts and leaves the all-zero and
+	// all-0xff uuids below and above every cell; the RND layer of the Ord
+	// onion is then AES-CBC without padding, like the compact Eq onion's.
+	// An Ord cell is 16 bytes at either layer, where FormatCompact needs
+	// 16 or 32 (RND) and 8 or 16 (OPE).
+	FormatUUID Format = 3
+
 	// FormatLatest is the format of new columns.
-	FormatLatest = FormatCompact
+	FormatLatest = FormatUUID
 )
 
 // Valid reports whether f is a known format.
-func (f Format) Valid() bool { return f == FormatSIV || f == FormatCompact }
+func (f Format) Valid() bool { return f >= FormatSIV && f <= FormatUUID }
+
+// ordPad follows an 8-byte OPE ciphertext in an Ord cell of FormatUUID.
+var ordPad = [8]byte{0x80}
+
+// CellSQLType returns the PostgreSQL type of the cells of onion k (KindEq
+// or KindOrd) of a column of type t (joined: in a join group) and format
+// f: "uuid" for the fixed-length cells of FormatUUID, else "bytea".
+func CellSQLType(t Type, k Kind, joined bool, f Format) string {
+	if f >= FormatUUID && (k == KindOrd || k == KindEq && t.compactEq(joined)) {
+		return "uuid"
+	}
+	return "bytea"
+}
 
 // layerDETBlock labels the key of det.Block (FormatCompact), so that it
 // never equals the AES-SIV key of the same column or group.
@@ -87,4 +114,57 @@ func (c *Column) fromCompactKey(k []byte) (Value, error) {
 		return Value{}, ErrDecrypt
 	}
 	return c.fromOrdinal(int64(binary.BigEndian.Uint64(k)))
+}
+
+// AppendUUIDText appends the text form PostgreSQL gives a uuid
+// (8-4-4-4-12 lowercase hex digits) of the 16-byte cell b to dst.
+func AppendUUIDText(dst, b []byte) []byte {
+	const digits = "0123456789abcdef"
+	for i, x := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, digits[x>>4], digits[x&15])
+	}
+	return dst
+}
+
+// DecodeUUIDText decodes the text form of a uuid as PostgreSQL outputs it
+// (36 characters, lowercase hex digits with dashes after the 8th, 12th,
+// 16th and 20th) into dst, which must hold 16 bytes, and reports whether
+// text was such a form.
+func DecodeUUIDText(dst, text []byte) bool {
+	if len(text) != 36 || len(dst) < 16 {
+		return false
+	}
+	j := 0
+	for i := 0; i < 36; {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if text[i] != '-' {
+				return false
+			}
+			i++
+			continue
+		}
+		hi, ok1 := hexDigit(text[i])
+		lo, ok2 := hexDigit(text[i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		dst[j] = hi<<4 | lo
+		i, j = i+2, j+1
+	}
+	return true
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/pgonion/pgonion/internal/schemes/rnd"
@@ -111,7 +112,7 @@ func TestFormatsDoNotMix(t *testing.T) {
 	if _, err := compact.DecryptAt(cells, s, LayerRND); !errors.Is(err, ErrDecrypt) {
 		t.Errorf("DET cell read as RND: %v", err)
 	}
-	if _, err := NewColumnFormat(typ, []byte("x"), nil, []Kind{KindEq}, Format(3), testDeriver(t), nil, nil); err == nil {
+	if _, err := NewColumnFormat(typ, []byte("x"), nil, []Kind{KindEq}, Format(4), testDeriver(t), nil, nil); err == nil {
 		t.Error("unknown format accepted")
 	}
 }
@@ -184,4 +185,119 @@ func TestFromScaledInt64(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFormatUUIDOrdCells checks the Ord cells of FormatUUID: 16 bytes at
+// both layers for the 32-bit domain (padded), the 64-bit domain and text
+// prefixes, byte order equal to value order, the padding checked, and
+// FormatCompact's cells unchanged (8 or 16 bytes at OPE, one more block at
+// RND).
+func TestFormatUUIDOrdCells(t *testing.T) {
+	for _, tc := range []struct {
+		t              Type
+		vals           []string // ascending
+		opeOld, rndOld int      // FormatCompact's sizes
+		padded         bool
+	}{
+		{Type{Base: Date}, []string{"1992-01-01", "1992-01-02", "1998-12-01"}, 8, 16, true},
+		{Type{Base: Integer}, []string{"-2147483648", "-1", "0", "7", "2147483647"}, 8, 16, true},
+		{Type{Base: Numeric, Precision: 15, Scale: 2}, []string{"-5.5", "0.04", "0.05", "901.00"}, 16, 32, false},
+		{Type{Base: Text}, []string{"", "a", "abc", "b"}, 16, 32, false},
+	} {
+		mk := func(f Format) *Column {
+			c, err := NewColumnFormat(tc.t, []byte("ord-"+tc.t.String()), nil, []Kind{KindOrd}, f, testDeriver(t), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		c, old := mk(FormatUUID), mk(FormatCompact)
+		if c.CellSQLType(KindOrd) != "uuid" || old.CellSQLType(KindOrd) != "bytea" {
+			t.Fatalf("%s: cell types %s, %s", tc.t, c.CellSQLType(KindOrd), old.CellSQLType(KindOrd))
+		}
+		var prev []byte
+		for _, s := range tc.vals {
+			v := mustParse(t, tc.t, s)
+			salt := rnd.NewSalt()
+			cells, err := c.Encrypt(v, salt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cells.Ord) != 16 {
+				t.Fatalf("%s %q: RND Ord cell of %d bytes", tc.t, s, len(cells.Ord))
+			}
+			ope, err := c.PeelRND(KindOrd, cells.Ord, salt)
+			if err != nil || len(ope) != 16 {
+				t.Fatalf("%s %q: peeled %x, %v", tc.t, s, ope, err)
+			}
+			if err := c.CheckPeeled(KindOrd, ope); err != nil {
+				t.Fatalf("%s %q: CheckPeeled: %v", tc.t, s, err)
+			}
+			if prev != nil && bytes.Compare(prev, ope) >= 0 {
+				t.Fatalf("%s %q: cell does not sort above the previous value's", tc.t, s)
+			}
+			if bytes.Equal(ope, make([]byte, 16)) || bytes.Equal(ope, bytes.Repeat([]byte{0xff}, 16)) {
+				t.Fatalf("%s %q: cell is a sentinel", tc.t, s)
+			}
+			prev = ope
+			if tc.padded {
+				if [8]byte(ope[8:]) != ordPad {
+					t.Fatalf("%s %q: padding %x", tc.t, s, ope[8:])
+				}
+				bad := bytes.Clone(ope)
+				bad[15] ^= 1
+				if _, err := c.DecryptOrd(bad, nil, LayerOPE); !errors.Is(err, ErrDecrypt) {
+					t.Fatalf("%s %q: bad padding: %v", tc.t, s, err)
+				}
+				if err := c.CheckPeeled(KindOrd, bad); !errors.Is(err, ErrDecrypt) {
+					t.Fatalf("%s %q: CheckPeeled of bad padding: %v", tc.t, s, err)
+				}
+			}
+			if !tc.t.isText() {
+				if got, err := c.DecryptOrd(ope, nil, LayerOPE); err != nil || tc.t.Compare(got, v) != 0 {
+					t.Fatalf("%s %q: DecryptOrd %v, %v", tc.t, s, got, err)
+				}
+			}
+			oc, err := old.Encrypt(v, salt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			oldOPE, err := old.PeelRND(KindOrd, oc.Ord, salt)
+			if err != nil || len(oldOPE) != tc.opeOld || len(oc.Ord) != tc.rndOld {
+				t.Fatalf("%s %q: FormatCompact cells of %d and %d bytes, %v", tc.t, s, len(oc.Ord), len(oldOPE), err)
+			}
+			if !bytes.Equal(oldOPE, ope[:tc.opeOld]) {
+				t.Fatalf("%s %q: the OPE ciphertext differs between formats", tc.t, s)
+			}
+		}
+	}
+}
+
+func TestUUIDText(t *testing.T) {
+	b := []byte{0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11}
+	const want = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+	if got := string(AppendUUIDText(nil, b)); got != want {
+		t.Fatalf("AppendUUIDText: %s", got)
+	}
+	out := make([]byte, 16)
+	if !DecodeUUIDText(out, []byte(want)) || !bytes.Equal(out, b) {
+		t.Fatalf("DecodeUUIDText: %x", out)
+	}
+	for _, bad := range []string{"", want[:35], want + "0", "a0eebc999c0b-4ef8-bb6d-6bb9bd380a11-", "g0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", `\xeebc99-9c0b-4ef8-bb6d-6bb9bd380a11`} {
+		if DecodeUUIDText(out, []byte(bad)) {
+			t.Errorf("DecodeUUIDText(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzDecodeUUIDText(f *testing.F) {
+	f.Add("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := make([]byte, 16)
+		if DecodeUUIDText(out, []byte(s)) {
+			if got := string(AppendUUIDText(nil, out)); !strings.EqualFold(got, s) {
+				t.Fatalf("%q decoded to %x, which prints as %s", s, out, got)
+			}
+		}
+	})
 }

@@ -160,8 +160,8 @@ func TestJoinGroupIntegers(t *testing.T) {
 	}
 	// Dates and booleans keep the 32-bit domain in a group.
 	dt := newJoined(t, Type{Base: Date}, "col-d", "g-dates", KindOrd)
-	if _, o, _, _ := peeled(t, dt, DateValue(5)); len(o) != 8 {
-		t.Fatalf("date in a group: %d-byte OPE", len(o))
+	if _, o, _, _ := peeled(t, dt, DateValue(5)); len(o) != 16 || [8]byte(o[8:]) != ordPad {
+		t.Fatalf("date in a group: %d-byte OPE %x, want 8 bytes and the padding", len(o), o)
 	}
 	if _, err := NewColumnJoined(Type{Base: Integer}, nil, []byte("g"), nil, testDeriver(t), nil, nil); err == nil {
 		t.Fatal("empty column id accepted")

@@ -91,7 +91,7 @@ var (
 // physical column. nil is SQL NULL.
 type Cells struct {
 	Eq     []byte  // Eq onion: RND(DET(EqualityKey(v))), bytea (see Format)
-	Ord    []byte  // Ord onion: RND(OPE(ordinal(v))), bytea
+	Ord    []byte  // Ord onion: RND(OPE(ordinal(v))), bytea or uuid (see Format)
 	Add    []byte  // Add onion: HOM(integer form of v), bytea
 	Search []int64 // Search onion: sorted keyed tokens, bigint[]
 	// Val is the authoritative copy of the value for types whose
@@ -105,7 +105,7 @@ type Cells struct {
 type PhysicalColumn struct {
 	Name    string // prefix + Suffix
 	Suffix  string // "_eq", "_ord", "_add", "_srch", "_val"
-	SQLType string // "bytea" or "bigint[]"
+	SQLType string // "bytea", "uuid" (see CellSQLType) or "bigint[]"
 	Kind    Kind   // the onion it holds; "" for the value copy (_val)
 }
 
@@ -121,6 +121,10 @@ type Column struct {
 	// compact: the Eq onion is FormatCompact's (det.Block inside
 	// unpadded CBC of compactKey), not AES-SIV of the EqualityKey.
 	compact bool
+	// uuidOrd: the Ord onion is FormatUUID's (16-byte cells, unpadded
+	// CBC, 8-byte OPE ciphertexts followed by ordPad).
+	uuidOrd bool
+	format  Format
 	val     *rnd.AEAD
 	ope32   *ope.Cipher32
 	ope64   *ope.Cipher64
@@ -201,7 +205,7 @@ func NewColumnFormat(t Type, columnID, joinID []byte, kinds []Kind, f Format, d 
 	if len(columnID) == 0 {
 		return nil, errors.New("onion: empty column id")
 	}
-	c := &Column{t: t, kinds: []Kind{KindEq}, joined: len(joinID) > 0}
+	c := &Column{t: t, kinds: []Kind{KindEq}, joined: len(joinID) > 0, format: f}
 	for _, k := range kinds {
 		switch k {
 		case KindEq, KindOrd, KindAdd, KindSearch:
@@ -273,7 +277,13 @@ func NewColumnFormat(t Type, columnID, joinID []byte, kinds []Kind, f Format, d 
 		if err != nil {
 			return nil, err
 		}
-		if c.ordRND, err = rnd.New(c.ordRNDKey); err != nil {
+		c.uuidOrd = f >= FormatUUID
+		if c.uuidOrd {
+			c.ordRND, err = rnd.NewUnpadded(c.ordRNDKey)
+		} else {
+			c.ordRND, err = rnd.New(c.ordRNDKey)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if c.ord32() {
@@ -339,20 +349,25 @@ func ordDomain32(t Type, joined bool) bool {
 // per-row salt column (bytea, SaltSize bytes) is shared by the row and not
 // listed.
 func (c *Column) PhysicalColumns(prefix string) []PhysicalColumn {
-	return Layout(c.t, c.kinds, prefix)
+	return Layout(c.t, c.kinds, c.joined, c.format, prefix)
 }
 
-// Layout returns the physical columns of a column of type t with the
-// onions of kinds (Eq is always included), named prefix + suffix, in the
-// order of PhysicalColumns. It needs no keys, so DDL can be planned with it.
-func Layout(t Type, kinds []Kind, prefix string) []PhysicalColumn {
+// CellSQLType returns the PostgreSQL type of the column's cells of onion k
+// (KindEq or KindOrd): "uuid" or "bytea" (see the package's CellSQLType).
+func (c *Column) CellSQLType(k Kind) string { return CellSQLType(c.t, k, c.joined, c.format) }
+
+// Layout returns the physical columns of a column of type t (joined: in a
+// join group) and cell format f with the onions of kinds (Eq is always
+// included), named prefix + suffix, in the order of PhysicalColumns. It
+// needs no keys, so DDL can be planned with it.
+func Layout(t Type, kinds []Kind, joined bool, f Format, prefix string) []PhysicalColumn {
 	var out []PhysicalColumn
 	add := func(suffix, typ string, k Kind) {
 		out = append(out, PhysicalColumn{Name: prefix + suffix, Suffix: suffix, SQLType: typ, Kind: k})
 	}
-	add("_eq", "bytea", KindEq)
+	add("_eq", CellSQLType(t, KindEq, joined, f), KindEq)
 	if slices.Contains(kinds, KindOrd) {
-		add("_ord", "bytea", KindOrd)
+		add("_ord", CellSQLType(t, KindOrd, joined, f), KindOrd)
 	}
 	if slices.Contains(kinds, KindAdd) {
 		add("_add", "bytea", KindAdd)
@@ -422,7 +437,7 @@ func (c *Column) EncryptAt(v Value, salt []byte, eqLayer, ordLayer Layer) (Cells
 		opeCT := c.encryptOPE(c.ordinal(v))
 		cells.Ord = append([]byte(nil), opeCT...) // the cache's copy is shared
 		if ordLayer == LayerRND {
-			cells.Ord = c.ordRND.EncryptProbabilistically(make([]byte, 0, rnd.CiphertextLen(len(opeCT))), opeCT, salt)
+			cells.Ord = c.ordRND.EncryptProbabilistically(make([]byte, 0, c.ordRND.CiphertextLen(len(opeCT))), opeCT, salt)
 		}
 	}
 	if c.has(KindAdd) {
@@ -691,7 +706,11 @@ func (c *Column) encryptOPE(x int64) []byte {
 
 func (c *Column) computeOPE(x int64) []byte {
 	if c.ope32 != nil {
-		return ope.AppendCiphertext32(make([]byte, 0, 8), c.ope32.EncryptOrderPreserving(int32(x)))
+		ct := ope.AppendCiphertext32(make([]byte, 0, 16), c.ope32.EncryptOrderPreserving(int32(x)))
+		if c.uuidOrd {
+			ct = append(ct, ordPad[:]...)
+		}
+		return ct
 	}
 	return c.ope64.EncryptOrderPreserving(x).AppendBytes(make([]byte, 0, 16))
 }
@@ -763,6 +782,12 @@ func (c *Column) decryptOrdinal(cell, salt []byte, ordLayer Layer) (int64, error
 	}
 	var x int64
 	if c.ope32 != nil {
+		if c.uuidOrd {
+			if len(cell) != 16 || [8]byte(cell[8:]) != ordPad {
+				return 0, ErrDecrypt
+			}
+			cell = cell[:8]
+		}
 		u, err := ope.ParseCiphertext32(cell)
 		if err != nil {
 			return 0, ErrDecrypt
@@ -949,26 +974,44 @@ func (c *Column) PeelKey(k Kind) ([]byte, error) {
 // padding follows the column's format), for the cell expression ct, the
 // salt expression salt and the key expression key (bound to PeelKey(k)).
 // The arguments are inserted verbatim and must be trusted SQL.
+//
+// For a cell of type uuid (CellSQLType) the expression reads the cell's
+// 16 bytes with uuid_send and gives a uuid again.
 func (c *Column) PeelExpr(k Kind, ct, salt, key string) (string, error) {
+	var r *rnd.Cipher
 	switch {
 	case k == KindEq:
-		return c.eqRND.PeelExpr(ct, salt, key), nil
+		r = c.eqRND
 	case k == KindOrd && c.has(KindOrd):
-		return c.ordRND.PeelExpr(ct, salt, key), nil
+		r = c.ordRND
+	default:
+		return "", fmt.Errorf("onion: the column has no RND layer on onion %q", k)
 	}
-	return "", fmt.Errorf("onion: the column has no RND layer on onion %q", k)
+	if c.CellSQLType(k) != "uuid" {
+		return r.PeelExpr(ct, salt, key), nil
+	}
+	return "encode(" + r.PeelExpr("uuid_send("+ct+")", salt, key) + ", 'hex')::uuid", nil
 }
 
-// CheckPeeled checks an Eq cell peeled to DET (after a peel on the server)
-// and returns ErrDecrypt if it does not decrypt: a peel with the wrong key
-// or of a corrupt cell. (Ord cells at OPE are not authenticated; they are
-// not checked.)
+// CheckPeeled checks an Eq cell peeled to DET or an Ord cell peeled to
+// OPE (after a peel on the server) and returns ErrDecrypt if it does not
+// decrypt: a peel with the wrong key or of a corrupt cell. Ord cells are
+// not authenticated, but a random 16 bytes is a valid OPE cell with
+// probability about 2^-32 (2^-96 with FormatUUID's padding of a 32-bit
+// domain's ciphertext).
 func (c *Column) CheckPeeled(k Kind, cell []byte) error {
-	if k != KindEq || cell == nil {
+	if cell == nil {
 		return nil
 	}
-	if _, err := c.eqDET.DecryptDeterministically(cell); err != nil {
-		return ErrDecrypt
+	switch k {
+	case KindEq:
+		if _, err := c.eqDET.DecryptDeterministically(cell); err != nil {
+			return ErrDecrypt
+		}
+	case KindOrd:
+		if _, err := c.decryptOrdinal(cell, nil, LayerOPE); err != nil {
+			return ErrDecrypt
+		}
 	}
 	return nil
 }

@@ -600,9 +600,11 @@ func TestPhysicalColumns(t *testing.T) {
 		kinds []Kind
 		want  string
 	}{
-		{Type{Base: Integer}, nil, "c_eq:bytea c_ord:bytea c_add:bytea"},
-		{Type{Base: Integer}, []Kind{KindOrd}, "c_eq:bytea c_ord:bytea"},
-		{Type{Base: Text}, nil, "c_eq:bytea c_ord:bytea c_srch:bigint[]"},
+		{Type{Base: Integer}, nil, "c_eq:uuid c_ord:uuid c_add:bytea"},
+		{Type{Base: Integer}, []Kind{KindOrd}, "c_eq:uuid c_ord:uuid"},
+		{Type{Base: Date}, []Kind{KindOrd}, "c_eq:uuid c_ord:uuid"},
+		{Type{Base: Numeric, Precision: 15, Scale: 2}, []Kind{KindOrd}, "c_eq:uuid c_ord:uuid"},
+		{Type{Base: Text}, nil, "c_eq:bytea c_ord:uuid c_srch:bigint[]"},
 		{Type{Base: Text}, []Kind{KindSearch}, "c_eq:bytea c_srch:bigint[]"},
 		{Type{Base: Numeric}, nil, "c_eq:bytea c_val:bytea"},
 		{Type{Base: Char}, []Kind{KindEq}, "c_eq:bytea c_val:bytea"},
@@ -613,6 +615,15 @@ func TestPhysicalColumns(t *testing.T) {
 		if got := str(c.PhysicalColumns("c")); got != tc.want {
 			t.Errorf("%s %v: %s, want %s", tc.t, tc.kinds, got, tc.want)
 		}
+		// Before FormatUUID every Eq and Ord cell is a bytea.
+		old := strings.ReplaceAll(tc.want, ":uuid", ":bytea")
+		if got := str(Layout(tc.t, c.Kinds(), false, FormatCompact, "c")); got != old {
+			t.Errorf("%s %v, FormatCompact: %s, want %s", tc.t, tc.kinds, got, old)
+		}
+	}
+	// Numerics of a join group keep AES-SIV in the Eq onion.
+	if got := str(Layout(Type{Base: Numeric, Precision: 15, Scale: 2}, []Kind{KindOrd}, true, FormatUUID, "c")); got != "c_eq:bytea c_ord:uuid" {
+		t.Errorf("joined numeric: %s", got)
 	}
 }
 

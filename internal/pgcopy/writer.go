@@ -54,6 +54,23 @@ func (w *Writer) Bytea(b []byte) {
 	}
 }
 
+// UUID writes a 16-byte value in the text form of a uuid, or \N when b
+// is nil.
+func (w *Writer) UUID(b []byte) {
+	w.sep()
+	if b == nil {
+		w.buf = append(w.buf, '\\', 'N')
+		return
+	}
+	const digits = "0123456789abcdef"
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			w.buf = append(w.buf, '-')
+		}
+		w.buf = append(w.buf, digits[c>>4], digits[c&15])
+	}
+}
+
 // Int8Array writes a bigint[] value ({1,-2}), or \N when v is nil.
 func (w *Writer) Int8Array(v []int64) {
 	w.sep()

@@ -49,7 +49,7 @@ func columnLayout(c *catalog.Column) (onion.Type, []onion.PhysicalColumn, error)
 	for k := range c.Onions {
 		kinds = append(kinds, onion.Kind(k))
 	}
-	return t, physicalLayout(t, kinds, c.Name), nil
+	return t, physicalLayout(t, kinds, c.JoinGroup != "", onion.Format(c.CellFormat()), c.Name), nil
 }
 
 // SaltSuffix names the salt override column of an encrypted column
@@ -61,9 +61,9 @@ func columnLayout(c *catalog.Column) (onion.Type, []onion.PhysicalColumn, error)
 const SaltSuffix = "_salt"
 
 // physicalLayout is onion.Layout followed by the salt override column.
-func physicalLayout(t onion.Type, kinds []onion.Kind, column string) []onion.PhysicalColumn {
+func physicalLayout(t onion.Type, kinds []onion.Kind, joined bool, f onion.Format, column string) []onion.PhysicalColumn {
 	prefix := physicalPrefix(column)
-	return append(onion.Layout(t, kinds, prefix), onion.PhysicalColumn{Name: prefix + SaltSuffix, Suffix: SaltSuffix, SQLType: "bytea"})
+	return append(onion.Layout(t, kinds, joined, f, prefix), onion.PhysicalColumn{Name: prefix + SaltSuffix, Suffix: SaltSuffix, SQLType: "bytea"})
 }
 
 // SaltOverrideColumn is the server-side salt override column of an
@@ -91,6 +91,10 @@ type ColumnPolicy struct {
 	// catalog.ColumnPolicy.JoinGroup). Only an encrypted column with the eq
 	// capability can have one.
 	JoinGroup string
+	// Format is the cell format (onion.Format) of a new encrypted column;
+	// 0 means onion.FormatLatest. The columns of a join group must share
+	// one: give a new member the format of the group's existing columns.
+	Format int
 }
 
 // PolicyFunc returns the policy of table.column (schema-qualified table).
@@ -222,6 +226,9 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		}
 		col := catalog.Column{Position: pos, Name: cd.Colname, Type: typ.String(), Policy: pol.Policy,
 			Capabilities: caps, Onions: map[string]string{}, JoinGroup: pol.JoinGroup, Format: int(onion.FormatLatest)}
+		if pol.Format != 0 {
+			col.Format = pol.Format
+		}
 		notNull, unique := false, false
 		for _, cn := range cd.Constraints {
 			c := cn.GetConstraint()
@@ -245,7 +252,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		for _, cp := range caps {
 			kinds = append(kinds, onion.Kind(cp))
 		}
-		layout := physicalLayout(typ, kinds, cd.Colname)
+		layout := physicalLayout(typ, kinds, col.JoinGroup != "", onion.Format(col.Format), cd.Colname)
 		for _, pc := range layout {
 			if pc.Kind != "" {
 				col.Onions[string(pc.Kind)] = strongestLayer(pc.Kind)

@@ -432,12 +432,22 @@ func (p *InsertPlan) Render(cells []Cells, salt []*pg_query.Node) (string, error
 	return sql, nil
 }
 
-// ByteaLiteral returns '\x<hex>'::bytea, or NULL for nil.
 // NumericLiteral returns the literal '<digits>'::numeric.
 func NumericLiteral(digits string) *pg_query.Node {
 	return typeCast(pg_query.MakeAConstStrNode(digits, -1), "numeric", false)
 }
 
+// CellLiteral returns the literal of a cell of PostgreSQL type sqlType
+// ("uuid" or "bytea", see onion.CellSQLType), or NULL for nil. A uuid
+// cell must be 16 bytes.
+func CellLiteral(b []byte, sqlType string) *pg_query.Node {
+	if sqlType != "uuid" || b == nil {
+		return ByteaLiteral(b)
+	}
+	return typeCast(pg_query.MakeAConstStrNode(string(onion.AppendUUIDText(nil, b)), -1), "uuid", false)
+}
+
+// ByteaLiteral returns '\x<hex>'::bytea, or NULL for nil.
 func ByteaLiteral(b []byte) *pg_query.Node {
 	if b == nil {
 		return nullConst()
