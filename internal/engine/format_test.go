@@ -2,21 +2,39 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
-// TestFormatSIVColumnsKeepWorking: columns recorded with cell format 1
-// (AES-SIV in every Eq onion, before the compact format) are still
-// written, read, compared and peeled in their format, and a column added
-// later to their join group gets format 1 too, so that the join compares
-// ciphertexts of one format; other new columns get the compact format.
-func TestFormatSIVColumnsKeepWorking(t *testing.T) {
+// TestOldFormatColumnsKeepWorking: columns recorded with an older cell
+// format (1: AES-SIV in every Eq onion; 2: compact Eq cells, all cells
+// bytea) are still written, read, compared and peeled in their format,
+// and a column added later to their join group gets their format too, so
+// that the join compares ciphertexts of one format; other new columns get
+// the latest format (uuid cells).
+func TestOldFormatColumnsKeepWorking(t *testing.T) {
+	for _, tc := range []struct {
+		format   int
+		rnd, det int // Eq cell lengths of the integer, numeric and date columns
+	}{
+		{1, 32, 24}, // AES-SIV of an 8-byte integer form, in CBC with padding
+		{2, 16, 16}, // one AES block at either layer
+	} {
+		t.Run(fmt.Sprint("format ", tc.format), func(t *testing.T) {
+			testOldFormat(t, tc.format, tc.rnd, tc.det)
+		})
+	}
+}
+
+func testOldFormat(t *testing.T, format, rndLen, detLen int) {
 	ctx := context.Background()
 	db := newEncDB(t)
 	policy := func(table, column string) rewrite.ColumnPolicy {
@@ -29,7 +47,8 @@ func TestFormatSIVColumnsKeepWorking(t *testing.T) {
 	mustExec(t, startProxy(t, db, policy).connect(t, pgx.QueryExecModeSimpleProtocol),
 		"CREATE TABLE legacy (k int, amount numeric(10,2), day date, note text)")
 
-	// Record the columns as an older proxy did: format 1.
+	// Record the columns as an older proxy did: its format, and bytea
+	// cells on the server.
 	direct := db.direct(t)
 	macKey, err := catalog.MACKey(db.store.Deriver())
 	if err != nil {
@@ -41,7 +60,7 @@ func TestFormatSIVColumnsKeepWorking(t *testing.T) {
 	}
 	tbl := snap.Table("public", "legacy")
 	for i := range tbl.Columns {
-		tbl.Columns[i].Format = 1
+		tbl.Columns[i].Format = format
 	}
 	tx, err := direct.Begin(ctx)
 	if err != nil {
@@ -49,6 +68,19 @@ func TestFormatSIVColumnsKeepWorking(t *testing.T) {
 	}
 	if err := catalog.UpdateTable(ctx, tx, macKey, tbl); err != nil {
 		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_name = 'legacy' AND data_type = 'uuid'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uuids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range uuids {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE legacy ALTER COLUMN %s TYPE bytea USING uuid_send(%s)", c, c)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
@@ -67,17 +99,16 @@ func TestFormatSIVColumnsKeepWorking(t *testing.T) {
 		}
 		return n
 	}
-	// AES-SIV of an 8-byte integer form (24 bytes) in CBC with padding.
 	for _, cell := range []string{"k__eq", "amount__eq", "day__eq"} {
-		if n := cellLen("legacy", cell); n != 32 {
-			t.Errorf("legacy.%s: %d-byte cells, want 32 (format 1)", cell, n)
+		if n := cellLen("legacy", cell); n != rndLen {
+			t.Errorf("legacy.%s: %d-byte cells, want %d (format %d)", cell, n, rndLen, format)
 		}
 	}
-	if n := cellLen("fresh", "k__eq"); n != 32 {
-		t.Errorf("fresh.k (join group of format 1): %d-byte cells, want 32", n)
+	if n := cellLen("fresh", "k__eq"); n != rndLen {
+		t.Errorf("fresh.k (join group of format %d): %d-byte cells, want %d", format, n, rndLen)
 	}
-	if n := cellLen("fresh", "v__eq"); n != 16 {
-		t.Errorf("fresh.v: %d-byte cells, want 16 (compact)", n)
+	if n := cellLen("fresh", "uuid_send(v__eq)"); n != 16 {
+		t.Errorf("fresh.v: %d-byte cells, want 16 (uuid)", n)
 	}
 
 	type row struct {
@@ -85,7 +116,7 @@ func TestFormatSIVColumnsKeepWorking(t *testing.T) {
 		Amount float64
 		V      int
 	}
-	rows, err := conn.Query(ctx, "SELECT l.k, l.amount, f.v FROM legacy l JOIN fresh f ON l.k = f.k WHERE l.amount = 1.5 ORDER BY l.k")
+	rows, err = conn.Query(ctx, "SELECT l.k, l.amount, f.v FROM legacy l JOIN fresh f ON l.k = f.k WHERE l.amount = 1.5 ORDER BY l.k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,15 +125,30 @@ func TestFormatSIVColumnsKeepWorking(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := []row{{1, 1.5, 10}, {3, 1.5, 30}}; !slices.Equal(got, want) {
-		t.Fatalf("join over format 1 columns: %v, want %v", got, want)
+		t.Fatalf("join over format %d columns: %v, want %v", format, got, want)
 	}
-	// The join and the equality peeled the Eq onions to DET: 24 bytes.
-	if n := cellLen("legacy", "k__eq"); n != 24 {
-		t.Errorf("legacy.k at DET: %d-byte cells, want 24", n)
+	// The join and the equality peeled the Eq onions to DET.
+	if n := cellLen("legacy", "k__eq"); n != detLen {
+		t.Errorf("legacy.k at DET: %d-byte cells, want %d", n, detLen)
 	}
 	var note string
 	if err := conn.QueryRow(ctx, "SELECT note FROM legacy WHERE day = '2024-01-02'").Scan(&note); err != nil || note != "b" {
-		t.Fatalf("equality on a format 1 date: %q %v", note, err)
+		t.Fatalf("equality on a format %d date: %q %v", format, note, err)
+	}
+	// Ranges, MIN and MAX peel the Ord onions: bytea in the old format,
+	// uuid in the new one.
+	var lo, hi time.Time
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT min(day), max(day), count(*) FROM legacy WHERE day > '2024-01-01'").Scan(&lo, &hi, &n); err != nil ||
+		lo.Format(time.DateOnly) != "2024-01-02" || hi.Format(time.DateOnly) != "2024-01-03" || n != 2 {
+		t.Fatalf("range over a format %d date: %v %v %d %v", format, lo, hi, n, err)
+	}
+	var vmin, vmax int
+	if err := conn.QueryRow(ctx, "SELECT min(v), max(v), count(*) FROM fresh WHERE v >= 30").Scan(&vmin, &vmax, &n); err != nil || vmin != 30 || vmax != 40 || n != 2 {
+		t.Fatalf("range over a uuid column: %d %d %d %v", vmin, vmax, n, err)
+	}
+	if n := cellLen("fresh", "uuid_send(v__ord)"); n != 16 {
+		t.Errorf("fresh.v at OPE: %d-byte cells, want 16", n)
 	}
 
 	snap, err = catalog.Load(ctx, direct, macKey)
@@ -110,7 +156,7 @@ func TestFormatSIVColumnsKeepWorking(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := snap.Table("public", "fresh")
-	if k, v := f.Column("k"), f.Column("v"); k.CellFormat() != 1 || v.CellFormat() != 2 {
-		t.Fatalf("formats of fresh: k %d, v %d; want 1 (its join group's) and 2", k.CellFormat(), v.CellFormat())
+	if k, v := f.Column("k"), f.Column("v"); k.CellFormat() != format || v.CellFormat() != int(onion.FormatLatest) {
+		t.Fatalf("formats of fresh: k %d, v %d; want %d (its join group's) and %d", k.CellFormat(), v.CellFormat(), format, onion.FormatLatest)
 	}
 }
