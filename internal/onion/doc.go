@@ -80,7 +80,7 @@
 //	                     row salt bound, never    unconstrained numeric and
 //	                     peeled                   bpchar without length)
 //
-// Under FormatCompact (the format of new columns; see Format), the Eq
+// Under FormatCompact (and FormatUUID; see Format), the Eq
 // onion of integers, dates, timestamps, booleans and numeric(p,s) with p
 // <= 18 outside join groups is compact instead: its DET layer is det.Block
 // (AES Key Wrap with Padding, RFC 5649, one 16-byte AES block) of the
@@ -89,6 +89,15 @@
 // padding, so the cell is 16 bytes at either layer (AES-SIV in CBC takes
 // 32 at RND and 24 at DET). Columns of FormatSIV, recorded before, keep
 // AES-SIV for every type.
+//
+// Under FormatUUID (the format of new columns), every cell of fixed length
+// 16 is a PostgreSQL uuid column instead of a bytea: compact Eq cells, and
+// every Ord cell, whose RND layer is then AES-CBC without padding over a
+// 16-byte OPE cell (a 32-bit domain's 8-byte ciphertext followed by 0x80
+// and seven zero bytes). The server reads fixed-width columns without a
+// length header and compares them with memcmp; a scan with range
+// predicates over them takes about a fifth less time (see Format).
+// Columns of FormatCompact keep bytea cells.
 //
 // The Eq onion is always present and is the authoritative copy: Decrypt
 // reads it (AES-SIV, or det.Block's 64 bits of redundancy, authenticates
