@@ -146,8 +146,8 @@ func DecodeUUIDText(dst, text []byte) bool {
 			i++
 			continue
 		}
-		hi, ok1 := hexDigit(text[i])
-		lo, ok2 := hexDigit(text[i+1])
+		hi, ok1 := hexVal(text[i])
+		lo, ok2 := hexVal(text[i+1])
 		if !ok1 || !ok2 {
 			return false
 		}
@@ -155,16 +155,4 @@ func DecodeUUIDText(dst, text []byte) bool {
 		i, j = i+2, j+1
 	}
 	return true
-}
-
-func hexDigit(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
