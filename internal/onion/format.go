@@ -130,7 +130,7 @@ func AppendUUIDText(dst, b []byte) []byte {
 }
 
 // DecodeUUIDText decodes the text form of a uuid as PostgreSQL outputs it
-// (36 characters, lowercase hex digits with dashes after the 8th, 12th,
+// (36 characters, hex digits, in either case, with dashes after the 8th, 12th,
 // 16th and 20th) into dst, which must hold 16 bytes, and reports whether
 // text was such a form.
 func DecodeUUIDText(dst, text []byte) bool {
