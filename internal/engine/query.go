@@ -656,7 +656,8 @@ func (h *cmpHole) oid() uint32 {
 
 // cell is ciphertext b as a value of the hole's cell type: the sentinels,
 // which no bytea ciphertext equals, become the least and the greatest
-// uuid for a uuid cell (no ciphertext is either: see onion.FormatUUID).
+// uuid for a uuid cell (no padded OPE cell is either; a 16-byte OPE or
+// DET ciphertext is with probability 2^-64 or less: see onion.FormatUUID).
 func (h *cmpHole) cell(b []byte) []byte {
 	if b == nil || h.cellType() != "uuid" || len(b) == 16 {
 		return b

@@ -34,7 +34,9 @@ const (
 	// every Ord cell 16 bytes, a 32-bit-domain OPE ciphertext (8 bytes) is
 	// followed by the byte 0x80 and seven zero bytes (ordPad), which keeps
 	// the byte order of the ciphertexts and leaves the all-zero and
-	// all-0xff uuids below and above every cell; the RND layer of the Ord
+	// all-0xff uuids below and above every such cell (a 16-byte OPE
+	// ciphertext of the 64-bit domain is either with probability about
+	// 2^-64: the range is 2^64 times the domain); the RND layer of the Ord
 	// onion is then AES-CBC without padding, like the compact Eq onion's.
 	// An Ord cell is 16 bytes at either layer, where FormatCompact needs
 	// 16 or 32 (RND) and 8 or 16 (OPE).
