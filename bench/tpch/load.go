@@ -76,8 +76,8 @@ func (e *env) load(ctx context.Context, dataDir string, train []int, timeout tim
 		}
 		out = append(out, r)
 	}
-	fmt.Fprintln(progress, "indexing and analyzing...")
-	for _, ddl := range indexDDL {
+	fmt.Fprintln(progress, "indexing, clustering and analyzing...")
+	for _, ddl := range append(indexDDL[:len(indexDDL):len(indexDDL)], clusterDDL...) {
 		if _, err := direct.Exec(ctx, ddl); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ddl, err)
 		}

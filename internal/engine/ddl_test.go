@@ -94,6 +94,16 @@ func TestDDL(t *testing.T) {
 			if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_indexes WHERE tablename = 'ddl' AND (indexdef LIKE '%id__eq%' OR indexdef LIKE '%id__ord%')").Scan(&n); err != nil || n != 2 {
 				t.Fatalf("indexes on id's onions: %d %v", n, err)
 			}
+			// CLUSTER passes through: it orders the rows by the index on
+			// the Eq onion, and they read the same afterwards.
+			tag("CLUSTER ddl USING ddl_label", "CLUSTER")
+			if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_index WHERE indexrelid = 'ddl_label'::regclass AND indisclustered").Scan(&n); err != nil || n != 1 {
+				t.Fatalf("CLUSTER did not reach the server: %d %v", n, err)
+			}
+			tag("CLUSTER ddl", "CLUSTER")
+			if got := read("SELECT label FROM ddl ORDER BY label"); len(got) != 2 || got[0] != "one" || got[1] != "two" {
+				t.Fatalf("after CLUSTER: %v", got)
+			}
 			tag("ALTER TABLE ddl RENAME TO ddl2", "ALTER TABLE")
 			if got := read("SELECT label FROM ddl2"); len(got) != 2 {
 				t.Fatalf("renamed table reads %v", got)
