@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -311,17 +310,17 @@ func (b *rowBatch) add(row *pgproto3.DataRow) {
 	b.n++
 }
 
-// row fills row with the values of row r (aliasing the batch).
-func (b *rowBatch) row(r int, row *pgproto3.DataRow) {
-	row.Values = row.Values[:0]
+// rowValues appends the values of row r (aliasing the batch) to dst.
+func (b *rowBatch) rowValues(r int, dst [][]byte) [][]byte {
 	for i := r * b.cols; i < (r+1)*b.cols; i++ {
 		from, to := b.spans[2*i], b.spans[2*i+1]
 		if to < 0 {
-			row.Values = append(row.Values, nil)
+			dst = append(dst, nil)
 			continue
 		}
-		row.Values = append(row.Values, b.arena[from:to:to])
+		dst = append(dst, b.arena[from:to:to])
 	}
+	return dst
 }
 
 // DataRow hands one input row to the workers.
@@ -442,8 +441,13 @@ type folder struct {
 	keys   map[*group]string
 	order  []*group
 	err    error
-	key    bytes.Buffer
-	row    pgproto3.DataRow
+	key    []byte
+	// Reused for every row: row (whose Values the decrypter replaces
+	// with its own), vals (the batch's values of the row) and in (the
+	// row's input values, copied when a group keeps them).
+	row  pgproto3.DataRow
+	vals [][]byte
+	in   []aval
 }
 
 func (a *aggregator) newFolder() *folder {
@@ -462,7 +466,8 @@ func (f *folder) foldBatch(b *rowBatch) {
 		return
 	}
 	for r := range b.n {
-		b.row(r, &f.row)
+		f.vals = b.rowValues(r, f.vals[:0])
+		f.row.Values = f.vals
 		if err := f.fold(&f.row, b.first+int64(r)); err != nil && err != wire.ErrSkipRow {
 			f.err = err
 			return
@@ -478,7 +483,10 @@ func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 			return err // including wire.ErrSkipRow: a residual check failed
 		}
 	}
-	in := make([]aval, a.plan.Inputs)
+	if cap(f.in) < a.plan.Inputs {
+		f.in = make([]aval, a.plan.Inputs)
+	}
+	in := f.in[:a.plan.Inputs]
 	for i := range in {
 		var err error
 		if x := a.inEnc[i]; x != nil {
@@ -499,7 +507,8 @@ func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 	return f.foldInputs(in, seq)
 }
 
-// foldInputs adds one row of input values, the seq-th, to its group.
+// foldInputs adds one row of input values, the seq-th, to its group. in
+// is not kept: a group that needs the row keeps a copy.
 func (f *folder) foldInputs(in []aval, seq int64) error {
 	a := f.a
 	sc := &scope{row: in}
@@ -525,22 +534,21 @@ func (f *folder) foldInputs(in []aval, seq int64) error {
 		}
 	}
 	if a.plan.Ungrouped {
-		f.order = append(f.order, &group{row: in, seq: seq})
+		f.order = append(f.order, &group{row: slices.Clone(in), seq: seq})
 		return nil
 	}
-	f.key.Reset()
+	f.key = f.key[:0]
 	for _, g := range a.plan.Group {
 		v, err := f.ev.eval(g, sc)
 		if err != nil {
 			return err
 		}
-		f.key.WriteString(v.keyOf(f.ev.env))
-		f.key.WriteByte(0)
+		f.key = append(v.appendKey(f.key, f.ev.env), 0)
 	}
-	g := f.groups[string(f.key.Bytes())]
+	g := f.groups[string(f.key)]
 	if g == nil {
-		g = &group{row: in, states: make([]aggState, len(a.aggList))}
-		k := f.key.String()
+		g = &group{row: slices.Clone(in), states: make([]aggState, len(a.aggList))}
+		k := string(f.key)
 		f.groups[k] = g
 		f.keys[g] = k
 		f.order = append(f.order, g)

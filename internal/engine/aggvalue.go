@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -360,29 +361,37 @@ func likeMatch(s string, pattern string, esc *string, ci bool) (bool, error) {
 
 // keyOf is a value's grouping key.
 func (a aval) keyOf(env onion.Env) string {
+	return string(a.appendKey(nil, env))
+}
+
+// appendKey appends a value's grouping key (keyOf) to b.
+func (a aval) appendKey(b []byte, env onion.Env) []byte {
 	if a.null {
-		return "\x00N"
+		return append(b, "\x00N"...)
 	}
 	k, _ := kindOf(a.t)
 	switch k {
 	case kNumeric:
+		from := len(b)
+		b = a.d.AppendText(b)
 		if !a.d.IsFinite() {
-			return a.d.String()
+			return b
 		}
 		// 1.0 and 1.00 group together: normalise the scale.
-		s := a.d.String()
-		if strings.Contains(s, ".") {
-			s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+		if bytes.IndexByte(b[from:], '.') >= 0 {
+			b = bytes.TrimRight(b, "0")
+			b = bytes.TrimSuffix(b, []byte("."))
 		}
-		if s == "-0" {
-			s = "0"
+		if string(b[from:]) == "-0" {
+			b = append(b[:from], '0')
 		}
-		return s
+		return b
 	case kText:
+		b = append(b, 't')
 		if a.t.Base == onion.Char {
-			return "t" + strings.TrimRight(a.s, " ")
+			return append(b, strings.TrimRight(a.s, " ")...)
 		}
-		return "t" + a.s
+		return append(b, a.s...)
 	}
-	return strconv.FormatInt(a.i, 10)
+	return strconv.AppendInt(b, a.i, 10)
 }

@@ -97,6 +97,8 @@ type copyRow struct {
 	line   int64
 }
 
+// span is a value's place in a buffer: buf[from:to]; from is -1 when the
+// value is elsewhere or NULL.
 type span struct{ from, to int }
 
 // CopyInResponse shows the client one text column per field it sends. It

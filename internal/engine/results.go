@@ -146,6 +146,7 @@ type decrypter struct {
 	// scratch holds the decoded ciphertexts of the current row (see
 	// rowCell); reset at each DataRow.
 	scratch []byte
+	spans   []span // DataRow's, reused: where each value is in buf
 }
 
 // rowCell is cellBytes for a cell needed only while the current row is
@@ -322,8 +323,8 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		}
 	}
 	// Offsets into buf, resolved to slices once buf stops growing.
-	type span struct{ from, to int }
-	spans := make([]span, shown)
+	d.spans = slices.Grow(d.spans[:0], shown)[:shown]
+	spans := d.spans
 	d.decoded = d.decoded[:0]
 	for i := range shown {
 		c := &d.p.cols[i]

@@ -168,7 +168,9 @@ type CopyInRewriter interface {
 type ResultRewriter interface {
 	// RowDescription rewrites the row description in place.
 	RowDescription(rd *pgproto3.RowDescription) error
-	// DataRow rewrites one row's values in place. The values alias the
-	// read buffer and are valid only during the call.
+	// DataRow rewrites one row's values in place. The row, its Values
+	// slice and the values alias the session's buffers and are valid only
+	// during the call (a rewriter may replace Values with a slice of its
+	// own).
 	DataRow(row *pgproto3.DataRow) error
 }

@@ -57,6 +57,13 @@ type session struct {
 	copyReq    *request // the Query or Execute that started it
 	copyFailed bool     // the rewriter refused; discard data until CopyDone/CopyFail
 
+	// row is the DataRow handed to ResultRewriters, and rowVals the
+	// values slice it decodes into, reused for every row
+	// (serverToClient only): allocating them per row made the garbage
+	// collector a large share of the proxy's work on long results.
+	row     pgproto3.DataRow
+	rowVals [][]byte
+
 	// deferred holds what the Interceptor asked to run once the current
 	// request cycle is answered (SessionInfo.Defer); it moves to the next
 	// Query or Sync request (clientToServer only).
@@ -617,20 +624,31 @@ func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte,
 		_, err := ss.cw.Write(msg)
 		return scratch, err
 	}
-	var row pgproto3.DataRow
-	if err := row.Decode(body(msg)); err != nil {
+	row, err := ss.decodeDataRow(msg)
+	if err != nil {
 		return scratch, fmt.Errorf("server sent a malformed DataRow: %w", err)
 	}
-	err := rr.DataRow(&row)
+	err = rr.DataRow(row)
 	switch {
 	case err == nil:
-		if scratch, err = writeMsg(ss.cw, scratch, &row); err != nil {
+		if scratch, err = writeMsg(ss.cw, scratch, row); err != nil {
 			return scratch, err
 		}
 	case !errors.Is(err, ErrSkipRow):
 		return scratch, &rewriteError{err}
 	}
 	return ss.release(scratch, rr, false)
+}
+
+// decodeDataRow decodes a DataRow message into the session's row, whose
+// values alias msg. The row is valid until the next call.
+func (ss *session) decodeDataRow(msg []byte) (*pgproto3.DataRow, error) {
+	// A rewriter may have replaced Values with a slice of its own:
+	// start from the session's.
+	ss.row.Values = ss.rowVals
+	err := ss.row.Decode(body(msg))
+	ss.rowVals = ss.row.Values[:0]
+	return &ss.row, err
 }
 
 // release sends the rows a RowReleaser lets go.

@@ -60,10 +60,9 @@ func (ss *session) sideAnswer(r *request, t byte, msg []byte) bool {
 		if st.err != nil {
 			return false
 		}
-		var row pgproto3.DataRow
-		if err := row.Decode(body(msg)); err != nil {
+		if row, err := ss.decodeDataRow(msg); err != nil {
 			fail(fmt.Errorf("server sent a malformed DataRow: %w", err))
-		} else if err := st.rw.DataRow(&row); err != nil && !errors.Is(err, ErrSkipRow) {
+		} else if err := st.rw.DataRow(row); err != nil && !errors.Is(err, ErrSkipRow) {
 			fail(err)
 		}
 	case 'C':
