@@ -448,6 +448,7 @@ type folder struct {
 	row  pgproto3.DataRow
 	vals [][]byte
 	in   []aval
+	raw  *rawGroups // nil when not used
 }
 
 func (a *aggregator) newFolder() *folder {
@@ -457,6 +458,7 @@ func (a *aggregator) newFolder() *folder {
 	if a.d != nil {
 		f.d = &decrypter{p: a.d.p, params: a.d.params, formats: a.d.formats, serverBinary: a.d.serverBinary, decodeOnly: true}
 		f.d.ex.Store(a.d.ex.Load())
+		f.raw = newRawGroups(a)
 	}
 	return f
 }
@@ -478,8 +480,16 @@ func (f *folder) foldBatch(b *rowBatch) {
 // fold adds one input row, the server's seq-th, to its group.
 func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 	a := f.a
+	var known *group // found by the grouping inputs' bytes
+	if f.raw != nil {
+		if known = f.raw.lookup(row); known != nil {
+			f.d.skip = f.raw.skip
+		}
+	}
 	if f.d != nil {
-		if err := f.d.DataRow(row); err != nil {
+		err := f.d.DataRow(row)
+		f.d.skip = nil
+		if err != nil {
 			return err // including wire.ErrSkipRow: a residual check failed
 		}
 	}
@@ -504,18 +514,30 @@ func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 			return err
 		}
 	}
-	return f.foldInputs(in, seq)
+	g, err := f.foldInputs(in, seq, known)
+	if f.raw != nil {
+		if known == nil && g != nil {
+			f.raw.store(g)
+		}
+		if !f.raw.worthIt() {
+			f.raw = nil
+		}
+	}
+	return err
 }
 
-// foldInputs adds one row of input values, the seq-th, to its group. in
-// is not kept: a group that needs the row keeps a copy.
-func (f *folder) foldInputs(in []aval, seq int64) error {
+// foldInputs adds one row of input values, the seq-th, to its group, and
+// returns the group (nil when the row was dropped or the plan has no
+// groups). known, when set, is the row's group, found by the bytes of its
+// grouping inputs (which were then not decrypted). in is not kept: a
+// group that needs the row keeps a copy.
+func (f *folder) foldInputs(in []aval, seq int64, known *group) (*group, error) {
 	a := f.a
 	sc := &scope{row: in}
 	if a.plan.JoinResidual != nil {
 		ok, err := f.ev.eval(a.plan.JoinResidual, sc)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ok.null || ok.i == 0 {
 			// The right side did not match: NULL-extended.
@@ -527,38 +549,41 @@ func (f *folder) foldInputs(in []aval, seq int64) error {
 	if a.plan.Where != nil {
 		ok, err := f.ev.eval(a.plan.Where, sc)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ok.null || ok.i == 0 {
-			return nil
+			return nil, nil
 		}
 	}
 	if a.plan.Ungrouped {
 		f.order = append(f.order, &group{row: slices.Clone(in), seq: seq})
-		return nil
+		return nil, nil
 	}
-	f.key = f.key[:0]
-	for _, g := range a.plan.Group {
-		v, err := f.ev.eval(g, sc)
-		if err != nil {
-			return err
-		}
-		f.key = append(v.appendKey(f.key, f.ev.env), 0)
-	}
-	g := f.groups[string(f.key)]
+	g := known
 	if g == nil {
-		g = &group{row: slices.Clone(in), states: make([]aggState, len(a.aggList))}
-		k := string(f.key)
-		f.groups[k] = g
-		f.keys[g] = k
-		f.order = append(f.order, g)
+		f.key = f.key[:0]
+		for _, ge := range a.plan.Group {
+			v, err := f.ev.eval(ge, sc)
+			if err != nil {
+				return nil, err
+			}
+			f.key = append(v.appendKey(f.key, f.ev.env), 0)
+		}
+		g = f.groups[string(f.key)]
+		if g == nil {
+			g = &group{row: slices.Clone(in), states: make([]aggState, len(a.aggList))}
+			k := string(f.key)
+			f.groups[k] = g
+			f.keys[g] = k
+			f.order = append(f.order, g)
+		}
 	}
 	for _, ag := range a.aggList {
 		if err := f.accumulate(&g.states[ag.k], ag.e, sc); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return g, nil
 }
 
 // plainInput reads a plain input column (text format).
@@ -748,7 +773,7 @@ func (a *aggregator) results() ([][]aval, error) {
 		// The derived table's rows, folded here.
 		f := a.newFolder()
 		for i, r := range srcRows {
-			if err := f.foldInputs(r, int64(i)); err != nil {
+			if _, err := f.foldInputs(r, int64(i), nil); err != nil {
 				return nil, err
 			}
 		}

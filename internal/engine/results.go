@@ -147,6 +147,9 @@ type decrypter struct {
 	// rowCell); reset at each DataRow.
 	scratch []byte
 	spans   []span // DataRow's, reused: where each value is in buf
+	// skip, when set, marks the columns DataRow leaves NULL instead of
+	// decrypting (decodeOnly: the folder knows the row's group).
+	skip []bool
 }
 
 // rowCell is cellBytes for a cell needed only while the current row is
@@ -331,6 +334,12 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		d.decoded = append(d.decoded, onion.Value{})
 		if c.x == nil {
 			d.vals = append(d.vals, row.Values[c.server])
+			spans[i] = span{-1, -1}
+			continue
+		}
+		if d.skip != nil && d.skip[i] {
+			// Not needed (see rawGroups): left NULL.
+			d.vals = append(d.vals, nil)
 			spans[i] = span{-1, -1}
 			continue
 		}

@@ -864,6 +864,13 @@ SELECT substring(tx FROM 1 FOR 2) AS p, count(*) FROM t1 GROUP BY 1 ORDER BY 1 -
 SELECT sum(CASE WHEN tx LIKE 'a%' THEN n ELSE 0 END), sum(CASE WHEN vc = 'abc' THEN 1 ELSE 0 END) FROM t1
 SELECT grp, sum(i) / count(*), count(DISTINCT si) FROM t1 GROUP BY grp ORDER BY grp -- ordered
 SELECT t2.name, sum(t1.n * t2.amt) AS rev FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t2.name ORDER BY rev DESC, t2.name LIMIT 5 -- ordered
+-- grouping on the one side of a join: its cells repeat on every joined
+-- row and are decrypted once per group (rawGroups)
+SELECT t2.name, t2.qty, count(*), sum(t1.i) FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t2.name, t2.qty
+SELECT t2.name, count(*), max(t1.n) FROM t1 JOIN t2 ON t1.k = t2.k WHERE t1.tx LIKE '%a%' GROUP BY t2.name
+SELECT t2.amt, sum(t2.amt), count(*) FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t2.amt
+SELECT extract(year FROM t2.d) AS y, t2.name, count(*), sum(t1.b) FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY 1, 2
+SELECT t1.grp, t2.name, count(*) FROM t1 JOIN t2 ON t1.k = t2.k GROUP BY t1.grp, t2.name HAVING count(*) > 1
 SELECT sum(qty), avg(k2) FROM t2
 SELECT grp, sum(b) FROM t1 WHERE b BETWEEN -1000000 AND 1000000 GROUP BY grp ORDER BY 2, 1 -- ordered
 SELECT sum(n) FROM t1 WHERE 1 = 0
