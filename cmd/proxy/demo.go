@@ -56,6 +56,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	f.keys.register(flag.NewFlagSet("demo-keys", flag.ContinueOnError))
 	f.keys.keystore = filepath.Join(cluster.Dir, "pgonion.keystore")
 	f.keys.masterKeyFile = filepath.Join(cluster.Dir, "pgonion.master")
+	f.keys.throwaway = true
 	eng, err := startEngine(ctx, cluster.DSN("demo"), &f, log)
 	if err != nil {
 		return err

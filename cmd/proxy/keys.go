@@ -34,6 +34,8 @@ type keyFlags struct {
 	keystore      string
 	masterKeyFile string
 	fs            *flag.FlagSet
+	// throwaway keys (the demo's) may be created side by side.
+	throwaway bool
 
 	// The master key, once loaded, and where it came from.
 	loaded bool
@@ -368,6 +370,11 @@ func absPath(path string) string {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// sameDir reports whether the files a and b are in the same directory.
+func sameDir(a, b string) bool {
+	return samePath(filepath.Dir(absPath(a)), filepath.Dir(absPath(b)))
 }
 
 // samePath reports whether a and b name the same file.

@@ -282,11 +282,21 @@ func TestMigrate(t *testing.T) {
 func TestServeKeyStore(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	dir := t.TempDir()
+	masterFile := filepath.Join(t.TempDir(), "pgonion.master")
 	storeID := regexp.MustCompile(`store_id=([0-9a-f-]{36})`)
+
+	// The master key is not created next to the key store.
+	cmd := exec.Command(binary, "serve", "--listen", freeAddr(t), "--backend", dsn, "--auth", "trust")
+	cmd.Dir = dir
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "refusing to create the master key file") ||
+		!strings.Contains(string(out), "hint:") || exists(filepath.Join(dir, "pgonion.master")) || exists(filepath.Join(dir, "pgonion.keystore")) {
+		t.Fatalf("serve without --master-key-file: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+
 	run := func() string {
 		t.Helper()
 		addr := freeAddr(t)
-		p := startedIn(t, dir, regexp.MustCompile("proxy listening"), "serve", "--listen", addr, "--backend", dsn, "--auth", "trust")
+		p := startedIn(t, dir, regexp.MustCompile("proxy listening"), "serve", "--listen", addr, "--backend", dsn, "--auth", "trust", "--master-key-file", masterFile)
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		if err := p.wait(); err != nil {
 			t.Fatalf("serve: %v\n%s", err, p.output())
@@ -297,8 +307,8 @@ func TestServeKeyStore(t *testing.T) {
 	if !strings.Contains(first, "created a new key store") || storeID.FindStringSubmatch(first) == nil {
 		t.Fatalf("first start:\n%s", first)
 	}
-	for _, f := range []string{"pgonion.keystore", "pgonion.master"} {
-		st, err := os.Stat(filepath.Join(dir, f))
+	for _, f := range []string{filepath.Join(dir, "pgonion.keystore"), masterFile} {
+		st, err := os.Stat(f)
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v %v", f, st, err)
 		}
@@ -312,7 +322,7 @@ func TestServeKeyStore(t *testing.T) {
 		t.Helper()
 		prepare()
 		addr := freeAddr(t)
-		cmd := exec.Command(binary, "serve", "--listen", addr, "--backend", dsn, "--auth", "trust")
+		cmd := exec.Command(binary, "serve", "--listen", addr, "--backend", dsn, "--auth", "trust", "--master-key-file", masterFile)
 		cmd.Dir = dir
 		out, _ := cmd.CombinedOutput()
 		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), want) || strings.Contains(string(out), "proxy listening") {
@@ -335,8 +345,8 @@ func TestServeKeyStore(t *testing.T) {
 	})
 	fails("wrong master key", "tampered", func() {
 		os.WriteFile(store, good, 0o600)
-		os.Remove(filepath.Join(dir, "pgonion.master"))
-		c := exec.Command(binary, "keys", "init", "--keystore", filepath.Join(t.TempDir(), "x.keystore"), "--master-key-file", filepath.Join(dir, "pgonion.master"))
+		os.Remove(masterFile)
+		c := exec.Command(binary, "keys", "init", "--keystore", filepath.Join(t.TempDir(), "x.keystore"), "--master-key-file", masterFile)
 		if out, err := c.CombinedOutput(); err != nil {
 			t.Fatalf("making another master key: %v\n%s", err, out)
 		}
@@ -350,6 +360,11 @@ func TestStatus(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	dir := t.TempDir()
+	init := exec.Command(binary, "keys", "init")
+	init.Dir = dir
+	if out, err := init.CombinedOutput(); err != nil {
+		t.Fatalf("keys init: %v\n%s", err, out)
+	}
 	p := startedIn(t, dir, regexp.MustCompile("proxy listening"), "serve", "--listen", freeAddr(t), "--backend", dsn, "--auth", "trust")
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	if err := p.wait(); err != nil {

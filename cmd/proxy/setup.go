@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
 
@@ -102,6 +103,12 @@ func openOrCreateStore(ctx context.Context, conn *pgx.Conn, kf *keyFlags, log *s
 		if master, _, err = kf.masterKey(); err != nil {
 			return nil, err
 		}
+	case !kf.throwaway && sameDir(kf.masterKeyFile, kf.keystore):
+		// A backup of that directory would hold the key store and the
+		// key that opens it.
+		return nil, fmt.Errorf("refusing to create the master key file %s in the key store's directory %s\n"+
+			"hint: give --master-key-file a path in another directory (ideally on another volume), or the master key in %s; or create both with 'proxy keys init'",
+			absPath(kf.masterKeyFile), filepath.Dir(absPath(kf.keystore)), keys.MasterKeyEnv)
 	default:
 		master = keys.GenerateMasterKey()
 		if err := keys.WriteMasterKeyFile(kf.masterKeyFile, master); err != nil {
