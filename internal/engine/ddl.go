@@ -204,15 +204,39 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 		}
 		return nil, err
 	}
-	body := ""
 	if len(p.PeelEq) > 0 {
-		peel, err := s.e.peelEqSQL(t, p.PeelEq)
-		if err != nil {
+		// ADD PRIMARY KEY / UNIQUE needs DET ciphertexts. The onion is
+		// peeled as a query needing it would be (its key goes to the
+		// server as a parameter, never in SQL text), then the statement
+		// is planned again on the new catalog.
+		if pt, _ := s.pendingTable(rewrite.Relation{Schema: t.Schema, Name: t.Name}); pt != nil {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
+				Message: fmt.Sprintf("%s on encrypted column %s.%s of a table created in this open transaction is not supported: its Eq onion would have to be peeled first", statementName(st), t.Name, p.PeelEq[0]),
+				Hint:    "Declare the key in CREATE TABLE, or commit the CREATE TABLE first."}
+		}
+		var needs []rewrite.Need
+		for _, name := range p.PeelEq {
+			c := t.Column(name)
+			if c == nil {
+				return nil, fmt.Errorf("engine: no column %s.%s to peel", t.Name, name)
+			}
+			needs = append(needs, rewrite.Need{Table: t, Column: c, Kind: onion.KindEq, Layer: onion.LayerDET})
+		}
+		if err := s.ensureLayers(needs); err != nil {
 			return nil, err
 		}
-		body = peel
+		nt := s.e.cat.snapshot().Table(t.Schema, t.Name)
+		if nt == nil {
+			return nil, fmt.Errorf("engine: table %s.%s left the catalog while its onions were peeled", t.Schema, t.Name)
+		}
+		if p, err = rewrite.PlanAlter(st, nt, s.withGroupFormats(policy)); err != nil {
+			return nil, err
+		}
+		if len(p.PeelEq) > 0 {
+			return nil, fmt.Errorf("engine: the Eq onion of %s.%s is still not at DET after peeling it", t.Name, p.PeelEq[0])
+		}
 	}
-	body += p.SQL + ";\n"
+	body := p.SQL + ";\n"
 	if p.Table != nil {
 		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
 	}
@@ -240,39 +264,3 @@ func (s *session) planIndex(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	return &stmtPlan{sql: doBlock(sql + ";"), results: &ddlResult{tag: "CREATE INDEX", e: s.e}}, nil
 }
 
-// peelEqSQL returns the statements that peel the Eq onions of columns of t
-// from RND to DET on the server, with pgcrypto: each cell is decrypted
-// with the column's RND key and its cell's salt (the override, else the
-// row's).
-//
-// Warning: the statement carries the RND key of each peeled onion, so the
-// server (and its statement log) learns it, as in CryptDB: after the peel
-// the server can tell which rows of the column are equal, and that is all
-// the key gives it, since the ciphertexts under it are then gone.
-func (e *Engine) peelEqSQL(t *catalog.Table, columns []string) (string, error) {
-	var b strings.Builder
-	b.WriteString("CREATE EXTENSION IF NOT EXISTS pgcrypto;\n")
-	for _, name := range columns {
-		c := t.Column(name)
-		if c == nil || c.Policy != catalog.Encrypted {
-			return "", fmt.Errorf("engine: cannot peel column %s.%s", t.Name, name)
-		}
-		x, err := e.encrypted(t.Name, c)
-		if err != nil {
-			return "", err
-		}
-		key, err := x.oc.PeelKey(onion.KindEq)
-		if err != nil {
-			return "", err
-		}
-		eq := quoteIdent(rewrite.EqColumn(name))
-		salt := "coalesce(" + quoteIdent(rewrite.SaltOverrideColumn(name)) + ", " + quoteIdent(rewrite.SaltColumn) + ")"
-		expr, err := x.oc.PeelExpr(onion.KindEq, eq, salt, "'\\x"+hex.EncodeToString(key)+"'::bytea")
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, "UPDATE %s.%s SET %s = %s WHERE %s IS NOT NULL;\n",
-			quoteIdent(t.Schema), quoteIdent(t.Physical), eq, expr, eq)
-	}
-	return b.String(), nil
-}

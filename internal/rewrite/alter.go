@@ -33,9 +33,9 @@ type AlterPlan struct {
 	// (positions of dropped columns are not reused).
 	Table *catalog.Table
 	// PeelEq lists the encrypted columns whose Eq onion must be peeled from
-	// RND to DET before SQL runs (in the same transaction): ADD PRIMARY KEY
-	// or UNIQUE over them needs deterministic ciphertexts. Table records
-	// their Eq onion at DET.
+	// RND to DET before SQL can run: ADD PRIMARY KEY or UNIQUE over them
+	// needs deterministic ciphertexts. The engine peels them (as for a
+	// query) and plans the statement again.
 	PeelEq []string
 }
 
