@@ -312,7 +312,7 @@ func extract(field string, a aval, env onion.Env) (aval, error) {
 	}
 	var y, m, d int
 	if _, err := fmt.Sscanf(text, "%d-%d-%d", &y, &m, &d); err != nil {
-		return aval{}, rewrite.Refusal("extract from date %s is not supported in a query the proxy computes", text)
+		return aval{}, rewrite.Refusal("extract from a date the proxy cannot read is not supported in a query the proxy computes")
 	}
 	if strings.HasSuffix(text, " BC") {
 		y = -y // year 1 BC is -1: there is no year 0

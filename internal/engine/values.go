@@ -134,13 +134,13 @@ func (x *encrypted) incrementValue(text string, env onion.Env) (onion.Value, err
 		var v onion.Value
 		if v, err = x.typ.ParseText([]byte(text), env); err == nil {
 			if x.typ.ComparisonType().Compare(exact, v) != 0 {
-				return v, rewrite.Refusal("UPDATE ... SET %s = %s + %s on encrypted column %s.%s is not supported: the increment is not a value of %s", x.cat.Name, x.cat.Name, text, x.table, x.cat.Name, x.typ)
+				return v, rewrite.Refusal("UPDATE ... SET %s = %s + k on encrypted column %s.%s is not supported: the increment k is not a value of %s", x.cat.Name, x.cat.Name, x.table, x.cat.Name, x.typ)
 			}
 			return v, nil
 		}
 	}
 	if r, ok := new(big.Rat).SetString(strings.TrimSpace(text)); ok && isInteger(x.typ) && !r.IsInt() {
-		return onion.Value{}, rewrite.Refusal("UPDATE ... SET %s = %s + %s on encrypted column %s.%s is not supported: the increment is not a value of %s", x.cat.Name, x.cat.Name, text, x.table, x.cat.Name, x.typ)
+		return onion.Value{}, rewrite.Refusal("UPDATE ... SET %s = %s + k on encrypted column %s.%s is not supported: the increment k is not a value of %s", x.cat.Name, x.cat.Name, x.table, x.cat.Name, x.typ)
 	}
 	return onion.Value{}, err
 }
