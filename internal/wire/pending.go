@@ -15,6 +15,7 @@ type request struct {
 	copyIn  CopyInRewriter   // 'Q'/'E' starting a rewritten COPY FROM STDIN
 	results []ResultRewriter // 'Q': per statement; 'D'/'E': one entry
 	refusal error            // replaces the server's error for a refused message; guarded by queue.mu once pushed
+	fail    error            // the proxy failed the request before the server answered: its answer becomes this error (set before push)
 
 	// done runs when the answer to the request is complete (or the request
 	// is dropped, or the session ends); guarded by queue.mu once pushed.
@@ -32,6 +33,10 @@ const copyEnd = 'c'
 // sideQuery marks a Query the proxy sent itself (SessionInfo.Exec): its
 // answer goes to the Interceptor, not to the client.
 const sideQuery = 'x'
+
+// abortQuery marks the Query the proxy sends to make the server's
+// transaction block fail (session.abortPending); its answer is dropped.
+const abortQuery = 'a'
 
 // queue is a FIFO of requests shared by the two goroutines of a session.
 type queue struct {

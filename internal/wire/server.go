@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,11 +168,19 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
+			defer func() {
+				conn.Close()
+				s.mu.Lock()
+				delete(s.conns, conn)
+				s.mu.Unlock()
+			}()
+			defer func() {
+				// One connection's bug never takes the proxy down.
+				if v := recover(); v != nil {
+					s.log.Error("connection ended by a panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				}
+			}()
 			s.handle(conn)
-			conn.Close()
-			s.mu.Lock()
-			delete(s.conns, conn)
-			s.mu.Unlock()
 		}()
 	}
 }

@@ -23,6 +23,7 @@ import (
 // is then replaced by the refusal.
 const (
 	refusedSQL       = "pgonion refused this statement"
+	abortSQL         = "DO $pgonion$BEGIN RAISE EXCEPTION 'a statement of this transaction failed in the pgonion proxy' USING ERRCODE = '25P02'; END$pgonion$"
 	refusedStatement = "\x7fpgonion refused statement" // a prepared statement that never exists
 )
 
@@ -69,6 +70,15 @@ type session struct {
 	// Query or Sync request (clientToServer only).
 	deferred []func()
 
+	// failed is set when a statement of the current request cycle failed
+	// in the proxy: the rest of the answer is discarded until
+	// ReadyForQuery (serverToClient only).
+	failed bool
+	// abortPending asks clientToServer to make the server's transaction
+	// block fail before the client's next message: the client was told
+	// it failed (a statement failed in the proxy), the server was not.
+	abortPending atomic.Bool
+
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
 	draining    atomic.Bool
 	terminating atomic.Bool
@@ -84,8 +94,8 @@ func (ss *session) run() {
 	ss.stmts = map[string]*Statement{}
 	ss.portals = map[string]*boundPortal{}
 	done := make(chan error, 1)
-	go func() { done <- ss.clientToServer() }()
-	serr := ss.serverToClient()
+	go func() { done <- ss.protect("clientToServer", ss.clientToServer) }()
+	serr := ss.protect("serverToClient", ss.serverToClient)
 	// Wakes a client goroutine waiting in Exec.
 	ss.q.finishAll()
 	ss.client.Close()
@@ -178,6 +188,7 @@ func (ss *session) clientToServer() (err error) {
 		ss.closeBackend()
 	}()
 	var scratch []byte
+	atBoundary := true
 	for {
 		if !ss.cr.complete() {
 			if err := ss.bw.Flush(); err != nil {
@@ -192,6 +203,17 @@ func (ss *session) clientToServer() (err error) {
 			}
 			return err
 		}
+		if atBoundary && msg[0] != 'X' && ss.abortPending.Swap(false) {
+			// The client was told its transaction block failed; make
+			// the server's fail too, so the next statement gets 25P02
+			// from the server as it would from PostgreSQL.
+			ss.q.push(&request{kind: abortQuery})
+			if scratch, err = writeMsg(ss.bw, scratch, &pgproto3.Query{String: abortSQL}); err != nil {
+				return err
+			}
+		}
+		// A new request cycle starts after a Query or Sync.
+		atBoundary = msg[0] == 'Q' || msg[0] == 'S'
 		switch msg[0] {
 		case 'X':
 			return errClientTerminated
@@ -211,7 +233,10 @@ func (ss *session) clientToServer() (err error) {
 				r.results = []ResultRewriter{pt.results}
 				if pt.stmt.CopyIn != nil {
 					n := len(ss.deferred)
-					ss.copyIn = pt.stmt.CopyIn()
+					if err := guard(ss.log, "CopyIn", func() error { ss.copyIn = pt.stmt.CopyIn(); return nil }); err != nil {
+						// The data must still never reach the server as sent.
+						ss.copyIn = refusingCopyIn{err}
+					}
 					r.copyIn = ss.copyIn
 					// What the rewriter deferred as it was made lasts
 					// until the COPY completes.
@@ -266,7 +291,11 @@ func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
 	}
 	sql, _ := cstring(body(msg))
 	ss.log.Debug("query", "sql", sql)
-	plan, perr := ss.ic.Query(sql)
+	var plan *QueryPlan
+	perr := guard(ss.log, "Query", func() (err error) {
+		plan, err = ss.ic.Query(sql)
+		return err
+	})
 	switch {
 	case perr != nil:
 		ss.log.Info("statement refused", refusalAttr(perr))
@@ -307,7 +336,11 @@ func (ss *session) forwardCopyData(msg, scratch []byte) ([]byte, error) {
 	if ss.copyFailed {
 		return scratch, nil
 	}
-	out, err := ss.copyIn.Data(nil, body(msg))
+	var out []byte
+	err := guard(ss.log, "CopyData", func() (err error) {
+		out, err = ss.copyIn.Data(nil, body(msg))
+		return err
+	})
 	if err != nil {
 		ss.copyFailed = true
 		return ss.failCopy(err, scratch)
@@ -327,7 +360,11 @@ func (ss *session) forwardCopyEnd(msg, scratch []byte) ([]byte, error) {
 		return scratch, nil // the server already had our CopyFail
 	}
 	if rw != nil && msg[0] == 'c' {
-		out, err := rw.Done(nil)
+		var out []byte
+		err := guard(ss.log, "CopyDone", func() (err error) {
+			out, err = rw.Done(nil)
+			return err
+		})
 		if err != nil {
 			return ss.failCopy(err, scratch)
 		}
@@ -362,7 +399,11 @@ func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
 		return scratch, fmt.Errorf("client sent a malformed Parse: %w", err)
 	}
 	ss.log.Debug("parse", "name", p.Name, "sql", p.Query)
-	st, perr := ss.ic.Parse(p.Name, p.Query, p.ParameterOIDs)
+	var st *Statement
+	perr := guard(ss.log, "Parse", func() (err error) {
+		st, err = ss.ic.Parse(p.Name, p.Query, p.ParameterOIDs)
+		return err
+	})
 	if perr != nil {
 		ss.log.Info("statement refused", refusalAttr(perr))
 		ss.q.push(&request{kind: 'P', refusal: perr})
@@ -396,17 +437,21 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 		return scratch, fmt.Errorf("client sent a malformed Bind: %w", err)
 	}
 	pt := &boundPortal{stmt: st}
-	if st.Results != nil {
-		pt.results = st.Results(bind.ResultFormatCodes)
-	}
 	ss.portals[portal] = pt
-	if st.Bind != nil {
-		if err := st.Bind(&bind); err != nil {
-			ss.log.Info("bind refused", refusalAttr(err))
-			delete(ss.portals, portal)
-			ss.q.push(&request{kind: 'B', refusal: err})
-			return writeMsg(ss.bw, scratch, &pgproto3.Bind{DestinationPortal: portal, PreparedStatement: refusedStatement})
+	err := guard(ss.log, "Bind", func() error {
+		if st.Results != nil {
+			pt.results = st.Results(bind.ResultFormatCodes)
 		}
+		if st.Bind != nil {
+			return st.Bind(&bind)
+		}
+		return nil
+	})
+	if err != nil {
+		ss.log.Info("bind refused", refusalAttr(err))
+		delete(ss.portals, portal)
+		ss.q.push(&request{kind: 'B', refusal: err})
+		return writeMsg(ss.bw, scratch, &pgproto3.Bind{DestinationPortal: portal, PreparedStatement: refusedStatement})
 	}
 	ss.q.push(&request{kind: 'B'})
 	return writeMsg(ss.bw, scratch, &bind)
@@ -422,7 +467,9 @@ func (ss *session) forwardDescribe(msg []byte) error {
 			if st := ss.stmts[name]; st != nil {
 				r.stmt = st
 				if st.Results != nil {
-					r.results = []ResultRewriter{st.Results(nil)}
+					var rr ResultRewriter
+					r.fail = guard(ss.log, "Describe", func() error { rr = st.Results(nil); return nil })
+					r.results = []ResultRewriter{rr}
 				}
 			}
 		} else if pt := ss.portals[name]; pt != nil {
@@ -472,7 +519,7 @@ func (ss *session) serverToClient() error {
 			if po, ok := ss.ic.(ParameterObserver); ok {
 				name, rest := cstring(body(msg))
 				value, _ := cstring(rest)
-				po.ParameterStatus(name, value)
+				_ = guard(ss.log, "ParameterStatus", func() error { po.ParameterStatus(name, value); return nil })
 			}
 		}
 		if t == 'N' || t == 'S' || t == 'A' { // asynchronous: notice, parameter status, notification
@@ -485,6 +532,14 @@ func (ss *session) serverToClient() error {
 		r := ss.q.peek()
 		if r != nil && r.kind == sideQuery {
 			if ss.sideAnswer(r, t, msg) {
+				ss.q.pop()
+			}
+			continue
+		}
+		if r != nil && r.kind == abortQuery {
+			// Its error and ReadyForQuery ('E') are not for the client.
+			if t == 'Z' {
+				ss.txStatus.Store(uint32(body(msg)[0]))
 				ss.q.pop()
 			}
 			continue
@@ -548,42 +603,16 @@ func (ss *session) serverToClient() error {
 		case 'S':
 			done = t == 'Z'
 		}
-		switch t {
-		case 'E':
-			lastFatal = isFatalError(body(msg))
-			if refusal := ss.q.refusalOf(r); refusal != nil {
-				scratch, err = writeMsg(ss.cw, scratch, errorResponse(refusal, "ERROR"))
-			} else {
-				_, err = ss.cw.Write(msg)
-			}
-			if r.kind != 'Q' && r.kind != 'F' && r.kind != 'S' {
-				// Extended protocol: the server skips to the next Sync.
-				if copyIn {
-					copyIn = false
-					ss.q.dropCopySyncs()
-				}
-				ss.q.pop()
-				ss.q.skipToSync()
-				stmtIdx = 0
-			}
-		case 'T':
-			scratch, err = ss.relayRowDescription(msg, scratch, rr)
-		case 'D':
-			scratch, err = ss.relayDataRow(msg, scratch, rr)
-		case 't':
-			scratch, err = ss.relayParameterDescription(msg, scratch, r.stmt)
-		case 'G':
-			scratch, err = ss.relayCopyInResponse(msg, scratch, r.copyIn)
-		case 'C':
-			scratch, err = ss.relayCommandComplete(msg, scratch, rr)
-		case 'Z':
-			ss.txStatus.Store(uint32(body(msg)[0]))
-			if to, ok := ss.ic.(TransactionObserver); ok {
-				to.ReadyForQuery(body(msg)[0])
-			}
-			_, err = ss.cw.Write(msg)
-		default:
-			_, err = ss.cw.Write(msg)
+		if r.fail != nil && !ss.failed {
+			// The proxy failed the request before the server answered.
+			scratch = ss.failStatement(r.fail, scratch)
+		}
+		if ss.failed {
+			// A statement of this cycle failed in the proxy: the client
+			// has its error, and sees nothing more until ReadyForQuery.
+			err = ss.discard(r, t, msg, &copyIn, &stmtIdx)
+		} else {
+			scratch, err = ss.relay(r, t, msg, scratch, rr, &copyIn, &stmtIdx, &lastFatal)
 		}
 		if err != nil {
 			var re *rewriteError
@@ -604,6 +633,119 @@ func (ss *session) serverToClient() error {
 	}
 }
 
+// relay passes one message of the answer to r on to the client,
+// rewriting it with rr.
+func (ss *session) relay(r *request, t byte, msg, scratch []byte, rr ResultRewriter, copyIn *bool, stmtIdx *int, lastFatal *bool) ([]byte, error) {
+	var err error
+	switch t {
+	case 'E':
+		*lastFatal = isFatalError(body(msg))
+		if refusal := ss.q.refusalOf(r); refusal != nil {
+			scratch, err = writeMsg(ss.cw, scratch, errorResponse(refusal, "ERROR"))
+		} else {
+			_, err = ss.cw.Write(msg)
+		}
+		ss.afterServerError(r, copyIn, stmtIdx)
+	case 'T':
+		scratch, err = ss.relayRowDescription(msg, scratch, rr)
+	case 'D':
+		scratch, err = ss.relayDataRow(msg, scratch, rr)
+	case 't':
+		scratch, err = ss.relayParameterDescription(msg, scratch, r.stmt)
+	case 'G':
+		scratch, err = ss.relayCopyInResponse(msg, scratch, r.copyIn)
+	case 'C':
+		scratch, err = ss.relayCommandComplete(msg, scratch, rr)
+	case 'Z':
+		err = ss.relayReadyForQuery(msg, body(msg)[0])
+	default:
+		_, err = ss.cw.Write(msg)
+	}
+	var se *statementError
+	if errors.As(err, &se) {
+		return ss.failStatement(se.err, scratch), nil
+	}
+	return scratch, err
+}
+
+// afterServerError keeps the queue in step after the server reported an
+// error: in the extended protocol it skips to the next Sync.
+func (ss *session) afterServerError(r *request, copyIn *bool, stmtIdx *int) {
+	if r.kind != 'Q' && r.kind != 'F' && r.kind != 'S' {
+		if *copyIn {
+			*copyIn = false
+			ss.q.dropCopySyncs()
+		}
+		ss.q.pop()
+		ss.q.skipToSync()
+		*stmtIdx = 0
+	}
+}
+
+// relayReadyForQuery ends a request cycle. After a statement failed in
+// the proxy inside a transaction block, the client is told the block
+// failed ('E'), as PostgreSQL would, and the server's transaction is
+// made to fail before the client's next message (abortPending).
+func (ss *session) relayReadyForQuery(msg []byte, status byte) error {
+	ss.txStatus.Store(uint32(status))
+	if to, ok := ss.ic.(TransactionObserver); ok {
+		_ = guard(ss.log, "ReadyForQuery", func() error { to.ReadyForQuery(status); return nil })
+	}
+	if ss.failed {
+		ss.failed = false
+		if status == 'T' {
+			ss.abortPending.Store(true)
+			_, err := writeMsg(ss.cw, nil, &pgproto3.ReadyForQuery{TxStatus: 'E'})
+			return err
+		}
+	}
+	_, err := ss.cw.Write(msg)
+	return err
+}
+
+// failStatement reports err to the client as the error of the statement
+// being answered and discards the rest of the answer until the cycle's
+// ReadyForQuery (the client expects nothing else after an error). Rows a
+// RowReleaser holds are dropped with the rewriter.
+func (ss *session) failStatement(err error, scratch []byte) []byte {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code != codeInternal {
+		ss.log.Info("statement failed in the proxy", refusalAttr(err))
+	} else {
+		ss.log.Error("statement failed in the proxy", "err", err)
+	}
+	ss.failed = true
+	scratch, _ = writeMsg(ss.cw, scratch, errorResponse(clientError(err), "ERROR"))
+	return scratch
+}
+
+// clientError is err as the client may see it: errors that are not
+// PostgreSQL errors become XX000 with err's text (the proxy's own errors
+// quote no values).
+func clientError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return &pgconn.PgError{Severity: "ERROR", Code: codeInternal, Message: "the proxy could not complete the result: " + err.Error()}
+}
+
+// discard consumes one message of an answer the client no longer expects
+// (after failStatement), keeping the queue and COPY state in step.
+func (ss *session) discard(r *request, t byte, msg []byte, copyIn *bool, stmtIdx *int) error {
+	switch t {
+	case 'E':
+		ss.afterServerError(r, copyIn, stmtIdx)
+	case 'G':
+		// A later COPY FROM STDIN of the same query string: the client
+		// will not send its data, and the server waits for it.
+		return errors.New("wire: a COPY FROM STDIN followed a statement that failed in the proxy")
+	case 'Z':
+		return ss.relayReadyForQuery(msg, body(msg)[0])
+	}
+	return nil
+}
+
 func (ss *session) relayRowDescription(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
 	if rr == nil {
 		_, err := ss.cw.Write(msg)
@@ -613,8 +755,8 @@ func (ss *session) relayRowDescription(msg, scratch []byte, rr ResultRewriter) (
 	if err := rd.Decode(body(msg)); err != nil {
 		return scratch, fmt.Errorf("server sent a malformed RowDescription: %w", err)
 	}
-	if err := rr.RowDescription(&rd); err != nil {
-		return scratch, &rewriteError{err}
+	if err := guard(ss.log, "RowDescription", func() error { return rr.RowDescription(&rd) }); err != nil {
+		return scratch, &statementError{err}
 	}
 	return writeMsg(ss.cw, scratch, &rd)
 }
@@ -628,14 +770,14 @@ func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte,
 	if err != nil {
 		return scratch, fmt.Errorf("server sent a malformed DataRow: %w", err)
 	}
-	err = rr.DataRow(row)
+	err = guard(ss.log, "DataRow", func() error { return rr.DataRow(row) })
 	switch {
 	case err == nil:
 		if scratch, err = writeMsg(ss.cw, scratch, row); err != nil {
 			return scratch, err
 		}
 	case !errors.Is(err, ErrSkipRow):
-		return scratch, &rewriteError{err}
+		return scratch, &statementError{err}
 	}
 	return ss.release(scratch, rr, false)
 }
@@ -657,9 +799,13 @@ func (ss *session) release(scratch []byte, rr ResultRewriter, atEnd bool) ([]byt
 	if !ok {
 		return scratch, nil
 	}
-	rows, err := rel.Release(atEnd)
+	var rows []*pgproto3.DataRow
+	err := guard(ss.log, "Release", func() (err error) {
+		rows, err = rel.Release(atEnd)
+		return err
+	})
 	if err != nil {
-		return scratch, &rewriteError{err}
+		return scratch, &statementError{err}
 	}
 	for _, r := range rows {
 		if scratch, err = writeMsg(ss.cw, scratch, r); err != nil {
@@ -670,14 +816,9 @@ func (ss *session) release(scratch []byte, rr ResultRewriter, atEnd bool) ([]byt
 }
 
 func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
+	// A failure here means the statement's result cannot be
+	// completed: the client gets the error instead of CommandComplete.
 	scratch, err := ss.release(scratch, rr, true)
-	var re *rewriteError
-	var pe *pgconn.PgError
-	if errors.As(err, &re) && errors.As(re.err, &pe) {
-		// The statement's result cannot be completed: the client gets
-		// the error instead of CommandComplete.
-		return writeMsg(ss.cw, scratch, errorResponse(pe, "ERROR"))
-	}
 	if err != nil {
 		return scratch, err
 	}
@@ -687,7 +828,11 @@ func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) 
 		return scratch, err
 	}
 	tag, _ := cstring(body(msg))
-	return writeMsg(ss.cw, scratch, &pgproto3.CommandComplete{CommandTag: tr.CommandTag([]byte(tag))})
+	var out []byte
+	if err := guard(ss.log, "CommandTag", func() error { out = tr.CommandTag([]byte(tag)); return nil }); err != nil {
+		return scratch, &statementError{err}
+	}
+	return writeMsg(ss.cw, scratch, &pgproto3.CommandComplete{CommandTag: out})
 }
 
 func (ss *session) relayCopyInResponse(msg, scratch []byte, rw CopyInRewriter) ([]byte, error) {
@@ -699,7 +844,9 @@ func (ss *session) relayCopyInResponse(msg, scratch []byte, rw CopyInRewriter) (
 	if err := cr.Decode(body(msg)); err != nil {
 		return scratch, fmt.Errorf("server sent a malformed CopyInResponse: %w", err)
 	}
-	if err := rw.CopyInResponse(&cr); err != nil {
+	if err := guard(ss.log, "CopyInResponse", func() error { return rw.CopyInResponse(&cr) }); err != nil {
+		// The server now waits for data the client was told nothing
+		// about: the protocol state cannot be kept.
 		return scratch, &rewriteError{err}
 	}
 	return writeMsg(ss.cw, scratch, &cr)
@@ -714,8 +861,8 @@ func (ss *session) relayParameterDescription(msg, scratch []byte, st *Statement)
 	if err := pd.Decode(body(msg)); err != nil {
 		return scratch, fmt.Errorf("server sent a malformed ParameterDescription: %w", err)
 	}
-	if err := st.DescribeParams(&pd); err != nil {
-		return scratch, &rewriteError{err}
+	if err := guard(ss.log, "DescribeParams", func() error { return st.DescribeParams(&pd) }); err != nil {
+		return scratch, &statementError{err}
 	}
 	return writeMsg(ss.cw, scratch, &pd)
 }
@@ -756,10 +903,26 @@ type boundPortal struct {
 	results ResultRewriter
 }
 
-// rewriteError is a failure of a ResultRewriter or DescribeParams; the
-// session reports it to the client as FATAL, because the message stream
-// cannot be resumed consistently after a half-rewritten result.
+// rewriteError is a failure that leaves no consistent protocol state (a
+// CopyInResponse that cannot be rewritten): the session reports it to the
+// client as FATAL and ends.
 type rewriteError struct{ err error }
 
 func (e *rewriteError) Error() string { return "rewriting a result: " + e.err.Error() }
 func (e *rewriteError) Unwrap() error { return e.err }
+
+// statementError is a failure of a ResultRewriter, RowReleaser or
+// DescribeParams: an ERROR of the statement being answered (failStatement);
+// the session goes on.
+type statementError struct{ err error }
+
+func (e *statementError) Error() string { return "rewriting a result: " + e.err.Error() }
+func (e *statementError) Unwrap() error { return e.err }
+
+// refusingCopyIn refuses every COPY FROM STDIN data message: the server
+// gets CopyFail, the client err.
+type refusingCopyIn struct{ err error }
+
+func (r refusingCopyIn) CopyInResponse(*pgproto3.CopyInResponse) error { return nil }
+func (r refusingCopyIn) Data(dst, src []byte) ([]byte, error)        { return dst, r.err }
+func (r refusingCopyIn) Done(dst []byte) ([]byte, error)             { return dst, r.err }
