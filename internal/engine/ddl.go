@@ -263,4 +263,3 @@ func (s *session) planIndex(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	}
 	return &stmtPlan{sql: doBlock(sql + ";"), results: &ddlResult{tag: "CREATE INDEX", e: s.e}}, nil
 }
-

@@ -924,5 +924,5 @@ func (e *statementError) Unwrap() error { return e.err }
 type refusingCopyIn struct{ err error }
 
 func (r refusingCopyIn) CopyInResponse(*pgproto3.CopyInResponse) error { return nil }
-func (r refusingCopyIn) Data(dst, src []byte) ([]byte, error)        { return dst, r.err }
-func (r refusingCopyIn) Done(dst []byte) ([]byte, error)             { return dst, r.err }
+func (r refusingCopyIn) Data(dst, src []byte) ([]byte, error)          { return dst, r.err }
+func (r refusingCopyIn) Done(dst []byte) ([]byte, error)               { return dst, r.err }
