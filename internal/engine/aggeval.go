@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -10,7 +11,10 @@ type evaluator struct {
 	in     []onion.Type // the input columns' types
 	env    onion.Env
 	consts map[*rewrite.Expr]aval
-	aggs   map[*rewrite.Expr]int // aggregate -> index of its state
+	// patterns are the LIKE patterns, compiled once (per copy: maps are
+	// not shared between workers).
+	patterns map[*rewrite.Like]*pglike.Pattern
+	aggs     map[*rewrite.Expr]int // aggregate -> index of its state
 	// lookups are the decorrelated subqueries' values, read-only once
 	// built (shared by the workers).
 	lookups map[*rewrite.Lookup]*lookupTable
@@ -167,6 +171,22 @@ func (ev *evaluator) constant(e *rewrite.Expr, want *onion.Type) (aval, error) {
 	return v, nil
 }
 
+// pattern is l's constant pattern, compiled.
+func (ev *evaluator) pattern(l *rewrite.Like) (*pglike.Pattern, error) {
+	if p := ev.patterns[l]; p != nil {
+		return p, nil
+	}
+	p, err := l.Compile(*l.Const)
+	if err != nil {
+		return nil, err
+	}
+	if ev.patterns == nil {
+		ev.patterns = map[*rewrite.Like]*pglike.Pattern{}
+	}
+	ev.patterns[l] = p
+	return p, nil
+}
+
 // eval computes e in sc.
 func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 	switch e.Kind {
@@ -216,15 +236,18 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		return boolVal(a.null == (e.Op == "IS NULL")), nil
 	case rewrite.ExprLike:
 		a, err := ev.eval(e.Args[0], sc)
-		if err != nil || a.null || e.Const == nil {
+		if err != nil || a.null || e.Like.Const == nil {
 			return nullOf(tBool), err
 		}
-		ci := e.Op == "~~*" || e.Op == "!~~*"
-		ok, err := likeMatch(a.text(ev.env), *e.Const, e.Escape, ci)
+		p, err := ev.pattern(e.Like)
 		if err != nil {
 			return aval{}, err
 		}
-		return boolVal(ok != (e.Op == "!~~" || e.Op == "!~~*")), nil
+		ok, err := p.Eval(a.text(ev.env))
+		if err != nil {
+			return aval{}, err
+		}
+		return boolVal(ok != e.Like.Negate), nil
 	case rewrite.ExprIn:
 		sawNull := false
 		// The tested value is computed once, not once per item (unless

@@ -142,9 +142,13 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 		return fmt.Errorf("engine: the server returned %d columns, the plan has %d inputs", len(rd.Fields), a.plan.Inputs)
 	}
 	var in []onion.Type
+	var uncomputable *encrypted // an input of a type the proxy cannot compute
 	for i := range a.plan.Inputs {
 		if x := a.inEnc[i]; x != nil {
 			in = append(in, x.typ)
+			if _, err := kindOf(x.typ); err != nil && uncomputable == nil {
+				uncomputable = x
+			}
 			continue
 		}
 		t, ok := typeOfOID(rd.Fields[i].DataTypeOID)
@@ -158,6 +162,10 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 	}
 	a.types.in.Store(&in)
 	fields, err := a.start(in, env)
+	if err != nil && uncomputable != nil && isRefusal(err) {
+		// Name the column, not only its type.
+		return rewrite.Refusal("%s (encrypted column %s.%s)", refusalMessage(err), uncomputable.table, uncomputable.cat.Name)
+	}
 	if err != nil {
 		return err
 	}
@@ -454,6 +462,7 @@ type folder struct {
 func (a *aggregator) newFolder() *folder {
 	ev := *a.ev
 	ev.consts = map[*rewrite.Expr]aval{}
+	ev.patterns = nil
 	f := &folder{a: a, ev: &ev, groups: map[string]*group{}, keys: map[*group]string{}}
 	if a.d != nil {
 		f.d = &decrypter{p: a.d.p, params: a.d.params, formats: a.d.formats, serverBinary: a.d.serverBinary, decodeOnly: true}

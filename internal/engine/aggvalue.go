@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
-	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -341,22 +340,6 @@ func substring(s aval, start aval, count *aval) (aval, error) {
 		return aval{t: tText, s: ""}, nil
 	}
 	return aval{t: tText, s: string(runes[from-1 : to-1])}, nil
-}
-
-// likeMatch is s LIKE pattern (C collation).
-func likeMatch(s string, pattern string, esc *string, ci bool) (bool, error) {
-	e := pglike.DefaultEscape
-	if esc != nil {
-		e = *esc
-		if e == "" {
-			e = pglike.NoEscape
-		}
-	}
-	p, err := pglike.Compile(pattern, e, ci)
-	if err != nil {
-		return false, err
-	}
-	return p.Match(s), nil
 }
 
 // keyOf is a value's grouping key.

@@ -8,7 +8,6 @@ import (
 	"math/big"
 	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -493,16 +492,11 @@ func (h *cmpHole) cipher(v onion.Value, frac *fractionalConst) ([]byte, []int64,
 		}
 		return ct, nil, nil
 	case rewrite.HoleTokens:
-		pattern := string(onion.Type{Base: onion.Text}.AppendText(nil, v, onion.Env{}))
-		esc := rune('\\')
-		if h.Escape != nil {
-			r, _ := utf8.DecodeRuneInString(*h.Escape)
-			if *h.Escape == "" {
-				r = 0
-			}
-			esc = r
+		p, err := h.Like.Compile(string(onion.Type{Base: onion.Text}.AppendText(nil, v, onion.Env{})))
+		if err != nil {
+			return nil, nil, err
 		}
-		toks, err := oc.SearchTokens(pattern, esc, h.CaseInsensitive)
+		toks, err := oc.SearchTokens(p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -687,7 +681,7 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 	for _, r := range p.Residuals {
 		res := residual{col: r.Column, like: r.Like, cmp: r.Compare}
 		if r.Like != nil && r.Like.Const != nil {
-			if res.pattern, err = compileLike(*r.Like.Const, *r.Like); err != nil {
+			if res.pattern, err = r.Like.Compile(*r.Like.Const); err != nil {
 				return nil, err
 			}
 		}
@@ -703,26 +697,9 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 // or a range comparison of a text column.
 type residual struct {
 	col     int
-	like    *rewrite.LikeCheck
+	like    *rewrite.Like
 	pattern *pglike.Pattern // compiled at plan time for a constant pattern
 	cmp     *rewrite.CompareCheck
-}
-
-func compileLike(pattern string, l rewrite.LikeCheck) (*pglike.Pattern, error) {
-	esc := pglike.DefaultEscape
-	if l.Escape != nil {
-		esc = *l.Escape
-		if esc == "" {
-			esc = pglike.NoEscape
-		}
-	}
-	pat, err := pglike.Compile(pattern, esc, l.CaseInsensitive)
-	if err == nil && pat.MayFail() {
-		// PostgreSQL fails when matching reaches the dangling escape;
-		// the proxy refuses the pattern up front.
-		err = &pgconn.PgError{Severity: "ERROR", Code: pglike.CodeInvalidEscapeSequence, Message: "LIKE pattern must not end with escape character"}
-	}
-	return pat, err
 }
 
 // execFor returns the proxy-side LIMIT, OFFSET, patterns and comparison
@@ -781,7 +758,7 @@ func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.E
 				continue
 			}
 			pat := string(onion.Type{Base: onion.Text}.AppendText(nil, v, env))
-			if ex.patterns[i], err = compileLike(pat, *r.like); err != nil {
+			if ex.patterns[i], err = r.like.Compile(pat); err != nil {
 				return nil, err
 			}
 		}

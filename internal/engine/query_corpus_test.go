@@ -87,6 +87,9 @@ var corpusDDL = []string{
 		eq_i integer, eq_t text, secret integer, k integer)`,
 	`CREATE TABLE t2 (id integer PRIMARY KEY, k integer, name text, amt numeric(12,2), qty integer, d date, code varchar(20), k2 integer)`,
 	`CREATE TABLE t3 (id integer PRIMARY KEY, code varchar(20), label text, rank smallint)`,
+	// t4: LIKE patterns as values (wrong answers found in issue 19).
+	`CREATE TABLE t4 (id integer, name text)`,
+	`INSERT INTO t4 VALUES (1, 'a%'), (2, 'a#x'), (3, 'b'), (4, 'a\'), (5, NULL), (6, 'A%')`,
 }
 
 // corpusWords are the text values: duplicates, the empty string, LIKE
@@ -609,6 +612,13 @@ func TestQueryCorpus(t *testing.T) {
 				problem = ""
 				if !errors.As(gerr, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, "simple query protocol") {
 					problem = fmt.Sprintf("answered (%v) in the extended protocol, want the refusal of subqueries the proxy evaluates first", gerr)
+				}
+			}
+			if gerr != nil {
+				// Sessions survive errors: the same connection answers next.
+				var one int
+				if err := enc.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+					problem += fmt.Sprintf(" (and SELECT 1 on the same session then failed: %v)", err)
 				}
 			}
 			if enc.IsClosed() {

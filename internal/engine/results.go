@@ -396,7 +396,8 @@ func (d *decrypter) check(i int, r residual, ex *execState, row *pgproto3.DataRo
 	if pat == nil {
 		return false, nil
 	}
-	return pat.Match(string(c.x.typ.AppendText(nil, v, d.env))) != r.like.Negate, nil
+	ok, err := pat.Eval(string(c.x.typ.AppendText(nil, v, d.env)))
+	return ok != r.like.Negate, err
 }
 
 // compares reports whether a comparison result (-1, 0, 1) satisfies op.

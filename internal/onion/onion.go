@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/pgonion/pgonion/internal/keys"
+	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/schemes/det"
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 	"github.com/pgonion/pgonion/internal/schemes/ope"
@@ -944,16 +945,20 @@ func (c *Column) DecryptAdd(cell []byte) (Value, error) {
 	return v, nil
 }
 
-// SearchTokens returns the tokens every text matching a LIKE (or ILIKE,
-// caseInsensitive) pattern contains, for the server-side prefilter
-// c_srch @> tokens; nil when no prefilter is possible. The proxy must then
-// check the exact predicate on the decrypted candidates. Note that LIKE on
-// character(n) sees the blank padding, and so do the tokens.
-func (c *Column) SearchTokens(pattern string, escape rune, caseInsensitive bool) ([]int64, error) {
+// SearchTokens returns the tokens every text matching the LIKE (or ILIKE)
+// pattern p contains, for the server-side prefilter c_srch @> tokens; nil
+// when no prefilter is possible. The proxy must then check p itself on the
+// decrypted candidates. Note that LIKE on character(n) sees the blank
+// padding, and so do the tokens.
+func (c *Column) SearchTokens(p *pglike.Pattern) ([]int64, error) {
 	if !c.has(KindSearch) {
 		return nil, errors.New("onion: the column has no Search onion")
 	}
-	return c.tok.TokensForPattern(pattern, escape, caseInsensitive), nil
+	var segs []search.Segment
+	for _, s := range p.Segments() {
+		segs = append(segs, search.Segment{Literal: s.Literal, AnchoredStart: s.AnchoredStart, AnchoredEnd: s.AnchoredEnd})
+	}
+	return c.tok.TokensForSegments(segs), nil
 }
 
 // PeelKey returns the RND key of the Eq or Ord onion, to peel the layer on

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pgonion/pgonion/internal/keys"
+	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 	"github.com/pgonion/pgonion/internal/schemes/rnd"
 	"github.com/pgonion/pgonion/internal/schemes/search"
@@ -525,11 +526,11 @@ func TestSearchTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := search.ParsePattern(tc.pattern, search.DefaultEscape)
-		if err != nil || !p.Match(v.Str()) {
+		p := pglike.MustCompile(tc.pattern, pglike.DefaultEscape, false)
+		if !p.Match(v.Str()) {
 			t.Fatalf("%q does not match %q", v.Str(), tc.pattern)
 		}
-		want, err := c.SearchTokens(tc.pattern, search.DefaultEscape, false)
+		want, err := c.SearchTokens(p)
 		if err != nil || len(want) == 0 {
 			t.Fatalf("%q: no prefilter tokens", tc.pattern)
 		}

@@ -524,19 +524,9 @@ func (q *planner) like(n *pg_query.Node, e *pg_query.A_Expr, l *operand, op stri
 	if !pc.conj {
 		return Refusal("LIKE on encrypted column %s is only supported in conditions of the outermost query's WHERE joined by AND, where the proxy can drop rows (not under OR or NOT, nor in subqueries, JOIN ... ON, HAVING or CASE; here: %s)", c.name(), pc.construct)
 	}
-	check := LikeCheck{CaseInsensitive: e.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE, Negate: op == "!~~" || op == "!~~*"}
-	pat := e.Rexpr
-	if fc := pat.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" && len(fc.Args) == 2 {
-		esc := fc.Args[1]
-		if tc := esc.GetTypeCast(); tc != nil {
-			esc = tc.Arg
-		}
-		s, ok := esc.GetAConst().GetVal().(*pg_query.A_Const_Sval)
-		if !ok {
-			return Refusal("LIKE on encrypted column %s: only a constant ESCAPE is supported", c.name())
-		}
-		check.Escape = &s.Sval.Sval
-		pat = fc.Args[0]
+	check, pat, err := readLike(e)
+	if err != nil {
+		return Refusal("LIKE on encrypted column %s: only a constant ESCAPE is supported", c.name())
 	}
 	if !isValue(pat) {
 		return Refusal("LIKE on encrypted column %s: only a constant or parameter pattern is supported", c.name())
@@ -547,10 +537,10 @@ func (q *planner) like(n *pg_query.Node, e *pg_query.A_Expr, l *operand, op stri
 	}
 	check.Const, check.Param = h.Const, h.Param
 	col := q.hiddenValue(c, true)
-	q.plan.Residuals = append(q.plan.Residuals, Residual{Column: col, Like: &check})
+	q.plan.Residuals = append(q.plan.Residuals, Residual{Column: col, Like: check})
 	if !check.Negate && hasCapability(c.col, onion.KindSearch) {
 		tokens := CmpHole{Table: c.table, Column: c.col, Kind: HoleTokens, Const: check.Const, Param: check.Param,
-			Escape: check.Escape, CaseInsensitive: check.CaseInsensitive, node: &pg_query.Node{Node: nullConst().Node}}
+			Like: check, node: &pg_query.Node{Node: nullConst().Node}}
 		q.plan.Holes = append(q.plan.Holes, tokens)
 		n.Node = (&pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{
 			Kind: pg_query.A_Expr_Kind_AEXPR_OP, Name: []*pg_query.Node{pg_query.MakeStrNode("@>")},

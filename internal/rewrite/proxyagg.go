@@ -88,7 +88,7 @@ const (
 	ExprOp                       // Op over Args: + - * / (binary; unary -), = <> < <= > >=
 	ExprBool                     // Op AND, OR, NOT over Args
 	ExprNullTest                 // Op "IS NULL" or "IS NOT NULL" of Args[0]
-	ExprLike                     // Args[0] LIKE Const pattern; Op ~~ !~~ ~~* !~~*; Escape
+	ExprLike                     // Args[0] LIKE Like (its Const is the pattern)
 	ExprIn                       // Args[0] IN (Args[1:]); Op "=" (IN) or "<>" (NOT IN)
 	ExprCase                     // CASE WHEN Args[0] THEN Args[1] ... ELSE Else END
 	ExprAgg                      // Func(Args[0]) over the group: sum avg count min max
@@ -109,7 +109,7 @@ type Expr struct {
 	Distinct, Star bool
 	Args           []*Expr
 	Else           *Expr
-	Escape         *string
+	Like           *Like
 	Lookup         *Lookup
 }
 
@@ -553,23 +553,15 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 		}
 		return e, nil
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
-		pat := a.Rexpr
-		var esc *string
-		if fc := pat.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" && len(fc.Args) == 2 {
-			if s, ok := fc.Args[1].GetAConst().GetVal().(*pg_query.A_Const_Sval); ok {
-				esc = &s.Sval.Sval
-			}
-			pat = fc.Args[0]
+		l, pat, err := readLike(a)
+		if err != nil {
+			return nil, err
 		}
 		if pat.GetAConst() == nil {
 			return nil, Refusal("LIKE with a pattern that is not a constant is not supported in a query the proxy computes")
 		}
-		e, err := b.withArgs(&Expr{Kind: ExprLike, Op: op, Escape: esc}, a.Lexpr)
-		if err != nil {
-			return nil, err
-		}
-		e.Const = constExpr(pat).Const
-		return e, nil
+		l.Const = constExpr(pat).Const
+		return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr)
 	}
 	return nil, Refusal("this operator is not supported in a query the proxy computes")
 }

@@ -64,9 +64,8 @@ type CmpHole struct {
 	// "boolean" for TRUE or FALSE, the type name of a cast ("timestamp",
 	// "int4", "text", ...).
 	ConstType string
-	// Escape and CaseInsensitive qualify the pattern of a HoleTokens.
-	Escape          *string
-	CaseInsensitive bool
+	// Like is the LIKE whose pattern (Const or Param) a HoleTokens holds.
+	Like *Like
 
 	node *pg_query.Node // placeholder in the rewritten tree
 }
@@ -89,15 +88,6 @@ const (
 	DecodeAvg
 )
 
-// LikeCheck is a LIKE predicate the proxy checks on a decrypted value.
-type LikeCheck struct {
-	Const           *string // the pattern literal, or
-	Param           int     // the 1-based client parameter holding it
-	Escape          *string // the ESCAPE clause, nil when absent
-	CaseInsensitive bool    // ILIKE
-	Negate          bool    // NOT LIKE
-}
-
 // CompareCheck is a range comparison of a text column with a value, which
 // the server evaluates only on the values' 8-byte prefixes (the Ord onion
 // of a text column, onion.Column.OrdIsPrefix): the proxy compares the
@@ -116,7 +106,7 @@ type CompareCheck struct {
 type Residual struct {
 	// Column is the index in QueryPlan.Columns of the (hidden) value.
 	Column  int
-	Like    *LikeCheck
+	Like    *Like // checked on the decrypted value
 	Compare *CompareCheck
 }
 

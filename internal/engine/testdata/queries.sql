@@ -927,3 +927,21 @@ SELECT t1.id, sum(t1.n) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE
 SELECT t1.id, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' WHERE t2.qty > 0 GROUP BY t1.id -- refuse: t2.name
 SELECT t2.name, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' GROUP BY t2.name -- refuse: t2.name
 SELECT t1.id, t2.id FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' -- refuse: t2.name
+-- LIKE with ESCAPE and trailing escapes, in every path: the server's
+-- prefilter, the proxy's check of a WHERE condition, split execution
+SELECT id FROM t4 WHERE name LIKE 'a#%' ESCAPE '#'
+SELECT id FROM t4 WHERE name LIKE 'a#%' ESCAPE '#'::text OR id = 3
+SELECT id FROM t4 WHERE name LIKE 'a#%' ESCAPE '#' OR id = 3
+SELECT id FROM t4 WHERE name NOT LIKE 'a#%' ESCAPE '#' OR id = 1
+SELECT id FROM t4 WHERE name ILIKE 'a#%' ESCAPE '#' OR id = 3
+SELECT id FROM t4 WHERE name LIKE 'a%\' OR id = 3 -- error
+SELECT id FROM t4 WHERE name LIKE 'a%\' -- error
+SELECT id FROM t4 WHERE name LIKE 'a\\' OR id = 3
+SELECT id FROM t4 WHERE name LIKE 'a%' ESCAPE '' OR id = 3
+SELECT id FROM t4 WHERE name LIKE 'a%' ESCAPE 'ab' OR id = 3 -- error
+SELECT name, count(*) FROM t4 WHERE name LIKE 'a#%' ESCAPE '#' OR id > 4 GROUP BY name
+SELECT count(*) FILTER (WHERE name LIKE 'a#%' ESCAPE '#'), count(*) FILTER (WHERE name ILIKE 'A%') FROM t4 -- refuse: t4.name
+SELECT id, name LIKE 'a#%' ESCAPE '#' FROM t4
+-- Split execution over timestamptz (a failure there used to end the session)
+SELECT tz, sum(n * 2) FROM t1 GROUP BY tz ORDER BY tz -- refuse: t1.tz
+SELECT max(tz), sum(si * 2) FROM t1 GROUP BY grp ORDER BY grp -- refuse: t1.tz

@@ -34,11 +34,11 @@
 //
 // # Prefilter
 //
-// TokensForPattern turns a LIKE or ILIKE pattern into the tokens that every
-// matching text must contain: the trigrams (and the complete words) of each
-// maximal run of literal characters of the pattern, with the start and end
-// markers where the run is anchored at the pattern's start or end. A % or
-// _ ends a run, and a run contributes only if it has three runes or more
+// TokensForSegments turns the literal runs of a LIKE or ILIKE pattern
+// (Segment, as the caller's one LIKE parser finds them) into the tokens that
+// every matching text must contain: the trigrams (and the complete words)
+// of each run, with the start and end markers where the run is anchored at
+// the pattern's start or end. A % or _ ends a run, and a run contributes only if it has three runes or more
 // counting its markers ('ab%' gives ^ab; '%ab%' gives nothing). The server evaluates c_search @> tokens, and the
 // proxy then evaluates the exact predicate on the decrypted candidates, so
 // LIKE semantics stay exact: the prefilter may let through rows that do not
@@ -72,7 +72,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash"
 	"slices"
@@ -85,13 +84,6 @@ import (
 const (
 	// KeySize is the size, in bytes, of a search key (an HMAC-SHA256 key).
 	KeySize = 32
-
-	// NoEscape, given as the escape rune, means the pattern has no escape
-	// character (an empty ESCAPE clause in PostgreSQL).
-	NoEscape rune = -1
-
-	// DefaultEscape is PostgreSQL's default LIKE escape character.
-	DefaultEscape rune = '\\'
 )
 
 // Markers framing a text for its trigrams. They lie above the last Unicode
@@ -282,27 +274,29 @@ func (z *Tokenizer) WordTokens(query string) []int64 {
 	return slices.Compact(out)
 }
 
-// TokensForPattern returns the tokens that the tokens of every text
-// matching pattern must contain (sorted, without duplicates), for LIKE
-// (caseInsensitive false) or ILIKE (true), with escape as the escape
-// character (DefaultEscape unless the query has an ESCAPE clause, NoEscape
-// for an empty one). Since tokens are case-folded, both give the same tokens
-// today; say which is meant so that a stricter LIKE prefilter can be added
-// without changing callers.
+// Segment is a maximal run of literal characters of a LIKE pattern
+// (escapes removed); AnchoredStart says that nothing precedes it in the
+// pattern (a matching text starts with it), AnchoredEnd that nothing
+// follows it. Literal is empty only for the empty pattern, which is one
+// segment anchored at both ends.
+type Segment struct {
+	Literal                    string
+	AnchoredStart, AnchoredEnd bool
+}
+
+// TokensForSegments returns the tokens that the tokens of every text
+// containing the segments (as a LIKE or ILIKE pattern with these literal
+// runs requires) must contain, sorted and without duplicates. Tokens are
+// case-folded, so LIKE and ILIKE patterns give the same tokens.
 //
-// It returns nil when no prefilter is possible: the pattern has no literal
-// run long enough, or it is invalid (it ends with the escape character,
-// which PostgreSQL rejects).
-func (z *Tokenizer) TokensForPattern(pattern string, escape rune, caseInsensitive bool) []int64 {
-	_ = caseInsensitive
-	p, err := ParsePattern(pattern, escape)
-	if err != nil {
-		return nil
-	}
+// It returns nil when no prefilter is possible: no run is long enough
+// (or there are none, for a pattern of wildcards only or one the caller
+// cannot prefilter).
+func (z *Tokenizer) TokensForSegments(segs []Segment) []int64 {
 	m := z.macs.Get().(*macState)
 	defer z.macs.Put(m)
 	var out []int64
-	for _, seg := range p.Segments() {
+	for _, seg := range segs {
 		runes := make([]rune, 0, len(seg.Literal)+2)
 		if seg.AnchoredStart {
 			runes = append(runes, markStart)
@@ -370,127 +364,4 @@ func Contains(have, want []int64) bool {
 		}
 	}
 	return true
-}
-
-// ErrPattern is returned by ParsePattern for a pattern that ends with the
-// escape character, which PostgreSQL rejects ("LIKE pattern must not end
-// with escape character").
-var ErrPattern = errors.New("search: LIKE pattern must not end with escape character")
-
-type elemKind uint8
-
-const (
-	elemLiteral elemKind = iota
-	elemOne              // _
-	elemAny              // %
-)
-
-type elem struct {
-	kind elemKind
-	r    rune
-}
-
-// Pattern is a parsed LIKE pattern.
-type Pattern struct {
-	elems []elem
-}
-
-// Segment is a maximal run of literal characters of a pattern.
-type Segment struct {
-	// Literal is the run's text, with escapes removed; it is empty only
-	// for the empty pattern.
-	Literal string
-	// AnchoredStart says that nothing precedes the run in the pattern, so
-	// a matching text starts with it; AnchoredEnd that nothing follows it,
-	// so a matching text ends with it.
-	AnchoredStart, AnchoredEnd bool
-}
-
-// ParsePattern parses a LIKE pattern with PostgreSQL's rules: % matches any
-// sequence of characters, _ exactly one character, and the escape
-// character (NoEscape for none) makes the character after it literal. It
-// returns ErrPattern if the pattern ends with the escape character.
-func ParsePattern(pattern string, escape rune) (*Pattern, error) {
-	p := &Pattern{elems: make([]elem, 0, len(pattern))}
-	escaped := false
-	for _, r := range pattern {
-		switch {
-		case escaped:
-			p.elems = append(p.elems, elem{elemLiteral, r})
-			escaped = false
-		case escape != NoEscape && r == escape:
-			escaped = true
-		case r == '%':
-			p.elems = append(p.elems, elem{kind: elemAny})
-		case r == '_':
-			p.elems = append(p.elems, elem{kind: elemOne})
-		default:
-			p.elems = append(p.elems, elem{elemLiteral, r})
-		}
-	}
-	if escaped {
-		return nil, ErrPattern
-	}
-	return p, nil
-}
-
-// Segments returns the pattern's maximal literal runs, in order. The empty
-// pattern has one empty segment anchored at both ends; a pattern of
-// wildcards only has none.
-func (p *Pattern) Segments() []Segment {
-	if len(p.elems) == 0 {
-		return []Segment{{Literal: "", AnchoredStart: true, AnchoredEnd: true}}
-	}
-	var segs []Segment
-	for i := 0; i < len(p.elems); {
-		if p.elems[i].kind != elemLiteral {
-			i++
-			continue
-		}
-		j := i
-		var lit []rune
-		for j < len(p.elems) && p.elems[j].kind == elemLiteral {
-			lit = append(lit, p.elems[j].r)
-			j++
-		}
-		segs = append(segs, Segment{Literal: string(lit), AnchoredStart: i == 0, AnchoredEnd: j == len(p.elems)})
-		i = j
-	}
-	return segs
-}
-
-// Match reports whether text matches the pattern under LIKE semantics with
-// a deterministic collation: literal characters compare by code point, _
-// matches exactly one character and % any sequence. It does not implement
-// ILIKE, whose case mapping depends on the server's collation.
-func (p *Pattern) Match(text string) bool {
-	s := []rune(text)
-	pe := p.elems
-	pi, si := 0, 0
-	starP, starS := -1, 0
-	for si < len(s) {
-		if pi < len(pe) {
-			switch e := pe[pi]; {
-			case e.kind == elemOne || e.kind == elemLiteral && e.r == s[si]:
-				pi++
-				si++
-				continue
-			case e.kind == elemAny:
-				starP, starS = pi, si
-				pi++
-				continue
-			}
-		}
-		if starP >= 0 {
-			// Let the last % absorb one more character and retry.
-			starS++
-			pi, si = starP+1, starS
-			continue
-		}
-		return false
-	}
-	for pi < len(pe) && pe[pi].kind == elemAny {
-		pi++
-	}
-	return pi == len(pe)
 }

@@ -241,7 +241,7 @@ func TestWordTokens(t *testing.T) {
 	}
 }
 
-func TestTokensForPattern(t *testing.T) {
+func TestTokensForSegments(t *testing.T) {
 	z := newTestTokenizer(t)
 	e := newExpect(z)
 	tests := []struct {
@@ -276,7 +276,7 @@ func TestTokensForPattern(t *testing.T) {
 		{pattern: `%a!%b%`, escape: '!', tris: []string{"a%b"}},
 		{pattern: `%a\%b%`, escape: '!', none: true},
 		{pattern: `%ab\`, escape: '\\', none: true}, // invalid
-		{pattern: `%a\b%`, escape: NoEscape, tris: []string{`a\b`}},
+		{pattern: `%a\b%`, escape: noEscape, tris: []string{`a\b`}},
 		{pattern: `a%%b`, escape: '%', tris: []string{"^a%", "a%b", "%b$"}, words: []string{"a", "b"}},
 		{pattern: `%a%%b%`, escape: '%', none: true}, // ends with the escape
 		{pattern: "%déjà%", tris: []string{"déj", "éjà"}},
@@ -285,10 +285,10 @@ func TestTokensForPattern(t *testing.T) {
 		t.Run(tt.pattern, func(t *testing.T) {
 			esc := tt.escape
 			if esc == 0 {
-				esc = DefaultEscape
+				esc = defaultEscape
 			}
 			for _, ci := range []bool{false, true} {
-				got := z.TokensForPattern(tt.pattern, esc, ci)
+				got := tokensForPattern(z, tt.pattern, esc, ci)
 				var want []int64
 				switch {
 				case tt.none:
@@ -298,83 +298,10 @@ func TestTokensForPattern(t *testing.T) {
 					want = e.set(tt.tris, tt.words)
 				}
 				if !slices.Equal(got, want) {
-					t.Errorf("TokensForPattern(%q, %q, %v) = %v, want %v", tt.pattern, esc, ci, got, want)
+					t.Errorf("tokens of %q ESCAPE %q (ILIKE %v) = %v, want %v", tt.pattern, esc, ci, got, want)
 				}
 			}
 		})
-	}
-}
-
-func TestParsePatternAndMatch(t *testing.T) {
-	tests := []struct {
-		pattern string
-		escape  rune
-		text    string
-		want    bool
-	}{
-		{"abc", '\\', "abc", true},
-		{"abc", '\\', "abcd", false},
-		{"abc", '\\', "ABC", false},
-		{"a%", '\\', "a", true},
-		{"a%", '\\', "abc", true},
-		{"a%", '\\', "ba", false},
-		{"%a", '\\', "ba", true},
-		{"_", '\\', "é", true},
-		{"_", '\\', "", false},
-		{"__", '\\', "é", false},
-		{"%", '\\', "", true},
-		{"", '\\', "", true},
-		{"", '\\', "a", false},
-		{"%b%c", '\\', "abxbc", true},
-		{"%b%c", '\\', "abxbcd", false},
-		{"a%b%c", '\\', "aXbYbZc", true},
-		{`\%`, '\\', "%", true},
-		{`\%`, '\\', "a", false},
-		{`\_`, '\\', "_", true},
-		{`\_`, '\\', "a", false},
-		{`\\`, '\\', `\`, true},
-		{`\a`, '\\', "a", true},
-		{`!%`, '!', "%", true},
-		{`\%`, '!', `\x`, true},
-		{`\%`, NoEscape, `\anything`, true},
-		{`%%`, '%', "%", true},
-		{`%%`, '%', "x", false},
-		{"%日_語%", '\\', "こんにちは日本語です", true},
-		{"%_%_%_%", '\\', "ab", false},
-		{"%_%_%_%", '\\', "abc", true},
-	}
-	for _, tt := range tests {
-		p, err := ParsePattern(tt.pattern, tt.escape)
-		if err != nil {
-			t.Fatalf("ParsePattern(%q): %v", tt.pattern, err)
-		}
-		if got := p.Match(tt.text); got != tt.want {
-			t.Errorf("%q LIKE %q ESCAPE %q = %v, want %v", tt.text, tt.pattern, tt.escape, got, tt.want)
-		}
-	}
-	for _, bad := range []string{`\`, `abc\`, `a\\\`} {
-		if _, err := ParsePattern(bad, '\\'); err != ErrPattern {
-			t.Errorf("ParsePattern(%q) err = %v, want ErrPattern", bad, err)
-		}
-	}
-	if _, err := ParsePattern(`abc\`, NoEscape); err != nil {
-		t.Errorf("with no escape, a trailing backslash is literal: %v", err)
-	}
-}
-
-func TestSegments(t *testing.T) {
-	p, _ := ParsePattern(`ab%c_d\%e%`, '\\')
-	want := []Segment{{"ab", true, false}, {"c", false, false}, {"d%e", false, false}}
-	if got := p.Segments(); !slices.Equal(got, want) {
-		t.Errorf("Segments = %+v, want %+v", got, want)
-	}
-	p, _ = ParsePattern("", '\\')
-	if got := p.Segments(); !slices.Equal(got, []Segment{{"", true, true}}) {
-		t.Errorf("Segments of the empty pattern = %+v", got)
-	}
-	p, _ = ParsePattern("%_%", '\\')
-	if got := p.Segments(); len(got) != 0 {
-		t.Errorf("Segments of wildcards = %+v", got)
 	}
 }
 
@@ -445,12 +372,12 @@ func flipCase(rng *rand.Rand, s string) string {
 // randomPattern returns a LIKE pattern built from a random piece of text,
 // with case changes, wildcards and escapes, and the escape rune it uses.
 func randomPattern(rng *rand.Rand, text string) (string, rune) {
-	escape := DefaultEscape
+	escape := defaultEscape
 	switch rng.IntN(6) {
 	case 0:
 		escape = '!'
 	case 1:
-		escape = NoEscape
+		escape = noEscape
 	}
 	runes := []rune(text)
 	if rng.IntN(5) == 0 || len(runes) == 0 {
@@ -476,7 +403,7 @@ func randomPattern(rng *rand.Rand, text string) (string, rune) {
 		}
 		special := r == '%' || r == '_' || r == escape
 		if special {
-			if escape == NoEscape {
+			if escape == noEscape {
 				sb.WriteByte('_') // cannot be written literally
 				continue
 			}
@@ -495,14 +422,10 @@ func randomPattern(rng *rand.Rand, text string) (string, rune) {
 func goILIKE(text, pattern string, escape rune) bool {
 	lower := func(s string) string { return strings.Map(unicode.ToLower, s) }
 	esc := escape
-	if esc != NoEscape {
+	if esc != noEscape {
 		esc = unicode.ToLower(esc)
 	}
-	p, err := ParsePattern(lower(pattern), esc)
-	if err != nil {
-		return false
-	}
-	return p.Match(lower(text))
+	return likeMatch(lower(text), lower(pattern), esc)
 }
 
 // TestNoFalseNegatives is the prefilter's property on random data, in Go:
@@ -520,16 +443,15 @@ func TestNoFalseNegatives(t *testing.T) {
 	var matches, filtered, prefilters int
 	for range 600 {
 		pattern, escape := randomPattern(rng, texts[rng.IntN(len(texts))])
-		p, err := ParsePattern(pattern, escape)
-		if err != nil {
+		if _, err := compileLike(pattern, escape, false); err != nil {
 			t.Fatalf("generated an invalid pattern %q", pattern)
 		}
-		pt := z.TokensForPattern(pattern, escape, false)
+		pt := tokensForPattern(z, pattern, escape, false)
 		if pt != nil {
 			prefilters++
 		}
 		for i, s := range texts {
-			like := p.Match(s)
+			like := likeMatch(s, pattern, escape)
 			ilike := goILIKE(s, pattern, escape)
 			pass := Contains(toks[i], pt)
 			if (like || ilike) && !pass {
@@ -551,9 +473,9 @@ func TestNoFalseNegatives(t *testing.T) {
 
 // --- Fuzzing. ---
 
-// FuzzTokensForPattern parses arbitrary patterns and builds a matching text
-// from each (wildcards filled in with fuzzer-chosen text, case flipped for
-// ILIKE); the text must match and its tokens contain the pattern's.
+// FuzzTokensForPattern reads arbitrary patterns and builds a text from
+// each (its literal runs joined by fuzzer-chosen filler, case flipped for
+// ILIKE); when the text matches, its tokens must contain the pattern's.
 func FuzzTokensForPattern(f *testing.F) {
 	z := newTestTokenizer(f)
 	f.Add("%abc%", "xyz", uint8('\\'), false)
@@ -563,39 +485,33 @@ func FuzzTokensForPattern(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern, filler string, esc uint8, flip bool) {
 		escape := rune(esc)
 		if esc == 0 {
-			escape = NoEscape
+			escape = noEscape
 		}
-		p, err := ParsePattern(pattern, escape)
-		toks := z.TokensForPattern(pattern, escape, flip)
+		if !utf8.ValidString(pattern) || !utf8.ValidString(filler) {
+			return // the server only holds valid UTF-8
+		}
+		p, err := compileLike(pattern, escape, false)
+		toks := tokensForPattern(z, pattern, escape, flip)
 		if err != nil {
 			if toks != nil {
 				t.Fatal("an invalid pattern has tokens")
 			}
 			return
 		}
-		if !utf8.ValidString(pattern) || !utf8.ValidString(filler) {
-			return // the server only holds valid UTF-8
-		}
-		// Build a text that matches: literals as written, _ as the
-		// first rune of filler (or x), % as filler.
-		one := "x"
-		if r, _ := utf8.DecodeRuneInString(filler); filler != "" {
-			one = string(r)
-		}
+		segs := p.Segments()
 		var sb strings.Builder
-		for _, e := range p.elems {
-			switch e.kind {
-			case elemLiteral:
-				sb.WriteRune(e.r)
-			case elemOne:
-				sb.WriteString(one)
-			case elemAny:
+		for i, s := range segs {
+			if i > 0 || !s.AnchoredStart {
 				sb.WriteString(filler)
 			}
+			sb.WriteString(s.Literal)
+		}
+		if len(segs) == 0 || !segs[len(segs)-1].AnchoredEnd {
+			sb.WriteString(filler)
 		}
 		text := sb.String()
-		if !p.Match(text) {
-			t.Fatalf("%q does not match %q though built from it", text, pattern)
+		if ok, _ := p.Eval(text); !ok {
+			return // the runs alone do not make a match (e.g. a _ between them)
 		}
 		if !Contains(z.Tokens(text), toks) {
 			t.Fatalf("false negative: %q LIKE %q", text, pattern)
@@ -636,10 +552,10 @@ func BenchmarkSearchTokensShort(b *testing.B) {
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
 
-func BenchmarkSearchTokensForPattern(b *testing.B) {
+func BenchmarkSearchTokensForSegments(b *testing.B) {
 	z := newTestTokenizer(b)
 	for b.Loop() {
-		z.TokensForPattern("%brown fox%", DefaultEscape, true)
+		tokensForPattern(z, "%brown fox%", defaultEscape, true)
 	}
 }
 
