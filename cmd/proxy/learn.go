@@ -31,7 +31,7 @@ func learnsWord(layer onion.Layer) string {
 	case onion.LayerOPE:
 		return "order"
 	case onion.LayerSearch:
-		return "shared words"
+		return "words and trigrams"
 	}
 	return "nothing"
 }

@@ -124,7 +124,8 @@ func startedIn(t *testing.T, dir string, ready *regexp.Regexp, args ...string) *
 func TestServeContract(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	addr := freeAddr(t)
-	p := started(t, regexp.MustCompile("proxy listening"), "serve", "--listen", addr, "--backend", dsn, "--auth", "trust")
+	p := started(t, regexp.MustCompile("proxy listening"), "serve", "--listen", addr, "--backend", dsn, "--auth", "trust",
+		"--master-key-file", filepath.Join(t.TempDir(), "pgonion.master"))
 	db := strings.TrimPrefix(dsn[strings.LastIndex(dsn, "/"):], "/")
 	db = strings.SplitN(db, "?", 2)[0]
 	url := "postgres://someone@" + addr + "/" + db + "?sslmode=disable"

@@ -17,7 +17,7 @@ var leakage = map[string]string{
 	"det":    "which rows hold equal values",
 	"ope":    "the order of the values (and roughly their upper half of bits)",
 	"hom":    "nothing but NULLs (probabilistic; sums computed blind)",
-	"search": "which rows share words or trigrams",
+	"search": "equality and frequency of the words and trigrams of each value (which rows share them) and its approximate length, from the first row written",
 }
 
 func runStatus(args []string, stdout, stderr io.Writer) error {

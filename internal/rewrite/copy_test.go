@@ -229,8 +229,8 @@ func TestCopyStream(t *testing.T) {
 			// What pgbench -i sends: one row per message, then \. alone.
 			sql:    "copy pgbench_accounts from stdin with (freeze on)",
 			chunks: []string{"1\t1\t0\t\n", "2\t1\t0\t\n", "3\t1\t-5\t\n", "\\.\n"},
-			check:  "SELECT convert_from(aid__eq, 'UTF8'), convert_from(abalance__ord, 'UTF8'), filler__eq IS NULL, filler__srch::text FROM pgbench_accounts ORDER BY 1",
-			want:   "1 0 false {0}\n2 0 false {0}\n3 -5 false {0}",
+			check:  "SELECT convert_from(aid__eq, 'UTF8'), convert_from(abalance__ord, 'UTF8'), filler__eq IS NULL FROM pgbench_accounts ORDER BY 1",
+			want:   "1 0 false\n2 0 false\n3 -5 false",
 		},
 		{
 			sql: "COPY acc (note_plain, owner, id) FROM STDIN (FORMAT csv, HEADER, NULL 'N')",

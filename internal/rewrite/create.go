@@ -199,11 +199,18 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		}
 		var caps []string
 		for _, cp := range typ.Capabilities() {
-			if cp == onion.Ord && typ.OrdIsPrefix() {
+			switch {
+			case cp == onion.Ord && typ.OrdIsPrefix():
 				// Not by default: the text Ord onion costs an OPE
-				// encryption per value, and queries do not use it yet
-				// (ranges and ORDER BY on text are refused). Declare it
-				// to store it anyway.
+				// encryption per value and leaks the order of
+				// prefixes. Declare it to store it.
+				continue
+			case cp == onion.Search:
+				// Not by default: search tokens leak which rows share
+				// words and trigrams (equality and frequency) from the
+				// first row, whatever layer the Eq onion is at; LIKE is
+				// then answered by the proxy on decrypted values.
+				// Declare it to store them.
 				continue
 			}
 			caps = append(caps, string(cp))

@@ -45,6 +45,9 @@ func testPolicyLatest(table, column string) ColumnPolicy {
 		return ColumnPolicy{Policy: catalog.Sensitive}
 	case strings.HasSuffix(column, "_eqonly"):
 		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq"}}
+	case column == "owner":
+		// Search tokens are written only when declared.
+		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "search"}}
 	case strings.HasSuffix(column, "_sorted"):
 		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "ord", "search"}}
 	}

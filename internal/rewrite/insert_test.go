@@ -225,7 +225,7 @@ func TestPlanInsertConflictEffects(t *testing.T) {
 	}{
 		// The seeded row 1 has email ann@x: DET makes the duplicate visible.
 		{"INSERT INTO acc (id, email) VALUES (10, 'ann@x'), (11, 'new@x') ON CONFLICT DO NOTHING", 1,
-			"11:balance__add 11:balance__eq 11:balance__ord 11:balance__salt 11:email__eq 11:email__salt 11:email__srch 11:id 11:n__eq 11:n__salt 11:n__val 11:note_plain 11:owner__eq 11:owner__salt 11:owner__srch 11:pgonion_salt",
+			"11:balance__add 11:balance__eq 11:balance__ord 11:balance__salt 11:email__eq 11:email__salt 11:id 11:n__eq 11:n__salt 11:n__val 11:note_plain 11:owner__eq 11:owner__salt 11:owner__srch 11:pgonion_salt",
 			map[string]string{"11:email__eq": hexCT("email", "_eq", "new@x"), "11:pgonion_salt": `\x22222222222222222222222222222222`}},
 		{"INSERT INTO acc (id, email) VALUES (10, 'ann@x') ON CONFLICT (email) DO NOTHING", 0, "", nil},
 		{"INSERT INTO acc (id, email) VALUES (10, 'ann@x') ON CONFLICT (email) DO UPDATE SET note_plain = 'dup'", 1,
@@ -237,7 +237,7 @@ func TestPlanInsertConflictEffects(t *testing.T) {
 			map[string]string{"1:owner__eq": hexCT("owner", "_eq", "o2"), "1:owner__salt": `\x21212121212121212121212121212121`, "1:note_plain": "n1+"}},
 		{"INSERT INTO acc (id, owner) VALUES (1, 'o'), (2, 'p'), (20, 'q') ON CONFLICT (id) DO UPDATE SET owner = 'k', n = NULL", 3,
 			"1:n__eq 1:n__salt 1:n__val 1:owner__eq 1:owner__salt 1:owner__srch " +
-				"20:balance__add 20:balance__eq 20:balance__ord 20:balance__salt 20:email__eq 20:email__salt 20:email__srch 20:id 20:n__eq 20:n__salt 20:n__val 20:note_plain 20:owner__eq 20:owner__salt 20:owner__srch 20:pgonion_salt " +
+				"20:balance__add 20:balance__eq 20:balance__ord 20:balance__salt 20:email__eq 20:email__salt 20:id 20:n__eq 20:n__salt 20:n__val 20:note_plain 20:owner__eq 20:owner__salt 20:owner__srch 20:pgonion_salt " +
 				"2:n__salt 2:owner__eq 2:owner__salt 2:owner__srch",
 			map[string]string{"1:owner__eq": hexCT("owner", "_eq", "k"), "1:owner__salt": `\xcccccccccccccccccccccccccccccccc`, "2:owner__salt": `\xcccccccccccccccccccccccccccccccc`,
 				"20:owner__eq": hexCT("owner", "_eq", "q"), "20:pgonion_salt": `\x23232323232323232323232323232323`}},
