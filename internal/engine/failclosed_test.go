@@ -81,3 +81,37 @@ func TestPeelKeyNotInSQL(t *testing.T) {
 
 // keyLiteral matches a bytea literal long enough to be a key.
 var keyLiteral = regexp.MustCompile(`'\\x[0-9a-fA-F]{32,}'`)
+
+// TestProxySchemaRefused: clients cannot read or write the proxy's
+// metadata through the proxy (deleting a table's catalog rows would make
+// it look plain), in either protocol; the session goes on.
+func TestProxySchemaRefused(t *testing.T) {
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		c := p.connect(t, mode)
+		mustExec(t, c, "CREATE TABLE IF NOT EXISTS people (id int, name text)")
+		for _, sql := range []string{
+			"DELETE FROM pgonion.tables WHERE table_name = 'people'",
+			"UPDATE pgonion.catalog_version SET version = version + 1",
+			"SELECT * FROM pgonion.columns",
+			"TRUNCATE pgonion.policies",
+			"DROP SCHEMA pgonion CASCADE",
+			"SET search_path = pgonion, public",
+			"WITH d AS (DELETE FROM pgonion.tables RETURNING 1) SELECT count(*) FROM d",
+		} {
+			_, err := c.Exec(t.Context(), sql)
+			if pgCode(err) != "42501" {
+				t.Fatalf("%v: %s: %v, want 42501", mode, sql, err)
+			}
+			var one int
+			if err := c.QueryRow(t.Context(), "SELECT 1").Scan(&one); err != nil {
+				t.Fatalf("after %s: %v", sql, err)
+			}
+		}
+	}
+	var n int
+	if err := db.direct(t).QueryRow(t.Context(), "SELECT count(*) FROM pgonion.tables WHERE table_name = 'people'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("catalog row of people: %d %v", n, err)
+	}
+}

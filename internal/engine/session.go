@@ -280,6 +280,11 @@ func (x *extended) statement(p *stmtPlan) *wire.Statement {
 // plan decides what one statement becomes: nil to pass it through. ext is
 // nil for the simple protocol.
 func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
+	if rewrite.NamesProxySchema(st) {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42501",
+			Message: "permission denied for schema " + rewrite.ProxySchema + ": it holds the proxy's metadata",
+			Hint:    "Use proxy status and proxy columns to read and change it."}
+	}
 	switch st.Kind {
 	case "Create":
 		return s.planCreate(st)
