@@ -75,13 +75,23 @@ var ErrNewerDatabase = errors.New("the database was migrated by a newer proxy")
 // migrations in fsys and returns the ones it applied. It is safe to call
 // from several proxies at once.
 func Apply(ctx context.Context, conn *pgx.Conn, fsys fs.FS) ([]Migration, error) {
+	return ApplyWith(ctx, conn, fsys, nil)
+}
+
+// Hook runs in the transaction of each migration it applies, after the
+// migration's SQL: work that needs Go and keys (e.g. sealing the catalog,
+// migration 0009) commits or fails with the migration.
+type Hook func(ctx context.Context, tx pgx.Tx, m Migration) error
+
+// ApplyWith is Apply with a hook (nil for none).
+func ApplyWith(ctx context.Context, conn *pgx.Conn, fsys fs.FS, hook Hook) ([]Migration, error) {
 	all, err := List(fsys)
 	if err != nil {
 		return nil, err
 	}
 	var applied []Migration
 	for _, m := range all {
-		done, err := applyOne(ctx, conn, m, all)
+		done, err := applyOne(ctx, conn, m, all, hook)
 		if err != nil {
 			return applied, err
 		}
@@ -94,7 +104,7 @@ func Apply(ctx context.Context, conn *pgx.Conn, fsys fs.FS) ([]Migration, error)
 
 // applyOne applies m unless already applied, in a transaction holding the
 // migration lock. It reports whether it applied m.
-func applyOne(ctx context.Context, conn *pgx.Conn, m Migration, all []Migration) (bool, error) {
+func applyOne(ctx context.Context, conn *pgx.Conn, m Migration, all []Migration, hook Hook) (bool, error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return false, err
@@ -123,6 +133,11 @@ func applyOne(ctx context.Context, conn *pgx.Conn, m Migration, all []Migration)
 	}
 	if _, err := tx.Exec(ctx, m.SQL); err != nil {
 		return false, fmt.Errorf("migration %s failed: %w", m.Name, err)
+	}
+	if hook != nil {
+		if err := hook(ctx, tx, m); err != nil {
+			return false, fmt.Errorf("migration %s failed: %w", m.Name, err)
+		}
 	}
 	if _, err := tx.Exec(ctx, "INSERT INTO pgonion.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
 		m.Version, m.Name, m.Checksum); err != nil {

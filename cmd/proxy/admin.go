@@ -9,7 +9,6 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/keys"
-	"github.com/pgonion/pgonion/migrations"
 )
 
 // admin is what the administrative commands work with: the key store, the
@@ -43,7 +42,7 @@ func openAdmin(ctx context.Context, backend string, k *keyFlags, migrate bool) (
 		return nil, fmt.Errorf("cannot reach the backend: %w\nhint: check --backend", err)
 	}
 	if migrate {
-		if _, err := migrations.Apply(ctx, conn, migrations.FS); err != nil {
+		if _, err := applyMigrations(ctx, conn, func() ([]byte, error) { return macKey, nil }); err != nil {
 			conn.Close(ctx)
 			return nil, fmt.Errorf("migrating the backend's pgonion schema: %w", err)
 		}

@@ -409,7 +409,7 @@ func TestStatus(t *testing.T) {
 		return string(out), cmd.ProcessState.ExitCode()
 	}
 	out, code := status()
-	for _, want := range []string{store.ID().String(), "public.acc.id", "everything (stored unencrypted)", "public.acc.owner", "which rows hold equal values", "which rows share words or trigrams"} {
+	for _, want := range []string{store.ID().String(), "public.acc.id", "everything (stored unencrypted)", "public.acc.owner", "which rows hold equal values", "equality and frequency of the words and trigrams"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("status (exit %d) lacks %q:\n%s", code, want, out)
 		}

@@ -50,7 +50,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%d pending\n", pending)
 		return nil
 	}
-	applied, err := migrations.Apply(ctx, conn, migrations.FS)
+	applied, err := applyMigrations(ctx, conn, nil)
 	for _, m := range applied {
 		fmt.Fprintf(stdout, "applied %s\n", m.Name)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/schemes/hom"
-	"github.com/pgonion/pgonion/migrations"
 )
 
 // paillierSecret names the Paillier private key in the key store.
@@ -53,7 +52,15 @@ func prepareBackend(ctx context.Context, dsn string, kf *keyFlags, log *slog.Log
 		return nil, fmt.Errorf("cannot reach the backend: %w\nhint: check --backend, and that the server accepts the proxy's user", err)
 	}
 	defer conn.Close(ctx)
-	applied, err := migrations.Apply(ctx, conn, migrations.FS)
+	applied, err := applyMigrations(ctx, conn, func() ([]byte, error) {
+		// Only a catalog that holds data needs sealing, and such a
+		// database has its key store.
+		store, err := kf.open()
+		if err != nil {
+			return nil, err
+		}
+		return catalog.MACKey(store.Deriver())
+	})
 	for _, m := range applied {
 		log.Info("applied migration", "name", m.Name)
 	}
@@ -69,7 +76,11 @@ func prepareBackend(ctx context.Context, dsn string, kf *keyFlags, log *slog.Log
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
-	if err := catalog.BindKeyStore(ctx, tx, store.ID().String()); err != nil {
+	macKey, err := catalog.MACKey(store.Deriver())
+	if err != nil {
+		return nil, err
+	}
+	if err := catalog.BindKeyStore(ctx, tx, macKey, store.ID().String()); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -5,19 +5,21 @@
 // join group.
 //
 // The catalog lives on the untrusted server, so every row is authenticated
-// with HMAC-SHA256 under a key derived from the key store (MACKey). Load
-// refuses a catalog in which any row was changed, added, removed or
-// replaced by an older copy of itself:
+// with HMAC-SHA256 under a key derived from the key store (MACKey), and the
+// catalog as a whole by its seal (seal.go). Load refuses a catalog in which
+// any row was changed, added, removed or replaced by an older copy of
+// itself:
 //
 //   - a column row's MAC covers all its fields and the version of its table;
 //   - a table row's MAC covers its fields, its version and the ids of all
 //     its columns;
-//   - every change bumps the table's version and re-authenticates its rows.
+//   - the seal covers the catalog version, the key store binding, every
+//     table row's MAC and every declared policy's;
+//   - every change bumps the versions and re-authenticates its rows.
 //
-// What this cannot detect on its own is the replay of a whole older,
-// consistent catalog (every row of a table rolled back together); a proxy
-// that remembers the newest version it has seen (Snapshot.Version) detects
-// that too while it runs.
+// What this cannot detect on its own is the replay of a whole older
+// catalog with its seal; a proxy that remembers the newest version it has
+// seen (Snapshot.Version) refuses that too while it runs.
 //
 // Warning: names are stored in plaintext. The server's administrators can
 // read the logical schema (table and column names, types, policies and
@@ -142,9 +144,10 @@ func (t *Table) Column(name string) *Column {
 
 // Snapshot is a verified copy of the whole catalog.
 type Snapshot struct {
-	Version int64 // the catalog version it was read at
-	StoreID string
-	tables  map[string]*Table // by schema + "." + name
+	Version  int64 // the catalog version it was read at
+	StoreID  string
+	tables   map[string]*Table // by schema + "." + name
+	policies []ColumnPolicy    // declared policies, sorted by schema, table, column
 
 	byIDOnce sync.Once
 	byID     map[ID]*Column
@@ -207,15 +210,30 @@ func Version(ctx context.Context, q Querier) (int64, error) {
 	return v, err
 }
 
-// Load reads and verifies the whole catalog.
+// Load reads and verifies the whole catalog: every row, and the catalog
+// as a whole under its seal.
 func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
+	s, seal, err := load(ctx, q, macKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkSeal(macKey, seal); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// load reads the catalog and verifies its rows one by one; it returns the
+// stored seal (nil when there is none) for the caller to check.
+func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, error) {
 	s := &Snapshot{tables: map[string]*Table{}}
-	if err := q.QueryRow(ctx, "SELECT version FROM pgonion.catalog_version").Scan(&s.Version); err != nil {
-		return nil, fmt.Errorf("catalog: reading version: %w", err)
+	var seal []byte
+	if err := q.QueryRow(ctx, "SELECT version, seal FROM pgonion.catalog_version").Scan(&s.Version, &seal); err != nil {
+		return nil, nil, fmt.Errorf("catalog: reading version: %w", err)
 	}
 	var store *string
 	if err := q.QueryRow(ctx, "SELECT (SELECT store_id::text FROM pgonion.keystore)").Scan(&store); err != nil {
-		return nil, fmt.Errorf("catalog: reading key store binding: %w", err)
+		return nil, nil, fmt.Errorf("catalog: reading key store binding: %w", err)
 	}
 	if store != nil {
 		s.StoreID = *store
@@ -224,25 +242,25 @@ func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
 	macs := map[ID][]byte{}
 	rows, err := q.Query(ctx, "SELECT table_id, schema_name, table_name, physical_name, version, mac FROM pgonion.tables")
 	if err != nil {
-		return nil, fmt.Errorf("catalog: reading tables: %w", err)
+		return nil, nil, fmt.Errorf("catalog: reading tables: %w", err)
 	}
 	for rows.Next() {
 		t := &Table{}
 		var mac []byte
 		if err := rows.Scan(&t.ID, &t.Schema, &t.Name, &t.Physical, &t.Version, &mac); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("catalog: reading tables: %w", err)
+			return nil, nil, fmt.Errorf("catalog: reading tables: %w", err)
 		}
 		byID[t.ID], macs[t.ID] = t, mac
 		s.tables[t.Schema+"."+t.Name] = t
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("catalog: reading tables: %w", err)
+		return nil, nil, fmt.Errorf("catalog: reading tables: %w", err)
 	}
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
 		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, mac FROM pgonion.columns ORDER BY table_id, position`)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: reading columns: %w", err)
+		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 	}
 	for rows.Next() {
 		var c Column
@@ -251,41 +269,46 @@ func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
 			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &mac); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("catalog: reading columns: %w", err)
+			return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
 		t := byID[tableID]
 		if t == nil {
 			rows.Close()
-			return nil, fmt.Errorf("%w: column %s belongs to no table", ErrTampered, c.ID)
+			return nil, nil, fmt.Errorf("%w: column %s belongs to no table", ErrTampered, c.ID)
 		}
 		if !hmac.Equal(mac, columnMAC(macKey, t, &c)) {
 			rows.Close()
-			return nil, fmt.Errorf("%w: column %s.%s.%s does not authenticate", ErrTampered, t.Schema, t.Name, c.Name)
+			return nil, nil, fmt.Errorf("%w: column %s.%s.%s does not authenticate", ErrTampered, t.Schema, t.Name, c.Name)
 		}
 		t.Columns = append(t.Columns, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("catalog: reading columns: %w", err)
+		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 	}
 	for id, t := range byID {
 		if !hmac.Equal(macs[id], tableMAC(macKey, t)) {
-			return nil, fmt.Errorf("%w: table %s.%s (or its set of columns) does not authenticate", ErrTampered, t.Schema, t.Name)
+			return nil, nil, fmt.Errorf("%w: table %s.%s (or its set of columns) does not authenticate", ErrTampered, t.Schema, t.Name)
 		}
 	}
-	return s, nil
+	if s.policies, err = loadPolicies(ctx, q, macKey); err != nil {
+		return nil, nil, err
+	}
+	return s, seal, nil
 }
 
 // BindKeyStore records which key store the database's encrypted data
 // belongs to, or checks that it is storeID when one is recorded already.
-func BindKeyStore(ctx context.Context, tx Execer, storeID string) error {
+func BindKeyStore(ctx context.Context, tx Execer, macKey []byte, storeID string) error {
 	var have *string
 	if err := tx.QueryRow(ctx, "SELECT (SELECT store_id::text FROM pgonion.keystore FOR UPDATE)").Scan(&have); err != nil {
 		return err
 	}
 	switch {
 	case have == nil:
-		_, err := tx.Exec(ctx, "INSERT INTO pgonion.keystore (store_id) VALUES ($1)", storeID)
-		return err
+		return change(ctx, tx, macKey, func() error {
+			_, err := tx.Exec(ctx, "INSERT INTO pgonion.keystore (store_id) VALUES ($1)", storeID)
+			return err
+		})
 	case !strings.EqualFold(*have, storeID):
 		return fmt.Errorf("catalog: the encrypted data in this database belongs to key store %s, not to %s\n"+
 			"hint: start the proxy with the key store (and master key) that encrypted this data", *have, storeID)
@@ -296,23 +319,29 @@ func BindKeyStore(ctx context.Context, tx Execer, storeID string) error {
 // CreateTable records a new table (t.ID, t.Version and the column ids are
 // filled in when zero) in tx.
 func CreateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error {
-	t.newVersion()
-	if _, err := tx.Exec(ctx, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES ($1, $2, $3, $4, $5, $6)",
-		t.ID, t.Schema, t.Name, t.Physical, t.Version, tableMAC(macKey, t)); err != nil {
-		return fmt.Errorf("catalog: recording table %s.%s: %w", t.Schema, t.Name, err)
-	}
-	for i := range t.Columns {
-		if err := insertColumn(ctx, tx, macKey, t, &t.Columns[i]); err != nil {
-			return err
+	return change(ctx, tx, macKey, func() error {
+		t.newVersion()
+		if _, err := tx.Exec(ctx, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES ($1, $2, $3, $4, $5, $6)",
+			t.ID, t.Schema, t.Name, t.Physical, t.Version, tableMAC(macKey, t)); err != nil {
+			return fmt.Errorf("catalog: recording table %s.%s: %w", t.Schema, t.Name, err)
 		}
-	}
-	return bump(ctx, tx)
+		for i := range t.Columns {
+			if err := insertColumn(ctx, tx, macKey, t, &t.Columns[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // UpdateTable replaces the stored form of t (its columns may have been
 // added, removed, renamed or changed) and bumps its version. t.Version must
 // be the version it was loaded at: a concurrent change makes it fail.
 func UpdateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error {
+	return change(ctx, tx, macKey, func() error { return updateTable(ctx, tx, macKey, t) })
+}
+
+func updateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error {
 	for i := range t.Columns {
 		if t.Columns[i].ID == (ID{}) {
 			t.Columns[i].ID = NewID()
@@ -339,15 +368,15 @@ func UpdateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error 
 			return err
 		}
 	}
-	return bump(ctx, tx)
+	return nil
 }
 
 // DropTable removes a table and its columns.
-func DropTable(ctx context.Context, tx Execer, id ID) error {
-	if _, err := tx.Exec(ctx, "DELETE FROM pgonion.tables WHERE table_id = $1", id); err != nil {
+func DropTable(ctx context.Context, tx Execer, macKey []byte, id ID) error {
+	return change(ctx, tx, macKey, func() error {
+		_, err := tx.Exec(ctx, "DELETE FROM pgonion.tables WHERE table_id = $1", id)
 		return err
-	}
-	return bump(ctx, tx)
+	})
 }
 
 func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Column) error {
@@ -370,15 +399,6 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
 	return nil
-}
-
-// bump increments the catalog version and tells other proxies.
-func bump(ctx context.Context, tx Execer) error {
-	if _, err := tx.Exec(ctx, "UPDATE pgonion.catalog_version SET version = version + 1"); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, "NOTIFY pgonion_catalog")
-	return err
 }
 
 // mac is HMAC-SHA256 over length-prefixed fields, so distinct field lists
@@ -455,21 +475,21 @@ func (id ID) UUIDValue() (pgtype.UUID, error) { return pgtype.UUID{Bytes: id, Va
 // every value as a literal) that record t like CreateTable does, so that
 // the proxy can run them in the same statement as the client's DDL (e.g.
 // inside one DO block): the DDL and its metadata then commit or fail
-// together. t.ID, t.Version and the column ids are filled in.
+// together. t.ID, t.Version and the column ids are filled in. The caller
+// seals the resulting catalog (SealSQL) in the same block.
 func CreateTableSQL(macKey []byte, t *Table) string {
 	t.newVersion()
 	var b strings.Builder
 	fmt.Fprintf(&b, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES (%s, %s, %s, %s, %d, %s);\n",
 		uuidLit(t.ID), quote(t.Schema), quote(t.Name), quote(t.Physical), t.Version, byteaLit(tableMAC(macKey, t)))
 	writeColumnsSQL(&b, macKey, t)
-	b.WriteString(bumpSQL)
 	return b.String()
 }
 
 // UpdateTableSQL is the literal form of UpdateTable, for a PL/pgSQL block
 // (it uses IF and RAISE): it fails with SQLSTATE 40001 when the table was
 // changed since t.Version. t.Version is advanced and new column ids are
-// filled in.
+// filled in. The caller seals the resulting catalog (SealSQL).
 func UpdateTableSQL(macKey []byte, t *Table) string {
 	for i := range t.Columns {
 		if t.Columns[i].ID == (ID{}) {
@@ -484,16 +504,13 @@ func UpdateTableSQL(macKey []byte, t *Table) string {
 	fmt.Fprintf(&b, "IF NOT FOUND THEN RAISE EXCEPTION 'table %%.%% was changed concurrently by another proxy', %s, %s USING ERRCODE = '40001'; END IF;\n", quote(t.Schema), quote(t.Name))
 	fmt.Fprintf(&b, "DELETE FROM pgonion.columns WHERE table_id = %s;\n", uuidLit(t.ID))
 	writeColumnsSQL(&b, macKey, t)
-	b.WriteString(bumpSQL)
 	return b.String()
 }
 
-// DropTableSQL is the literal form of DropTable.
+// DropTableSQL is the literal form of DropTable (the caller seals).
 func DropTableSQL(id ID) string {
-	return fmt.Sprintf("DELETE FROM pgonion.tables WHERE table_id = %s;\n", uuidLit(id)) + bumpSQL
+	return fmt.Sprintf("DELETE FROM pgonion.tables WHERE table_id = %s;\n", uuidLit(id))
 }
-
-const bumpSQL = "UPDATE pgonion.catalog_version SET version = version + 1;\nNOTIFY pgonion_catalog;\n"
 
 func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 	for i := range t.Columns {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/pgtest"
@@ -112,7 +113,7 @@ func TestRoundTripAndUpdate(t *testing.T) {
 		t.Fatalf("stale update: %v", err)
 	}
 	_ = tx.Rollback(ctx)
-	inTx(t, c, func(tx pgx.Tx) error { return DropTable(ctx, tx, tbl.ID) })
+	inTx(t, c, func(tx pgx.Tx) error { return DropTable(ctx, tx, key, tbl.ID) })
 	s3, err := Load(ctx, c, key)
 	if err != nil || s3.Table("public", "accounts") != nil || len(s3.Tables()) != 0 {
 		t.Fatalf("after drop: %v %v", s3.Tables(), err)
@@ -185,13 +186,13 @@ func TestTamperDetected(t *testing.T) {
 
 func TestKeyStoreBinding(t *testing.T) {
 	ctx := context.Background()
-	_, c, _ := setup(t)
+	_, c, key := setup(t)
 	a, b := "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0", "11111111-2222-4333-8444-555555555555"
-	inTx(t, c, func(tx pgx.Tx) error { return BindKeyStore(ctx, tx, a) })
-	inTx(t, c, func(tx pgx.Tx) error { return BindKeyStore(ctx, tx, a) })
+	inTx(t, c, func(tx pgx.Tx) error { return BindKeyStore(ctx, tx, key, a) })
+	inTx(t, c, func(tx pgx.Tx) error { return BindKeyStore(ctx, tx, key, a) })
 	tx, _ := c.Begin(ctx)
 	defer tx.Rollback(ctx)
-	if err := BindKeyStore(ctx, tx, b); err == nil || !strings.Contains(err.Error(), "hint:") {
+	if err := BindKeyStore(ctx, tx, key, b); err == nil || !strings.Contains(err.Error(), "hint:") {
 		t.Fatalf("binding another key store: %v", err)
 	}
 }
@@ -238,7 +239,13 @@ func TestCreateTableSQL(t *testing.T) {
 	doBlock := func(ddl, meta string) string {
 		return "DO $pgonion$ BEGIN " + ddl + "; " + meta + " END $pgonion$"
 	}
-	if _, err := c.Exec(ctx, doBlock("CREATE TABLE accounts (id int)", CreateTableSQL(key, tbl))); err != nil {
+	base, err := Load(ctx, c, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := CreateTableSQL(key, tbl)
+	meta += SealSQL(key, base.WithTable(tbl), base.Version)
+	if _, err := c.Exec(ctx, doBlock("CREATE TABLE accounts (id int)", meta)); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Load(ctx, c, key)
@@ -251,11 +258,106 @@ func TestCreateTableSQL(t *testing.T) {
 	}
 	other := sample()
 	other.Name = "second"
-	if _, err := c.Exec(ctx, doBlock("CREATE TABLE accounts (id int)", CreateTableSQL(key, other))); err == nil {
+	meta = CreateTableSQL(key, other) + SealSQL(key, s.WithTable(other), s.Version)
+	if _, err := c.Exec(ctx, doBlock("CREATE TABLE accounts (id int)", meta)); err == nil {
 		t.Fatal("duplicate CREATE TABLE succeeded")
+	}
+	// Sealing on top of a version that moved fails with 40001.
+	third := sample()
+	third.Name = "third"
+	meta = CreateTableSQL(key, third) + SealSQL(key, base.WithTable(third), base.Version)
+	var pe *pgconn.PgError
+	if _, err := c.Exec(ctx, doBlock("CREATE TABLE third (id int)", meta)); !errors.As(err, &pe) || pe.Code != "40001" {
+		t.Fatalf("sealing on a stale version: %v, want 40001", err)
 	}
 	s, err = Load(ctx, c, key)
 	if err != nil || s.Table("public", "second") != nil {
 		t.Fatalf("metadata of a failed DDL was kept: %v", err)
 	}
+}
+
+// TestSealDetects: changes that row MACs alone cannot see (a row deleted,
+// a policy row replayed, a table's rows replaced by an older consistent
+// copy, the seal removed or replayed) make Load fail.
+func TestSealDetects(t *testing.T) {
+	ctx := context.Background()
+	build := func(t *testing.T) (*pgx.Conn, []byte, *Table) {
+		_, c, key := setup(t)
+		tbl := sample()
+		inTx(t, c, func(tx pgx.Tx) error { return BindKeyStore(ctx, tx, key, "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f0") })
+		inTx(t, c, func(tx pgx.Tx) error { return CreateTable(ctx, tx, key, tbl) })
+		second := sample()
+		second.Name = "second"
+		inTx(t, c, func(tx pgx.Tx) error { return CreateTable(ctx, tx, key, second) })
+		inTx(t, c, func(tx pgx.Tx) error {
+			return SetPolicy(ctx, tx, key, ColumnPolicy{Schema: "public", Table: "people", Column: "ssn", Policy: Plain})
+		})
+		if _, err := c.Exec(ctx, "CREATE TABLE old_policies AS SELECT * FROM pgonion.policies; CREATE TABLE old_version AS SELECT * FROM pgonion.catalog_version;"+
+			"CREATE TABLE old_tables AS SELECT * FROM pgonion.tables; CREATE TABLE old_columns AS SELECT * FROM pgonion.columns"); err != nil {
+			t.Fatal(err)
+		}
+		// Changes made through the proxy after the copies.
+		inTx(t, c, func(tx pgx.Tx) error {
+			return SetPolicy(ctx, tx, key, ColumnPolicy{Schema: "public", Table: "people", Column: "ssn", Policy: Sensitive})
+		})
+		tbl.Columns[2].Onions["ord"] = "ope"
+		inTx(t, c, func(tx pgx.Tx) error { return UpdateTable(ctx, tx, key, tbl) })
+		if _, err := Load(ctx, c, key); err != nil {
+			t.Fatalf("untouched catalog: %v", err)
+		}
+		return c, key, tbl
+	}
+	for _, tc := range []struct {
+		name, sql string
+		want      error
+	}{
+		{"delete a table", "DELETE FROM pgonion.tables WHERE table_name = 'accounts'", ErrTampered},
+		{"delete a table and bump the version", "DELETE FROM pgonion.tables WHERE table_name = 'accounts'; UPDATE pgonion.catalog_version SET version = version + 1", ErrTampered},
+		{"delete a policy", "DELETE FROM pgonion.policies", ErrTampered},
+		{"replay a policy", "DELETE FROM pgonion.policies; INSERT INTO pgonion.policies SELECT * FROM old_policies", ErrTampered},
+		{"replay a table's rows", "DELETE FROM pgonion.tables WHERE table_name = 'accounts'; INSERT INTO pgonion.tables SELECT * FROM old_tables WHERE table_name = 'accounts';" +
+			"INSERT INTO pgonion.columns SELECT * FROM old_columns WHERE table_id = (SELECT table_id FROM old_tables WHERE table_name = 'accounts')", ErrTampered},
+		{"remove the seal", "UPDATE pgonion.catalog_version SET seal = NULL", ErrUnsealed},
+		{"replay an old seal", "UPDATE pgonion.catalog_version SET seal = (SELECT seal FROM old_version)", ErrTampered},
+		{"unbind the key store", "DELETE FROM pgonion.keystore", ErrTampered},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, key, _ := build(t)
+			if _, err := c.Exec(ctx, tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Load(ctx, c, key); !errors.Is(err, tc.want) {
+				t.Fatalf("Load after %q: %v, want %v", tc.sql, err, tc.want)
+			}
+			// A writer refuses to seal a tampered catalog.
+			inner := sample()
+			inner.Name = "third"
+			tx, err := c.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if err := CreateTable(ctx, tx, key, inner); !errors.Is(err, tc.want) {
+				t.Fatalf("CreateTable on the tampered catalog: %v, want %v", err, tc.want)
+			}
+		})
+	}
+	t.Run("replay the whole catalog with its seal", func(t *testing.T) {
+		c, key, _ := build(t)
+		before, err := Load(ctx, c, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, "DELETE FROM pgonion.tables; DELETE FROM pgonion.policies; DELETE FROM pgonion.catalog_version;"+
+			"INSERT INTO pgonion.tables SELECT * FROM old_tables; INSERT INTO pgonion.columns SELECT * FROM old_columns;"+
+			"INSERT INTO pgonion.policies SELECT * FROM old_policies; INSERT INTO pgonion.catalog_version SELECT * FROM old_version"); err != nil {
+			t.Fatal(err)
+		}
+		// Consistent: it loads, but at an older version, which a proxy
+		// that saw the newer one refuses (engine catalogCache).
+		s, err := Load(ctx, c, key)
+		if err != nil || s.Version >= before.Version {
+			t.Fatalf("replayed catalog: version %v (was %d), %v", s, before.Version, err)
+		}
+	})
 }

@@ -76,6 +76,10 @@ func policyMAC(key []byte, p *ColumnPolicy) []byte {
 
 // SetPolicy records (or replaces) the policy of a column.
 func SetPolicy(ctx context.Context, tx Execer, macKey []byte, p ColumnPolicy) error {
+	return change(ctx, tx, macKey, func() error { return setPolicy(ctx, tx, macKey, p) })
+}
+
+func setPolicy(ctx context.Context, tx Execer, macKey []byte, p ColumnPolicy) error {
 	switch p.Policy {
 	case Plain, Sensitive, Encrypted:
 	default:
@@ -100,22 +104,40 @@ func SetPolicy(ctx context.Context, tx Execer, macKey []byte, p ColumnPolicy) er
 }
 
 // DeletePolicy forgets the declared policy of a column.
-func DeletePolicy(ctx context.Context, tx Execer, schema, table, column string) error {
-	_, err := tx.Exec(ctx, "DELETE FROM pgonion.policies WHERE schema_name = $1 AND table_name = $2 AND column_name = $3", schema, table, column)
-	return err
+func DeletePolicy(ctx context.Context, tx Execer, macKey []byte, schema, table, column string) error {
+	return change(ctx, tx, macKey, func() error {
+		_, err := tx.Exec(ctx, "DELETE FROM pgonion.policies WHERE schema_name = $1 AND table_name = $2 AND column_name = $3", schema, table, column)
+		return err
+	})
 }
 
 // Policies returns the declared policies of one table (every table when
-// table is ""), verified: a row changed behind the proxy's back gives
-// ErrTampered.
-//
-// Warning: the rows are authenticated one by one, so a row deleted on the
-// server goes unnoticed; the column then gets the deployment's default
-// policy (which encrypts, unless the deployment says otherwise) and no
-// join group.
+// table is ""), verified with the whole catalog (Load): a row changed,
+// deleted or replayed behind the proxy's back gives ErrTampered.
 func Policies(ctx context.Context, q Querier, macKey []byte, schema, table string) ([]ColumnPolicy, error) {
+	s, err := Load(ctx, q, macKey)
+	if err != nil {
+		return nil, err
+	}
+	return s.Policies(schema, table), nil
+}
+
+// Policies returns the declared policies of one table (every table when
+// table is "").
+func (s *Snapshot) Policies(schema, table string) []ColumnPolicy {
+	var out []ColumnPolicy
+	for _, p := range s.policies {
+		if table == "" || p.Schema == schema && p.Table == table {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// loadPolicies reads every declared policy, verifying each row.
+func loadPolicies(ctx context.Context, q Querier, macKey []byte) ([]ColumnPolicy, error) {
 	rows, err := q.Query(ctx, `SELECT schema_name, table_name, column_name, policy, capabilities, coalesce(join_group, ''), mac FROM pgonion.policies
-		WHERE ($2 = '' OR (schema_name = $1 AND table_name = $2)) ORDER BY 1, 2, 3`, schema, table)
+		ORDER BY 1, 2, 3`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: reading policies: %w", err)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // catalogCache is the proxy's copy of the verified catalog. It is reloaded
@@ -24,6 +26,12 @@ type catalogCache struct {
 	log    *slog.Logger
 
 	snap atomic.Pointer[catalog.Snapshot]
+
+	// broken is set while the server's catalog fails verification (a
+	// row or the seal does not authenticate, or its version went back):
+	// then every statement naming a table is refused, since the proxy can
+	// no longer tell which tables are encrypted. nil when sound.
+	broken atomic.Pointer[error]
 
 	// collation is the database's default collation (pg_database.datcollate).
 	collation string
@@ -144,13 +152,25 @@ func (c *catalogCache) refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: reading the catalog version: %w", err)
 	}
-	if v == c.snapshot().Version {
+	cur := c.snapshot().Version
+	if v < cur {
+		// An older catalog put back, seal and all.
+		return c.fail(fmt.Errorf("%w: its version went back from %d to %d", catalog.ErrTampered, cur, v))
+	}
+	if v == cur && c.broken.Load() == nil {
 		return nil
 	}
 	snap, err := catalog.Load(ctx, c.conn, c.macKey)
 	if err != nil {
+		if errors.Is(err, catalog.ErrTampered) || errors.Is(err, catalog.ErrUnsealed) {
+			return c.fail(err)
+		}
 		return err
 	}
+	if snap.Version < cur {
+		return c.fail(fmt.Errorf("%w: its version went back from %d to %d", catalog.ErrTampered, cur, snap.Version))
+	}
+	c.broken.Store(nil)
 	c.snap.Store(snap)
 	c.plainMu.Lock()
 	clear(c.plain)
@@ -158,6 +178,24 @@ func (c *catalogCache) refresh(ctx context.Context) error {
 	c.plainMu.Unlock()
 	c.log.Info("catalog reloaded", "version", snap.Version, "tables", len(snap.Tables()))
 	return nil
+}
+
+// fail marks the catalog broken (see broken) and returns err.
+func (c *catalogCache) fail(err error) error {
+	if c.broken.Swap(&err) == nil {
+		c.log.Error("the catalog failed verification: statements on tables are refused until it verifies again", "err", err)
+	}
+	c.invalidate()
+	return err
+}
+
+// invalidate forgets every name and statement checked absent from the
+// catalog, so that the next statement on each checks with the server.
+func (c *catalogCache) invalidate() {
+	c.plainMu.Lock()
+	clear(c.plain)
+	clear(c.plainSQL)
+	c.plainMu.Unlock()
 }
 
 // withConn runs f on the cache's connection (serialized with loads).
@@ -178,6 +216,12 @@ func (c *catalogCache) withConn(ctx context.Context, f func(conn *pgx.Conn) erro
 // first when the snapshot does not know the name and it was not checked at
 // the current version.
 func (c *catalogCache) lookup(ctx context.Context, schema, name string) (*catalog.Table, error) {
+	if c.broken.Load() != nil {
+		// Verify again: the catalog may be sound by now.
+		if err := c.refresh(ctx); err != nil {
+			return nil, err
+		}
+	}
 	snap := c.snapshot()
 	if t := snap.Table(schema, name); t != nil {
 		return t, nil
@@ -195,6 +239,15 @@ func (c *catalogCache) lookup(ctx context.Context, schema, name string) (*catalo
 	snap = c.snapshot()
 	if t := snap.Table(schema, name); t != nil {
 		return t, nil
+	}
+	// Whatever the catalog says, a table that carries onion columns is
+	// not plain.
+	onions, err := c.carriesOnions(ctx, schema, name)
+	if err != nil {
+		return nil, err
+	}
+	if onions {
+		return nil, c.fail(fmt.Errorf("%w: table %s.%s carries encrypted columns (%s) but the catalog does not list it", catalog.ErrTampered, schema, name, rewrite.SaltColumn))
 	}
 	c.plainMu.Lock()
 	if len(c.plain) > 100000 {
@@ -215,7 +268,7 @@ const (
 // passesThrough reports whether sql passed through unchanged at the
 // current catalog version.
 func (c *catalogCache) passesThrough(sql string) bool {
-	if len(sql) > maxPlainText {
+	if len(sql) > maxPlainText || c.broken.Load() != nil {
 		return false
 	}
 	v := c.snapshot().Version
@@ -237,6 +290,22 @@ func (c *catalogCache) rememberPassThrough(sql string, v int64) {
 		clear(c.plainSQL)
 	}
 	c.plainSQL[sql] = v
+}
+
+// carriesOnions reports whether the table schema.name exists on the
+// server with the proxy's per-row salt column.
+func (c *catalogCache) carriesOnions(ctx context.Context, schema, name string) (bool, error) {
+	var found bool
+	err := c.withConn(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+			JOIN pg_catalog.pg_class r ON r.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace
+			WHERE n.nspname = $1 AND r.relname = $2 AND a.attname = $3 AND a.attnum > 0 AND NOT a.attisdropped)`,
+			schema, name, rewrite.SaltColumn).Scan(&found)
+	})
+	if err != nil {
+		return false, fmt.Errorf("engine: checking table %s.%s on the server: %w", schema, name, err)
+	}
+	return found, nil
 }
 
 func (c *catalogCache) close() {

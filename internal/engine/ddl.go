@@ -46,13 +46,19 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if !encrypted {
 		return nil, nil
 	}
+	base, err := s.ddlBase()
+	if err != nil {
+		return nil, err
+	}
 	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table)
+	next := base.WithTable(p.Table)
+	body += catalog.SealSQL(s.e.macKey, next, base.Version)
 	if cs.IfNotExists {
 		qualified := quoteIdent(rel.Schema) + "." + quoteIdent(rel.Name)
 		body = fmt.Sprintf("IF to_regclass(%s) IS NULL THEN\n%s\nELSE\nRAISE NOTICE 'relation %% already exists, skipping', %s USING ERRCODE = '42P07';\nEND IF;",
 			quoteLiteral(qualified), body, quoteLiteral(`"`+rel.Name+`"`))
 	}
-	s.addPending(rel, p.Table)
+	s.planned(next)
 	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "CREATE TABLE", e: s.e}}, nil
 }
 
@@ -69,18 +75,17 @@ func (s *session) withGroupFormats(policy rewrite.PolicyFunc) rewrite.PolicyFunc
 			formats[c.JoinGroup] = c.CellFormat()
 		}
 	}
-	for _, ot := range s.e.cat.snapshot().Tables() {
+	snap := s.e.cat.snapshot()
+	s.mu.Lock()
+	if s.txCat != nil {
+		snap = s.txCat
+	}
+	s.mu.Unlock()
+	for _, ot := range snap.Tables() {
 		for i := range ot.Columns {
 			note(&ot.Columns[i])
 		}
 	}
-	s.mu.Lock()
-	for _, pt := range s.pending {
-		for i := range pt.Columns {
-			note(&pt.Columns[i])
-		}
-	}
-	s.mu.Unlock()
 	return func(table, column string) rewrite.ColumnPolicy {
 		p := policy(table, column)
 		if f, ok := formats[p.JoinGroup]; ok && p.JoinGroup != "" {
@@ -183,10 +188,18 @@ func (s *session) planDrop(st rewrite.Statement) (*stmtPlan, error) {
 	if err != nil || p == nil || len(p.Tables) == 0 {
 		return nil, err
 	}
+	base, err := s.ddlBase()
+	if err != nil {
+		return nil, err
+	}
 	body := p.SQL + ";\n"
+	next := base
 	for _, t := range p.Tables {
 		body += catalog.DropTableSQL(t.ID)
+		next = next.WithoutTable(t.ID)
 	}
+	body += catalog.SealSQL(s.e.macKey, next, base.Version)
+	s.planned(next)
 	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "DROP TABLE", e: s.e}}, nil
 }
 
@@ -238,7 +251,14 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	}
 	body := p.SQL + ";\n"
 	if p.Table != nil {
+		base, err := s.ddlBase()
+		if err != nil {
+			return nil, err
+		}
 		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
+		next := base.WithTable(p.Table)
+		body += catalog.SealSQL(s.e.macKey, next, base.Version)
+		s.planned(next)
 	}
 	// PostgreSQL reports renames of tables and columns as ALTER TABLE too.
 	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil

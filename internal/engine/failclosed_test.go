@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/engine"
 	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
@@ -114,4 +118,140 @@ func TestProxySchemaRefused(t *testing.T) {
 	if err := db.direct(t).QueryRow(t.Context(), "SELECT count(*) FROM pgonion.tables WHERE table_name = 'people'").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("catalog row of people: %d %v", n, err)
 	}
+}
+
+// TestTamperingFailsClosed changes the proxy's metadata behind its back,
+// as a DBA could, then sends canaries through the proxy: each case is
+// refused with an error saying the catalog failed verification, and no
+// canary reaches the server's log or tables.
+func TestTamperingFailsClosed(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name   string
+		tamper string
+		want   string // in the refusal
+	}{
+		{"delete a table's catalog rows and bump the version",
+			"DELETE FROM pgonion.tables WHERE table_name = 'people'; UPDATE pgonion.catalog_version SET version = version + 1; NOTIFY pgonion_catalog",
+			"modified outside the proxy"},
+		// Without a bump the running proxy keeps its verified copy (and
+		// encrypts); a new one refuses to start.
+		{"delete them without a bump", "DELETE FROM pgonion.tables WHERE table_name = 'people'", ""},
+		{"replay an older policy row",
+			"DELETE FROM pgonion.policies; INSERT INTO pgonion.policies SELECT * FROM old_policies; UPDATE pgonion.catalog_version SET version = version + 1; NOTIFY pgonion_catalog",
+			"modified outside the proxy"},
+		{"roll the whole catalog back",
+			"DELETE FROM pgonion.tables; DELETE FROM pgonion.policies; DELETE FROM pgonion.catalog_version;" +
+				"INSERT INTO pgonion.tables SELECT * FROM old_tables; INSERT INTO pgonion.columns SELECT * FROM old_columns;" +
+				"INSERT INTO pgonion.policies SELECT * FROM old_policies; INSERT INTO pgonion.catalog_version SELECT * FROM old_version; NOTIFY pgonion_catalog",
+			"went back"},
+		{"remove the seal", "UPDATE pgonion.catalog_version SET seal = NULL, version = version + 1; NOTIFY pgonion_catalog", "not sealed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := newEncDB(t)
+			direct := db.direct(t)
+			logAll(t, direct)
+			p := startProxy(t, db, nil)
+			admin, err := pgx.Connect(ctx, db.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close(ctx)
+			macKey := testMACKey(t, db)
+			declare := func(policy catalog.Policy) {
+				tx, err := admin.Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tx.Rollback(ctx)
+				if err := catalog.SetPolicy(ctx, tx, macKey, catalog.ColumnPolicy{Schema: "public", Table: "later", Column: "ssn", Policy: policy}); err != nil {
+					t.Fatal(err)
+				}
+				if err := tx.Commit(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+			declare(catalog.Plain)
+			mustExec(t, direct, "CREATE TABLE old_policies AS SELECT * FROM pgonion.policies; CREATE TABLE old_version AS SELECT * FROM pgonion.catalog_version;"+
+				"CREATE TABLE old_tables AS SELECT * FROM pgonion.tables; CREATE TABLE old_columns AS SELECT * FROM pgonion.columns")
+			declare(catalog.Sensitive)
+			mustExec(t, c, "CREATE TABLE people (id int, name text)")
+			mustExec(t, c, "INSERT INTO people VALUES (1, 'Ada')")
+			read := serverLog(t)
+			mustExec(t, direct, tc.tamper)
+			time.Sleep(50 * time.Millisecond) // let the NOTIFY arrive, where there is one
+			for _, sql := range []string{
+				"INSERT INTO people VALUES (2, 'CanaryTextZebra quokka')",
+				"INSERT INTO people (id, name) VALUES (3, 'CanaryTextZebra quokka')",
+				"SELECT id FROM people WHERE name = 'CanaryTextZebra quokka'",
+				"CREATE TABLE later (id int, ssn text)",
+			} {
+				_, err := c.Exec(ctx, sql)
+				if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+					t.Fatalf("%s after tampering: %v, want a refusal saying %q", sql, err, tc.want)
+				}
+				var one int
+				if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+					t.Fatalf("session after the refusal: %v", err)
+				}
+			}
+			checkNoCanary(t, "the server log", read())
+			var dump bytes.Buffer
+			if _, err := direct.PgConn().CopyTo(ctx, &dump, "COPY people TO STDOUT"); err != nil {
+				t.Fatal(err)
+			}
+			checkNoCanary(t, "the table", dump.Bytes())
+			// A proxy starting now refuses the catalog (but for a whole
+			// consistent older copy, which only a running proxy can tell).
+			if tc.want != "went back" {
+				e, err := engine.New(ctx, engine.Config{Backend: db.dsn, Store: db.store})
+				if err == nil {
+					e.Close()
+					t.Fatal("a new proxy started on the tampered catalog")
+				}
+			}
+		})
+	}
+}
+
+// TestSaltCheckIsNotTheProtection: with the salt CHECK dropped on the
+// server, the proxy still encrypts every value it writes.
+func TestSaltCheckIsNotTheProtection(t *testing.T) {
+	ctx := t.Context()
+	db := newEncDB(t)
+	direct := db.direct(t)
+	logAll(t, direct)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, c, "CREATE TABLE cards (number text, holder text)")
+	var check string
+	if err := direct.QueryRow(ctx, "SELECT conname FROM pg_constraint WHERE conrelid = 'cards'::regclass AND contype = 'c'").Scan(&check); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, direct, "ALTER TABLE cards DROP CONSTRAINT "+pgx.Identifier{check}.Sanitize())
+	read := serverLog(t)
+	mustExec(t, c, "INSERT INTO cards VALUES ('CanaryTextZebra!', 'quokka')") // 16 bytes, like a salt
+	ext := p.connect(t, pgx.QueryExecModeExec)
+	mustExec(t, ext, "INSERT INTO cards VALUES ($1, $2)", "CanaryTextZebra!", "quokka")
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM cards WHERE holder = 'quokka'").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("read back: %d %v", n, err)
+	}
+	checkNoCanary(t, "the server log", read())
+	var dump bytes.Buffer
+	if _, err := direct.PgConn().CopyTo(ctx, &dump, "COPY cards TO STDOUT"); err != nil {
+		t.Fatal(err)
+	}
+	checkNoCanary(t, "the table", dump.Bytes())
+}
+
+// testMACKey is the catalog key of db's key store.
+func testMACKey(t *testing.T, db *encDB) []byte {
+	t.Helper()
+	k, err := catalog.MACKey(db.store.Deriver())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -68,7 +68,11 @@ func newEncDB(t testing.TB) *encDB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := catalog.BindKeyStore(ctx, tx, db.store.ID().String()); err != nil {
+	macKey, err := catalog.MACKey(db.store.Deriver())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.BindKeyStore(ctx, tx, macKey, db.store.ID().String()); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(ctx); err != nil {

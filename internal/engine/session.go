@@ -24,16 +24,24 @@ type session struct {
 	e      *Engine
 	params sessionParams
 
-	// pending holds tables this session created in statements whose
-	// transaction has not ended yet (a CREATE TABLE, then an INSERT in
-	// the same query string, pipeline or transaction block): until the
-	// catalog shows them to everyone, this session must still treat them
-	// as encrypted. An entry that turns out wrong (the CREATE failed or
-	// was rolled back) only makes statements fail, never leak; entries
-	// are settled when the session is next idle outside a transaction.
-	mu      sync.Mutex
-	pending map[string]*catalog.Table
-	settle  bool // an idle ReadyForQuery arrived since the last settling
+	// txCat is the catalog as this session's open transaction has it:
+	// the shared catalog plus the DDL (CREATE, ALTER, DROP TABLE) this
+	// session planned in statements whose transaction has not ended.
+	// Until the shared catalog shows that DDL, this session plans with it
+	// (a CREATE TABLE, then an INSERT in the same query string, pipeline
+	// or transaction block), and further DDL seals on top of it. It may
+	// turn out wrong (the DDL failed or was rolled back): that only makes
+	// statements fail, never leak. nil when there is none.
+	//
+	// It is settled (the shared catalog made current, then txCat
+	// dropped) once every DDL planned is answered and the session is idle
+	// outside a transaction: before the client sees that ReadyForQuery,
+	// so a statement the client (or anyone it tells) sends next, through
+	// any session of this proxy, is planned with the committed DDL.
+	mu          sync.Mutex
+	txCat       *catalog.Snapshot
+	ddlInFlight int  // DDL planned but not yet answered by the server
+	lastStatus  byte // of the last ReadyForQuery
 
 	// writing counts, per table, this session's writes holding the
 	// table's write gate (holdWrites); guarded by mu.
@@ -53,52 +61,83 @@ func (s *session) ParameterStatus(name, value string) { s.params.set(name, value
 
 // ReadyForQuery implements wire.TransactionObserver.
 func (s *session) ReadyForQuery(txStatus byte) {
-	if txStatus != 'I' {
-		return
-	}
-	s.mu.Lock()
-	s.settle = len(s.pending) > 0
-	s.mu.Unlock()
-}
-
-func (s *session) addPending(r rewrite.Relation, t *catalog.Table) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pending == nil {
-		s.pending = map[string]*catalog.Table{}
-	}
-	s.pending[r.Schema+"."+r.Name] = t
-	s.settle = false
+	s.lastStatus = txStatus
+	s.maybeSettleLocked()
 }
 
-// pendingTable returns the table r if this session created it in a
-// transaction that may still be open.
+// ddlBase returns the catalog a DDL statement of this session builds on
+// (and seals the result of): txCat, else the shared catalog made current.
+func (s *session) ddlBase() (*catalog.Snapshot, error) {
+	s.mu.Lock()
+	tc := s.txCat
+	s.mu.Unlock()
+	if tc != nil {
+		return tc, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	if err := s.e.cat.refresh(ctx); err != nil {
+		return nil, catalogError(err)
+	}
+	return s.e.cat.snapshot(), nil
+}
+
+// planned records that this session sent DDL that makes next the catalog
+// of its transaction.
+func (s *session) planned(next *catalog.Snapshot) {
+	s.mu.Lock()
+	s.txCat = next
+	if s.deferFn == nil {
+		s.mu.Unlock()
+		return // no wire session (tests planning directly)
+	}
+	s.ddlInFlight++
+	s.mu.Unlock()
+	s.deferFn(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.ddlInFlight--
+		s.maybeSettleLocked()
+	})
+}
+
+// maybeSettleLocked settles txCat once every DDL is answered and the
+// session is idle outside a transaction. The caller holds s.mu; it runs
+// on the server-reading goroutine, before the client sees the
+// ReadyForQuery.
+func (s *session) maybeSettleLocked() {
+	if s.txCat == nil || s.ddlInFlight > 0 || s.lastStatus != 'I' {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	if err := s.e.cat.refresh(ctx); err != nil {
+		// The shared copy may miss the DDL: make every session check
+		// with the server again before passing a statement through.
+		s.e.cat.invalidate()
+		s.e.log.Error("reading the catalog after DDL failed", "err", err)
+	}
+	s.txCat = nil
+}
+
+// pendingTable returns the table r as this session's open transaction
+// has it, when its DDL changed it (nil otherwise).
 func (s *session) pendingTable(r rewrite.Relation) (*catalog.Table, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pending) == 0 {
+	if s.txCat == nil {
 		return nil, nil
 	}
-	if s.settle {
-		// Every transaction that created a pending table has ended: the
-		// catalog now has the table, or it was never created.
-		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
-		err := s.e.cat.refresh(ctx)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		clear(s.pending)
-		s.settle = false
-		return nil, nil
-	}
-	key := r.Schema + "." + r.Name
-	t := s.pending[key]
-	if t != nil && s.e.cat.snapshot().Table(r.Schema, r.Name) != nil {
-		delete(s.pending, key)
-		return nil, nil
-	}
-	return t, nil
+	return s.txCat.Table(r.Schema, r.Name), nil
+}
+
+// catalogError is the client's error when the proxy cannot read its
+// catalog: without it the proxy cannot tell whether a table is
+// encrypted, so it refuses rather than risk sending plaintext.
+func catalogError(err error) error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "58000", Message: "pgonion cannot read its catalog: " + err.Error()}
 }
 
 // stmtPlan is what one statement becomes.
@@ -117,15 +156,13 @@ func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
 		return t, nil
 	}
 	if err != nil {
-		return nil, &pgconn.PgError{Severity: "ERROR", Code: "58000", Message: "pgonion cannot read its catalog: " + err.Error()}
+		return nil, catalogError(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	t, err = s.e.cat.lookup(ctx, r.Schema, r.Name)
 	if err != nil {
-		// Without the catalog the proxy cannot tell whether the table is
-		// encrypted: refuse rather than risk sending plaintext.
-		return nil, &pgconn.PgError{Severity: "ERROR", Code: "58000", Message: "pgonion cannot read its catalog: " + err.Error()}
+		return nil, catalogError(err)
 	}
 	return t, nil
 }
@@ -144,12 +181,12 @@ func cacheable(stmts []rewrite.Statement) bool {
 }
 
 // fastPath reports whether sql is known to pass through: at the current
-// catalog version, with no table of this session pending.
+// catalog version, with no DDL of this session pending.
 func (s *session) fastPath(sql string) bool {
 	s.mu.Lock()
-	pending := len(s.pending)
+	pending := s.txCat != nil
 	s.mu.Unlock()
-	return pending == 0 && s.e.cat.passesThrough(sql)
+	return !pending && s.e.cat.passesThrough(sql)
 }
 
 // Query implements wire.Interceptor.
