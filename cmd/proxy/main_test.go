@@ -263,7 +263,8 @@ func TestMigrate(t *testing.T) {
 		}
 		return string(out)
 	}
-	if out := run("--check"); !strings.Contains(out, "pending") || strings.Contains(out, "0 pending") {
+	nonePending := regexp.MustCompile(`(?m)^0 pending$`)
+	if out := run("--check"); !strings.Contains(out, "pending") || nonePending.MatchString(out) {
 		t.Fatalf("check before: %s", out)
 	}
 	if out := run(); !strings.Contains(out, "applied 0001_") {
@@ -272,7 +273,7 @@ func TestMigrate(t *testing.T) {
 	if out := run(); !strings.Contains(out, "up to date") {
 		t.Fatalf("second migrate: %s", out)
 	}
-	if out := run("--check"); !strings.Contains(out, "0 pending") {
+	if out := run("--check"); !nonePending.MatchString(out) {
 		t.Fatalf("check after: %s", out)
 	}
 }

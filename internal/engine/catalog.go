@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -47,6 +48,14 @@ type catalogCache struct {
 	plain    map[string]int64
 	plainSQL map[string]int64
 
+	// The lease and the intents (lease.go).
+	proxyID     catalog.ID
+	born        time.Time    // monotonic origin of trustUntil
+	trustUntil  atomic.Int64 // since born: until when the copy is trusted
+	intentMu    sync.Mutex
+	intents     map[string]bool // schema.name with a live intent
+	intentsSeen int64           // the newest intent loaded
+
 	stop   context.CancelFunc
 	listen sync.WaitGroup
 }
@@ -56,7 +65,14 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 	if err != nil {
 		return nil, fmt.Errorf("engine: connecting to the backend: %w", err)
 	}
-	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}, plainSQL: map[string]int64{}}
+	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}, plainSQL: map[string]int64{},
+		proxyID: newProxyID(), born: time.Now(), intents: map[string]bool{}}
+	// The lease first: a proxy creating a table from now on waits for
+	// this one to load its intent.
+	if _, err := conn.Exec(ctx, "INSERT INTO pgonion.proxies (proxy_id, expires) VALUES ($1, now() + $2::interval)", c.proxyID, leaseTTL.String()); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("engine: registering with the backend: %w", err)
+	}
 	snap, err := catalog.Load(ctx, conn, macKey)
 	if err != nil {
 		conn.Close(ctx)
@@ -67,11 +83,16 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 		return nil, fmt.Errorf("engine: reading the database's collation: %w", err)
 	}
 	c.snap.Store(snap)
+	if err := c.renew(ctx); err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
 	lctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	ready := make(chan error, 1)
-	c.listen.Add(1)
+	c.listen.Add(2)
 	go c.listenLoop(lctx, ready)
+	go c.renewLoop(lctx)
 	select {
 	case err := <-ready:
 		if err != nil {
@@ -96,7 +117,7 @@ func (c *catalogCache) listenLoop(ctx context.Context, ready chan<- error) {
 	for ctx.Err() == nil {
 		conn, err := pgx.Connect(ctx, c.dsn)
 		if err == nil {
-			_, err = conn.Exec(ctx, "LISTEN pgonion_catalog")
+			_, err = conn.Exec(ctx, "LISTEN pgonion_catalog; LISTEN pgonion_intents")
 		}
 		if first {
 			ready <- err
@@ -113,7 +134,10 @@ func (c *catalogCache) listenLoop(ctx context.Context, ready chan<- error) {
 		for err == nil {
 			_, err = conn.WaitForNotification(ctx)
 			if err == nil {
-				c.reload(ctx)
+				// Reload, and tell proxies waiting for an intent.
+				if rerr := c.renew(ctx); rerr != nil {
+					c.log.Error("reloading the catalog failed", "err", rerr)
+				}
 			}
 		}
 		if conn != nil {
@@ -139,19 +163,12 @@ func (c *catalogCache) reload(ctx context.Context) {
 
 // refresh makes the snapshot current: one round trip when nothing changed.
 func (c *catalogCache) refresh(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.conn == nil || c.conn.IsClosed() {
-		conn, err := pgx.Connect(ctx, c.dsn)
-		if err != nil {
-			return fmt.Errorf("engine: reconnecting to read the catalog: %w", err)
-		}
-		c.conn = conn
-	}
-	v, err := catalog.Version(ctx, c.conn)
-	if err != nil {
-		return fmt.Errorf("engine: reading the catalog version: %w", err)
-	}
+	return c.withConn(ctx, func(conn *pgx.Conn) error { return c.readState(ctx, conn) })
+}
+
+// loadIfChanged loads the catalog when the server's version v differs
+// from the copy's (or the copy is broken). The caller holds c.mu.
+func (c *catalogCache) loadIfChanged(ctx context.Context, conn *pgx.Conn, v int64) error {
 	cur := c.snapshot().Version
 	if v < cur {
 		// An older catalog put back, seal and all.
@@ -160,7 +177,7 @@ func (c *catalogCache) refresh(ctx context.Context) error {
 	if v == cur && c.broken.Load() == nil {
 		return nil
 	}
-	snap, err := catalog.Load(ctx, c.conn, c.macKey)
+	snap, err := catalog.Load(ctx, conn, c.macKey)
 	if err != nil {
 		if errors.Is(err, catalog.ErrTampered) || errors.Is(err, catalog.ErrUnsealed) {
 			return c.fail(err)
@@ -230,7 +247,7 @@ func (c *catalogCache) lookup(ctx context.Context, schema, name string) (*catalo
 	c.plainMu.Lock()
 	v, ok := c.plain[key]
 	c.plainMu.Unlock()
-	if ok && v == snap.Version {
+	if ok && v == snap.Version && c.trusted() && !c.pendingElsewhere(schema, name) {
 		return nil, nil
 	}
 	if err := c.refresh(ctx); err != nil {
@@ -239,6 +256,12 @@ func (c *catalogCache) lookup(ctx context.Context, schema, name string) (*catalo
 	snap = c.snapshot()
 	if t := snap.Table(schema, name); t != nil {
 		return t, nil
+	}
+	if c.pendingElsewhere(schema, name) {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P01",
+			Message: fmt.Sprintf("relation \"%s\" does not exist", name),
+			Detail:  "A table of that name is being created with encrypted columns in a transaction that has not committed.",
+			Hint:    "Retry once that transaction has committed."}
 	}
 	// Whatever the catalog says, a table that carries onion columns is
 	// not plain.
@@ -268,7 +291,7 @@ const (
 // passesThrough reports whether sql passed through unchanged at the
 // current catalog version.
 func (c *catalogCache) passesThrough(sql string) bool {
-	if len(sql) > maxPlainText || c.broken.Load() != nil {
+	if len(sql) > maxPlainText || c.broken.Load() != nil || !c.trusted() {
 		return false
 	}
 	v := c.snapshot().Version
@@ -315,6 +338,11 @@ func (c *catalogCache) close() {
 	c.listen.Wait()
 	c.mu.Lock()
 	if c.conn != nil {
+		// Other proxies need not wait for this one any more.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, _ = c.conn.Exec(ctx, "DELETE FROM pgonion.intents WHERE proxy_id = $1", c.proxyID)
+		_, _ = c.conn.Exec(ctx, "DELETE FROM pgonion.proxies WHERE proxy_id = $1", c.proxyID)
+		cancel()
 		c.conn.Close(context.Background())
 	}
 	c.mu.Unlock()

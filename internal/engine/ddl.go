@@ -50,6 +50,9 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.intend(rel.Schema, rel.Name); err != nil {
+		return nil, err
+	}
 	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table)
 	next := base.WithTable(p.Table)
 	body += catalog.SealSQL(s.e.macKey, next, base.Version)
@@ -254,6 +257,12 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 		base, err := s.ddlBase()
 		if err != nil {
 			return nil, err
+		}
+		if p.Table.Schema != t.Schema || p.Table.Name != t.Name {
+			// Renamed or moved: a new name with encrypted columns.
+			if err := s.intend(p.Table.Schema, p.Table.Name); err != nil {
+				return nil, err
+			}
 		}
 		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
 		next := base.WithTable(p.Table)

@@ -40,8 +40,9 @@ type session struct {
 	// any session of this proxy, is planned with the committed DDL.
 	mu          sync.Mutex
 	txCat       *catalog.Snapshot
-	ddlInFlight int  // DDL planned but not yet answered by the server
-	lastStatus  byte // of the last ReadyForQuery
+	ddlInFlight int     // DDL planned but not yet answered by the server
+	lastStatus  byte    // of the last ReadyForQuery
+	intents     []int64 // this session's intents (lease.go), dropped when txCat settles
 
 	// writing counts, per table, this session's writes holding the
 	// table's write gate (holdWrites); guarded by mu.
@@ -120,6 +121,35 @@ func (s *session) maybeSettleLocked() {
 		s.e.log.Error("reading the catalog after DDL failed", "err", err)
 	}
 	s.txCat = nil
+	// After the refresh: the catalog now shows what the intents stood for.
+	s.e.cat.dropIntents(ctx, s.intents)
+	s.intents = nil
+}
+
+// intend declares that this session is about to give schema.name
+// encrypted columns (lease.go); the intent lasts until its transaction
+// has ended.
+func (s *session) intend(schema, name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), intentTimeout+lookupTimeout)
+	defer cancel()
+	n, err := s.e.cat.declareIntent(ctx, schema, name)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.intents = append(s.intents, n)
+	s.mu.Unlock()
+	return nil
+}
+
+// Close implements wire.SessionCloser: intents of a transaction the
+// session's end aborted are dropped.
+func (s *session) Close() {
+	s.mu.Lock()
+	intents := s.intents
+	s.intents = nil
+	s.mu.Unlock()
+	s.e.cat.dropIntents(context.Background(), intents)
 }
 
 // pendingTable returns the table r as this session's open transaction

@@ -39,6 +39,13 @@ type TransactionObserver interface {
 	ReadyForQuery(txStatus byte)
 }
 
+// SessionCloser may be implemented by an Interceptor to learn that its
+// session has ended (after both connections closed). It is called once,
+// from the session's goroutine.
+type SessionCloser interface {
+	Close()
+}
+
 // SessionInfo describes a client session to an InterceptorFactory.
 type SessionInfo struct {
 	User            string            // authenticated client user

@@ -106,6 +106,9 @@ func (ss *session) run() {
 		f()
 	}
 	ss.deferred = nil
+	if sc, ok := ss.ic.(SessionCloser); ok {
+		_ = guard(ss.log, "Close", func() error { sc.Close(); return nil })
+	}
 	for _, err := range []error{serr, cerr} {
 		if err != nil && !isClosedErr(err) {
 			ss.log.Info("session error", "err", err)
