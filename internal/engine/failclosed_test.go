@@ -255,3 +255,48 @@ func testMACKey(t *testing.T, db *encDB) []byte {
 	}
 	return k
 }
+
+// TestEmbeddedSQLRefused: SQL inside strings that could reach a table with
+// encrypted columns (DO blocks, function bodies, query_to_xml, dynamic
+// EXECUTE) is refused, in both protocols; the canaries in it never reach
+// the server's log. Code that cannot reach such a table runs.
+func TestEmbeddedSQLRefused(t *testing.T) {
+	ctx := t.Context()
+	db := newEncDB(t)
+	direct := db.direct(t)
+	logAll(t, direct)
+	p := startProxy(t, db, nil)
+	simple := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	// Before any encrypted table exists, nothing is refused.
+	mustExec(t, simple, "DO $$ BEGIN EXECUTE 'SELECT 1'; END $$")
+	mustExec(t, simple, "CREATE TABLE emp (id int, name text)")
+	mustExec(t, simple, "INSERT INTO emp VALUES (1, 'x')")
+	read := serverLog(t)
+	for _, c := range []*pgx.Conn{simple, p.connect(t, pgx.QueryExecModeExec)} {
+		for _, sql := range []string{
+			"DO $$ BEGIN PERFORM 1 FROM emp WHERE name = 'CanaryTextZebra quokka'; END $$",
+			"DO $$ BEGIN PERFORM 1 FROM \"EMP\" WHERE name = 'CanaryTextZebra quokka'; END $$",
+			"DO $$ BEGIN EXECUTE 'SELECT 1 FROM ' || 'e' || 'mp WHERE name = ''CanaryTextZebra quokka'''; END $$",
+			"DO LANGUAGE plpython3u $$ plpy.execute('SELECT 1 FROM emp WHERE name = ''CanaryTextZebra quokka''') $$",
+			"CREATE FUNCTION f() RETURNS bigint LANGUAGE sql AS $$ SELECT count(*) FROM emp WHERE name = 'CanaryTextZebra quokka' $$",
+			"CREATE PROCEDURE pr() LANGUAGE plpgsql AS $$ BEGIN UPDATE emp SET name = 'CanaryTextZebra quokka'; END $$",
+			"CREATE FUNCTION g() RETURNS void LANGUAGE plpgsql AS $$ BEGIN PERFORM query_to_xml('SELECT 1', true, false, ''); END $$",
+			"SELECT query_to_xml('SELECT id FROM emp WHERE name = ''CanaryTextZebra quokka''', true, false, '')",
+			"SELECT query_to_xml(q, true, false, '') FROM (VALUES ('SELECT 1')) v(q)",
+			"SELECT query_to_xmlschema('SELECT id FROM emp WHERE name = ''CanaryTextZebra quokka''', true, false, '')",
+		} {
+			_, err := c.Exec(ctx, sql)
+			if pgCode(err) != "0A000" {
+				t.Fatalf("%s: %v, want 0A000", sql, err)
+			}
+			var one int
+			if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+				t.Fatalf("after %s: %v", sql, err)
+			}
+		}
+	}
+	// Code that reaches no encrypted table runs.
+	mustExec(t, simple, "DO $$ BEGIN PERFORM 1; END $$")
+	mustExec(t, simple, "CREATE FUNCTION ok() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+	checkNoCanary(t, "the server log", read())
+}

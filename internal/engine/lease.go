@@ -62,9 +62,9 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 	if err != nil {
 		return fmt.Errorf("engine: reading the catalog version: %w", err)
 	}
-	intents := make(map[string]bool, len(names))
+	intents := make(map[string]string, len(names))
 	for i := range names {
-		intents[schemas[i]+"."+names[i]] = true
+		intents[schemas[i]+"."+names[i]] = names[i]
 	}
 	if err := c.loadIfChanged(ctx, conn, v); err != nil {
 		return err
@@ -72,7 +72,8 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 	c.intentMu.Lock()
 	changed := len(intents) != len(c.intents)
 	for k := range intents {
-		changed = changed || !c.intents[k]
+		_, had := c.intents[k]
+		changed = changed || !had
 	}
 	c.intents, c.intentsSeen = intents, max(c.intentsSeen, seen)
 	c.intentMu.Unlock()
@@ -87,7 +88,8 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 func (c *catalogCache) pendingElsewhere(schema, name string) bool {
 	c.intentMu.Lock()
 	defer c.intentMu.Unlock()
-	return c.intents[schema+"."+name]
+	_, ok := c.intents[schema+"."+name]
+	return ok
 }
 
 // trusted reports whether this proxy's copy is within its lease.
@@ -160,7 +162,7 @@ func (c *catalogCache) declareIntent(ctx context.Context, schema, name string) (
 		return 0, fmt.Errorf("engine: recording the creation of %s.%s: %w", schema, name, err)
 	}
 	c.intentMu.Lock()
-	c.intents[schema+"."+name] = true
+	c.intents[schema+"."+name] = name
 	c.intentsSeen = max(c.intentsSeen, n)
 	c.intentMu.Unlock()
 	c.invalidate()

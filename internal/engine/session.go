@@ -352,6 +352,9 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 			Message: "permission denied for schema " + rewrite.ProxySchema + ": it holds the proxy's metadata",
 			Hint:    "Use proxy status and proxy columns to read and change it."}
 	}
+	if err := s.checkEmbedded(st); err != nil {
+		return nil, err
+	}
 	switch st.Kind {
 	case "Create":
 		return s.planCreate(st)
