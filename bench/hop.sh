@@ -76,6 +76,7 @@ pids+=($!)
 # seen before is not parsed again). Both proxies share one key store, made
 # by the first.
 keyflags=(--keystore "$work/pgonion.keystore" --master-key-file "$work/pgonion.master")
+"$work/proxy" keys init "${keyflags[@]}" >/dev/null
 "$work/proxy" serve --listen "127.0.0.1:$PROXY" --auth trust --log-level warn "${keyflags[@]}" \
   --backend "postgres://postgres@127.0.0.1:$PGPORT/bench?sslmode=disable" 2>"$work/proxy.log" &
 pids+=($!)

@@ -75,6 +75,7 @@ timeout "$INIT_TIMEOUT" "$PGBENCH" -i -q -s "$SCALE" -h 127.0.0.1 -p "$PGPORT" -
 
 # Pass-through: the proxy in front of the plaintext database (its tables
 # were created directly, so the proxy manages none of their columns).
+"$work/proxy" keys init --keystore "$work/plain.keystore" --master-key-file "$work/plain.master" >/dev/null
 "$work/proxy" serve --listen "127.0.0.1:$PLAINPROXY" --auth trust --log-level warn \
   --keystore "$work/plain.keystore" --master-key-file "$work/plain.master" \
   --backend "postgres://postgres@127.0.0.1:$PGPORT/bench_plain?sslmode=disable" 2>"$work/proxy-plain.log" &

@@ -138,7 +138,10 @@ func (e *env) startProxy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{"serve", "--listen", addr, "--auth", "trust", "--log-level", "info", "--backend", e.encDSN}, e.keyFlags...)
+	// Split execution of the grouped queries holds hundreds of MB at SF 1:
+	// no per-statement limit here.
+	args := append([]string{"serve", "--listen", addr, "--auth", "trust", "--log-level", "info", "--backend", e.encDSN,
+		"--max-held-memory", strconv.FormatInt(1<<40, 10)}, e.keyFlags...)
 	e.proxyArgs = append([]string{e.proxyBin}, args...)
 	e.proxy = exec.Command(e.proxyBin, args...)
 	e.proxy.Stdout, e.proxy.Stderr = logf, logf

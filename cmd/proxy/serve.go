@@ -33,6 +33,9 @@ type serveFlags struct {
 	tlsKey          string
 	tlsRequired     bool
 	maxMessageSize  int
+	maxClientConn   int
+	maxStatement    int
+	maxHeld         int64
 	shutdownTimeout time.Duration
 	defaultPolicy   string
 	log             logFlags
@@ -47,6 +50,9 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `file` for --tls-cert")
 	fs.BoolVar(&f.tlsRequired, "tls-required", false, "refuse clients that do not use TLS")
 	fs.IntVar(&f.maxMessageSize, "max-message-size", wire.DefaultMaxMessageSize, "largest client message body, in `bytes`")
+	fs.IntVar(&f.maxClientConn, "max-client-conn", wire.DefaultMaxClientConns, "most client sessions at once; more are refused with 53300 (0: no limit)")
+	fs.IntVar(&f.maxStatement, "max-statement-size", engine.DefaultMaxStatementSize, "longest statement text, in `bytes`, the proxy parses; longer ones are refused with 54000 while encrypted tables exist")
+	fs.Int64Var(&f.maxHeld, "max-held-memory", engine.DefaultMaxHeldBytes, "`bytes` of rows one statement may hold in the proxy (split execution, sorts); beyond, it fails with 53200")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "on SIGTERM, how long running transactions may take to finish")
 	fs.StringVar(&f.defaultPolicy, "default-policy", string(catalog.Encrypted), "how columns of tables created through the proxy are stored unless declared otherwise (proxy columns set): encrypted, sensitive or plain")
 	f.log.register(fs)
@@ -107,7 +113,8 @@ func startEngine(ctx context.Context, dsn string, f *serveFlags, log *slog.Logge
 		return nil, err
 	}
 	policy := func(table, column string) rewrite.ColumnPolicy { return rewrite.ColumnPolicy{Policy: pol} }
-	eng, err := engine.New(ctx, engine.Config{Backend: dsn, Store: store, Policy: policy, Logger: log})
+	eng, err := engine.New(ctx, engine.Config{Backend: dsn, Store: store, Policy: policy, Logger: log,
+		MaxStatementSize: f.maxStatement, MaxHeldBytes: f.maxHeld})
 	if err != nil {
 		return nil, fmt.Errorf("starting the encryption engine: %w", err)
 	}
@@ -120,6 +127,7 @@ func wireConfig(f *serveFlags, backend *pgconn.Config, log *slog.Logger) (wire.C
 		Backend:        backend,
 		Auth:           wire.AuthMode(f.auth),
 		MaxMessageSize: f.maxMessageSize,
+		MaxClientConns: f.maxClientConn,
 		Logger:         log,
 		RequireTLS:     f.tlsRequired,
 	}

@@ -60,6 +60,8 @@ type aggregator struct {
 	order  []*group // in order of first appearance
 	rows   int64    // input rows handed to the workers
 	sent   int64
+
+	budget *heldBudget // what the groups may hold (shared with src)
 }
 
 // aggRef is one aggregate the plan computes per group and its state's
@@ -108,9 +110,11 @@ func newAggTypes(p *rewrite.AggPlan) *aggTypes {
 // the server's rows and inEnc are the encrypted columns among them (see
 // aggInputs), for the innermost plan when plan has a Source.
 func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, types *aggTypes, params *sessionParams, formats []int16, collation string) *aggregator {
-	a := &aggregator{plan: plan, d: d, inEnc: inEnc, types: types, params: params, formats: formats, collation: collation, groups: map[string]*group{}}
+	a := &aggregator{plan: plan, d: d, inEnc: inEnc, types: types, params: params, formats: formats, collation: collation, groups: map[string]*group{},
+		budget: newHeldBudget(params.maxHeld)}
 	if plan.Source != nil {
 		a.src = newAggregator(plan.Source, d, inEnc, types.src, params, nil, collation)
+		a.src.budget = a.budget
 		a.d, a.inEnc = nil, make([]*encrypted, plan.Inputs)
 	}
 	return a
@@ -565,6 +569,9 @@ func (f *folder) foldInputs(in []aval, seq int64, known *group) (*group, error) 
 		}
 	}
 	if a.plan.Ungrouped {
+		if err := a.budget.charge(groupCost(in, 0)); err != nil {
+			return nil, err
+		}
 		f.order = append(f.order, &group{row: slices.Clone(in), seq: seq})
 		return nil, nil
 	}
@@ -580,6 +587,9 @@ func (f *folder) foldInputs(in []aval, seq int64, known *group) (*group, error) 
 		}
 		g = f.groups[string(f.key)]
 		if g == nil {
+			if err := a.budget.charge(len(f.key) + groupCost(in, len(a.aggList))); err != nil {
+				return nil, err
+			}
 			g = &group{row: slices.Clone(in), states: make([]aggState, len(a.aggList))}
 			k := string(f.key)
 			f.groups[k] = g
@@ -623,6 +633,9 @@ func (f *folder) accumulate(st *aggState, e *rewrite.Expr, sc *scope) error {
 		}
 		k := v.keyOf(f.ev.env)
 		if _, ok := st.distinct[k]; !ok {
+			if err := f.a.budget.charge(2*len(k) + heldRowOverhead); err != nil {
+				return err
+			}
 			st.distinct[k] = v
 		}
 		return nil

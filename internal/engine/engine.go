@@ -11,6 +11,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,13 +46,29 @@ type Config struct {
 	Policy rewrite.PolicyFunc
 	// Logger receives catalog reloads and errors; nil discards them.
 	Logger *slog.Logger
+	// MaxStatementSize bounds the statement texts the proxy parses
+	// (parsing and rewriting take tens of times the text's size); 0 means
+	// DefaultMaxStatementSize.
+	MaxStatementSize int
+	// MaxHeldBytes bounds what one statement's result may hold in the
+	// proxy (groups of split execution, rows of a proxy sort); 0 means
+	// DefaultMaxHeldBytes.
+	MaxHeldBytes int64
 }
+
+// Defaults of Config.
+const (
+	DefaultMaxStatementSize       = 1 << 20
+	DefaultMaxHeldBytes     int64 = 256 << 20
+)
 
 // Engine is shared by all sessions of a proxy. It is safe for concurrent
 // use.
 type Engine struct {
 	policy  rewrite.PolicyFunc
 	log     *slog.Logger
+	maxStmt int
+	maxHeld int64
 	deriver *keys.Deriver
 	macKey  []byte
 	homKey  *hom.PrivateKey // nil when the store holds no Paillier key
@@ -81,6 +98,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	e := &Engine{
 		policy:  cfg.Policy,
 		log:     cfg.Logger,
+		maxStmt: cmp.Or(cfg.MaxStatementSize, DefaultMaxStatementSize),
+		maxHeld: cmp.Or(cfg.MaxHeldBytes, DefaultMaxHeldBytes),
 		deriver: cfg.Store.Deriver(),
 		columns: map[string]*onion.Column{},
 	}
@@ -125,6 +144,7 @@ func DefaultPolicy(table, column string) rewrite.ColumnPolicy {
 // NewSession is a wire.InterceptorFactory.
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
 	s := &session{e: e, deferFn: info.Defer, exec: info.Exec, lastStatus: 'I'}
+	s.params.maxHeld = e.maxHeld
 	s.params.set("TimeZone", info.ServerParams["TimeZone"])
 	s.params.set("DateStyle", info.ServerParams["DateStyle"])
 	return s, nil

@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -299,4 +301,85 @@ func TestEmbeddedSQLRefused(t *testing.T) {
 	mustExec(t, simple, "DO $$ BEGIN PERFORM 1; END $$")
 	mustExec(t, simple, "CREATE FUNCTION ok() RETURNS int LANGUAGE sql AS 'SELECT 1'")
 	checkNoCanary(t, "the server log", read())
+}
+
+// rss returns the process's resident set size in bytes (Linux).
+func rss(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skip("no /proc/self/statm: RSS not measured")
+	}
+	var size, res int64
+	if _, err := fmt.Sscan(string(b), &size, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res * int64(os.Getpagesize())
+}
+
+// TestResourceLimits: a statement too long to parse is refused (54000)
+// without the proxy growing; a statement whose result would make the
+// proxy hold more than its budget fails with 53200; the session goes on
+// after both, and a statement within the limits answers.
+func TestResourceLimits(t *testing.T) {
+	ctx := t.Context()
+	db := newEncDB(t)
+	p := startProxyWith(t, db, engine.Config{MaxHeldBytes: 4 << 20})
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, c, "CREATE TABLE big (id int, name text)")
+	var rows []string
+	for i := range 1500 {
+		rows = append(rows, fmt.Sprintf("(%d, 'name %d')", i, i%700))
+	}
+	mustExec(t, c, "INSERT INTO big VALUES "+strings.Join(rows, ", "))
+
+	// A 3.2 MB IN list.
+	var in strings.Builder
+	in.WriteString("SELECT count(*) FROM big WHERE name IN (")
+	for i := 0; in.Len() < 3200000; i++ {
+		if i > 0 {
+			in.WriteString(", ")
+		}
+		fmt.Fprintf(&in, "'name %d'", i)
+	}
+	in.WriteString(")")
+	runtime.GC()
+	before := rss(t)
+	for range 3 {
+		if _, err := c.Exec(ctx, in.String()); pgCode(err) != "54000" {
+			t.Fatalf("3.2 MB IN list: %v, want 54000", err)
+		}
+	}
+	if grown := rss(t) - before; grown > 64<<20 {
+		t.Errorf("the proxy grew by %d MB refusing a 3.2 MB statement", grown>>20)
+	}
+	var one int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+
+	// 2.25 million rows grouped by the proxy (split execution: the
+	// server cannot add encrypted ids), with about as many groups: over
+	// the 4 MB budget.
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		_, err := c.Exec(ctx, "SELECT a.id + b.id, count(*) FROM big a, big b GROUP BY 1, a.name, b.name", mode)
+		if pgCode(err) != "53200" {
+			t.Fatalf("%v: grouping beyond the budget: %v, want 53200", mode, err)
+		}
+		if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Sorted by the proxy (text order of a column without an Ord onion).
+	if _, err := c.Exec(ctx, "SELECT a.name, b.name FROM big a, big b ORDER BY a.name, b.name"); pgCode(err) != "53200" {
+		t.Fatalf("sorting beyond the budget: %v, want 53200", err)
+	}
+	// Within the budget.
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM (SELECT id + 1, count(*) FROM big GROUP BY 1) s").Scan(&n); err != nil || n != 1500 {
+		t.Fatalf("grouping within the budget: %d %v", n, err)
+	}
+	if grown := rss(t) - before; grown > 256<<20 {
+		t.Errorf("the proxy grew by %d MB with a 4 MB budget", grown>>20)
+	}
 }

@@ -90,9 +90,17 @@ type proxy struct {
 
 func startProxy(t testing.TB, db *encDB, policy rewrite.PolicyFunc) *proxy {
 	t.Helper()
+	return startProxyWith(t, db, engine.Config{Policy: policy})
+}
+
+// startProxyWith is startProxy with more of the engine's configuration
+// (its Backend, Store and Logger are filled in).
+func startProxyWith(t testing.TB, db *encDB, cfg engine.Config) *proxy {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	eng, err := engine.New(ctx, engine.Config{Backend: db.dsn, Store: db.store, Policy: policy, Logger: testLogger()})
+	cfg.Backend, cfg.Store, cfg.Logger = db.dsn, db.store, testLogger()
+	eng, err := engine.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

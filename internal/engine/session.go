@@ -225,6 +225,9 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 		return nil, nil
 	}
 	version := s.e.cat.snapshot().Version
+	if pass, err := s.tooLong(sql); pass || err != nil {
+		return nil, err
+	}
 	stmts, err := rewrite.Parse(sql)
 	if err != nil {
 		return nil, syntaxError(err)
@@ -267,6 +270,9 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 		return nil, nil
 	}
 	version := s.e.cat.snapshot().Version
+	if pass, err := s.tooLong(sql); pass || err != nil {
+		return nil, err
+	}
 	stmts, err := rewrite.Parse(sql)
 	if err != nil {
 		return nil, syntaxError(err)
@@ -444,6 +450,26 @@ func statementName(st rewrite.Statement) string {
 		b.WriteRune(r)
 	}
 	return strings.ToUpper(b.String())
+}
+
+// tooLong handles a statement text longer than the proxy parses (parsing
+// and rewriting take tens of times the text's size): while no table has
+// encrypted columns it passes through unparsed (pass), else it is refused
+// with 54000, since the proxy cannot tell which tables it touches.
+func (s *session) tooLong(sql string) (pass bool, err error) {
+	if len(sql) <= s.e.maxStmt {
+		return false, nil
+	}
+	names, err := s.encryptedNames()
+	if err != nil {
+		return false, err
+	}
+	if len(names) == 0 {
+		return true, nil
+	}
+	return false, &pgconn.PgError{Severity: "ERROR", Code: "54000",
+		Message: fmt.Sprintf("statement too long for the proxy to check: %d bytes, the limit is %d", len(sql), s.e.maxStmt),
+		Hint:    "Send long lists of values as parameters (e.g. = ANY($1)) or with COPY, or raise the proxy's --max-statement-size."}
 }
 
 // syntaxError turns a parse failure into the error PostgreSQL would give.

@@ -32,6 +32,9 @@ type runSorter struct {
 	// finished is set once the limit is reached (and its ties sent): the
 	// remaining rows are dropped unread.
 	finished bool
+
+	budget  *heldBudget // what the run may hold
+	runCost int         // charged for the held run
 }
 
 // heldRow is a held row: the client's values and the sort keys.
@@ -49,7 +52,7 @@ type sortVal struct {
 }
 
 func newRunSorter(d *decrypter, ex *execState) *runSorter {
-	s := &runSorter{d: d, plan: d.p.sort, limit: -1}
+	s := &runSorter{d: d, plan: d.p.sort, limit: -1, budget: newHeldBudget(d.params.maxHeld)}
 	if ex != nil {
 		s.limit, s.offset = ex.limit, ex.offset
 	}
@@ -75,6 +78,11 @@ func (s *runSorter) hold(row *pgproto3.DataRow, rowSalt []byte) error {
 			return wire.ErrSkipRow
 		}
 	}
+	cost := rowCost(d.vals) + len(s.plan.Keys)*heldValueOverhead
+	if err := s.budget.charge(cost); err != nil {
+		return err
+	}
+	s.runCost += cost
 	h := heldRow{vals: cloneValues(d.vals), keys: make([]sortVal, len(s.plan.Keys))}
 	for i, k := range s.plan.Keys {
 		var err error
@@ -146,6 +154,8 @@ func (s *runSorter) flush() {
 	}
 	// Not reused: the released rows point into it.
 	s.run = nil
+	s.budget.release(s.runCost)
+	s.runCost = 0
 }
 
 // release returns the rows ready to go (all of them at the end).

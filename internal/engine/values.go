@@ -20,6 +20,10 @@ import (
 // sessionParams follows the session settings that change how values are
 // read and shown (TimeZone, DateStyle), as the server reports them.
 type sessionParams struct {
+	// maxHeld is the session's Engine.maxHeld: each statement's result
+	// gets a heldBudget of it (set once, at the session's start).
+	maxHeld int64
+
 	mu        sync.Mutex
 	timeZone  string
 	dateStyle string

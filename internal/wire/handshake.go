@@ -88,6 +88,14 @@ func (s *Server) handle(raw net.Conn) {
 		return
 	}
 	r.max = s.cfg.MaxMessageSize
+	// Before the backend: a client over the limit costs the server nothing.
+	if n := s.clients.Add(1); s.cfg.MaxClientConns > 0 && n > int64(s.cfg.MaxClientConns) {
+		s.clients.Add(-1)
+		log.Warn("client refused: too many clients", "max_client_conn", s.cfg.MaxClientConns)
+		sendFatal(w, fatal(codeTooManyConnections, "sorry, too many clients already"))
+		return
+	}
+	defer s.clients.Add(-1)
 
 	ss := &session{srv: s, log: log, rawClient: raw, client: conn, cr: r, cw: w}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StartupTimeout)

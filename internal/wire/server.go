@@ -42,8 +42,12 @@ type Config struct {
 	// Auth and Users decide who may connect.
 	Auth  AuthMode
 	Users scram.Users
-	// MaxMessageSize bounds the body of a client message (default 256 MiB).
+	// MaxMessageSize bounds the body of a client message (default 16 MiB).
 	MaxMessageSize int
+	// MaxClientConns bounds the authenticated client sessions; more are
+	// refused with FATAL 53300 before the backend is contacted (0: no
+	// limit).
+	MaxClientConns int
 	// StartupTimeout bounds TLS, startup and authentication (default 30 s).
 	StartupTimeout time.Duration
 	// Interceptors, if set, gives each session its Interceptor.
@@ -54,7 +58,11 @@ type Config struct {
 }
 
 // DefaultMaxMessageSize is the default limit for a client message body.
-const DefaultMaxMessageSize = 256 << 20
+const DefaultMaxMessageSize = 16 << 20
+
+// DefaultMaxClientConns is the default MaxClientConns of the proxy's
+// serve command (PgBouncer's default max_client_conn).
+const DefaultMaxClientConns = 100
 
 // ErrServerClosed is returned by Serve after Shutdown or Close.
 var ErrServerClosed = errors.New("wire: server closed")
@@ -71,6 +79,7 @@ type Server struct {
 	sessions  map[uint64]*session // by the BackendKeyData we gave the client
 	conns     map[net.Conn]struct{}
 	closing   atomic.Bool
+	clients   atomic.Int64 // authenticated sessions, for MaxClientConns
 	wg        sync.WaitGroup
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -180,4 +181,31 @@ func TestStatementFailuresKeepTheSession(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMaxClientConns: clients beyond the limit get FATAL 53300 (as from
+// PostgreSQL's max_connections) without a backend connection; a slot
+// freed is usable again.
+func TestMaxClientConns(t *testing.T) {
+	ctx := context.Background()
+	p := startProxy(t, func(c *wire.Config) { c.MaxClientConns = 2 })
+	a, b := p.connect(t), p.connect(t)
+	defer b.Close(ctx)
+	_, err := pgx.Connect(ctx, p.url("app"))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" {
+		t.Fatalf("third client: %v, want 53300", err)
+	}
+	a.Close(ctx)
+	var c *pgx.Conn
+	for i := 0; ; i++ { // the proxy notices a's departure asynchronously
+		if c, err = pgx.Connect(ctx, p.url("app")); err == nil || i == 50 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("client after one left: %v", err)
+	}
+	c.Close(ctx)
 }
