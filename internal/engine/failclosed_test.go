@@ -383,3 +383,39 @@ func TestResourceLimits(t *testing.T) {
 		t.Errorf("the proxy grew by %d MB with a 4 MB budget", grown>>20)
 	}
 }
+
+// TestIncrementOverflow: the server cannot check the range of an
+// encrypted sum, so an increment that leaves the type's range is stored;
+// reading it fails with PostgreSQL's 22003 for that statement (not the
+// session), and an increment constant outside the type is refused.
+func TestIncrementOverflow(t *testing.T) {
+	ctx := t.Context()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, c, "CREATE TABLE ctr (id int, n int, s smallint, b bigint)")
+	mustExec(t, c, "INSERT INTO ctr VALUES (1, 2147483647, 32767, 9223372036854775807)")
+	for _, sql := range []string{"UPDATE ctr SET n = n + 1", "UPDATE ctr SET s = s + 1", "UPDATE ctr SET b = b + 1"} {
+		mustExec(t, c, sql)
+	}
+	if _, err := c.Exec(ctx, "UPDATE ctr SET n = n + 3000000000"); pgCode(err) != "22003" {
+		t.Fatalf("increment constant beyond integer: %v, want 22003", err)
+	}
+	for col, msg := range map[string]string{"n": "integer out of range", "s": "smallint out of range", "b": "bigint out of range"} {
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+			var v int64
+			err := c.QueryRow(ctx, "SELECT "+col+" FROM ctr", mode).Scan(&v)
+			if pgCode(err) != "22003" || !strings.Contains(err.Error(), msg) {
+				t.Fatalf("reading %s: %v, want 22003 %s", col, err, msg)
+			}
+			var one int
+			if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+				t.Fatalf("session after the error: %v", err)
+			}
+		}
+	}
+	var id int
+	if err := c.QueryRow(ctx, "SELECT id FROM ctr").Scan(&id); err != nil || id != 1 {
+		t.Fatalf("other columns: %d %v", id, err)
+	}
+}

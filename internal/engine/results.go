@@ -246,10 +246,11 @@ func (d *decrypter) cellValue(c *projColumn, row *pgproto3.DataRow, rowSalt []by
 			return onion.Value{}, err
 		}
 		v, err := c.x.oc.DecryptAdd(cell)
-		if err != nil {
-			return v, fmt.Errorf("failed to decrypt the Add onion of column %s.%s (an increment may have left the range of %s): %w", c.x.table, c.x.cat.Name, c.x.typ, err)
+		var pe *pgconn.PgError
+		if err != nil && !errors.As(err, &pe) {
+			return v, fmt.Errorf("failed to decrypt the Add onion of column %s.%s: %w", c.x.table, c.x.cat.Name, err)
 		}
-		return v, nil
+		return v, err
 	}
 	if cells.Eq, err = d.rowCell(raw); err != nil {
 		return onion.Value{}, err

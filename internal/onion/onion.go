@@ -935,14 +935,29 @@ func (c *Column) DecryptAdd(cell []byte) (Value, error) {
 	case BigInt:
 		x := scaledInt(v, 0)
 		if !x.IsInt64() {
-			return Value{}, ErrDecrypt
+			return Value{}, c.sumOutOfRange()
 		}
 		v = IntValue(x.Int64())
 	}
 	if !c.t.Valid(v) {
-		return Value{}, ErrDecrypt
+		return Value{}, c.sumOutOfRange()
 	}
 	return v, nil
+}
+
+// sumOutOfRange is PostgreSQL's error for a value that left the column's
+// type: increments on the server (c = c + k over the Add onion) cannot
+// check the range, so the error surfaces when the value is read.
+func (c *Column) sumOutOfRange() error {
+	e := pgErr(codeNumericOutOfRange, "%s out of range", c.t.String())
+	switch c.t.Base {
+	case Numeric:
+		e.Message = "numeric field overflow"
+	case Integer:
+		e.Message = "integer out of range"
+	}
+	e.Detail = "An increment (UPDATE ... SET c = c + k) took the stored value out of the column's range; the server could not check it on the encrypted value."
+	return e
 }
 
 // SearchTokens returns the tokens every text matching the LIKE (or ILIKE)
