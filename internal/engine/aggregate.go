@@ -110,8 +110,10 @@ func newAggTypes(p *rewrite.AggPlan) *aggTypes {
 // the server's rows and inEnc are the encrypted columns among them (see
 // aggInputs), for the innermost plan when plan has a Source.
 func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, types *aggTypes, params *sessionParams, formats []int16, collation string) *aggregator {
-	a := &aggregator{plan: plan, d: d, inEnc: inEnc, types: types, params: params, formats: formats, collation: collation, groups: map[string]*group{},
-		budget: newHeldBudget(params.maxHeld)}
+	a := &aggregator{plan: plan, d: d, inEnc: inEnc, types: types, params: params, formats: formats, collation: collation, groups: map[string]*group{}}
+	if params != nil {
+		a.budget = newHeldBudget(params.maxHeld)
+	}
 	if plan.Source != nil {
 		a.src = newAggregator(plan.Source, d, inEnc, types.src, params, nil, collation)
 		a.src.budget = a.budget

@@ -52,7 +52,10 @@ type sortVal struct {
 }
 
 func newRunSorter(d *decrypter, ex *execState) *runSorter {
-	s := &runSorter{d: d, plan: d.p.sort, limit: -1, budget: newHeldBudget(d.params.maxHeld)}
+	s := &runSorter{d: d, plan: d.p.sort, limit: -1}
+	if d.params != nil {
+		s.budget = newHeldBudget(d.params.maxHeld)
+	}
 	if ex != nil {
 		s.limit, s.offset = ex.limit, ex.offset
 	}
