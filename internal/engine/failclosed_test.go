@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -417,5 +418,56 @@ func TestIncrementOverflow(t *testing.T) {
 	var id int
 	if err := c.QueryRow(ctx, "SELECT id FROM ctr").Scan(&id); err != nil || id != 1 {
 		t.Fatalf("other columns: %d %v", id, err)
+	}
+}
+
+// TestLengthCastsOnConstants: a constant cast to a string type with a
+// length is stored as PostgreSQL stores it (the cast truncates), through
+// the proxy as directly; other modifiers on constants are refused, not
+// dropped.
+func TestLengthCastsOnConstants(t *testing.T) {
+	ctx := t.Context()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close(ctx)
+	ddl := "CREATE TABLE ct (id int, t text, v varchar(10), c char(5))"
+	mustExec(t, enc, ddl)
+	mustExec(t, plain, ddl)
+	for _, sql := range []string{
+		"INSERT INTO ct VALUES (1, CAST('abcdefgh' AS varchar(5)), 'x', 'y')",
+		"INSERT INTO ct VALUES (2, 'abcdefgh'::char(3), 'abcdefgh'::varchar(3), 'abcdefgh'::character(4))",
+		"INSERT INTO ct VALUES (3, 'ab'::char(5), 'ab   '::char(5), 'ab'::char(5))",
+		"INSERT INTO ct VALUES (4, 'żółwie'::varchar(2), 'żółwie'::character varying(4), 'żółwie'::bpchar(3))",
+		"UPDATE ct SET t = 'abcdefgh'::varchar(2) WHERE id = 1",
+	} {
+		mustExec(t, enc, sql)
+		mustExec(t, plain, sql)
+	}
+	read := func(c *pgx.Conn) []string {
+		rows, err := c.Query(ctx, "SELECT id, t, v, c FROM ct ORDER BY id", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for rows.Next() {
+			var id int
+			var a, b, d string
+			if err := rows.Scan(&id, &a, &b, &d); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%d|%s|%s|%s", id, a, b, d))
+		}
+		return out
+	}
+	if got, want := read(enc), read(plain); !slices.Equal(got, want) {
+		t.Fatalf("through the proxy %q, directly %q", got, want)
+	}
+	if _, err := enc.Exec(ctx, "INSERT INTO ct (id, t) VALUES (5, '1.25'::numeric(3,1))"); pgCode(err) != "0A000" {
+		t.Fatalf("a numeric(p,s) cast on a constant: %v, want 0A000", err)
 	}
 }

@@ -1,9 +1,11 @@
 package rewrite
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -306,8 +308,24 @@ func insertConflictTarget(infer *pg_query.InferClause, t *catalog.Table, qualifi
 // "ON CONFLICT DO UPDATE of".
 func holeValue(item *pg_query.Node, h *Hole, table, construct string) error {
 	n := item
+	var cast *pg_query.TypeCast
 	if tc := n.GetTypeCast(); tc != nil {
-		n = tc.Arg // the column's type decides how the text is read
+		n, cast = tc.Arg, tc // the column's type decides how the text is read
+	}
+	if cast != nil && len(cast.TypeName.GetTypmods()) > 0 {
+		// A cast with a length or precision changes the value first.
+		if n.GetParamRef() != nil {
+			return Refusal("a parameter cast to %s for encrypted column %s.%s is not supported: send the value as it is to be stored", deparseType(cast.TypeName), table, h.Column.Name)
+		}
+		if err := holeValue(n, h, table, construct); err != nil || h.Const == nil {
+			return err
+		}
+		v, err := applyLengthCast(cast.TypeName, *h.Const)
+		if err != nil {
+			return Refusal("%s constant for encrypted column %s.%s is not supported (%v)", deparseType(cast.TypeName), table, h.Column.Name, err)
+		}
+		h.Const = &v
+		return nil
 	}
 	switch {
 	case n.GetParamRef() != nil:
@@ -490,4 +508,35 @@ func typeCast(arg *pg_query.Node, typ string, array bool) *pg_query.Node {
 		tn.ArrayBounds = []*pg_query.Node{pg_query.MakeIntNode(-1)}
 	}
 	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: arg, TypeName: tn, Location: -1}}}
+}
+
+// applyLengthCast is an explicit cast of the literal s to a string type
+// with a length, as PostgreSQL evaluates it: varchar(n) keeps the first n
+// characters; character(n) also drops the trailing blanks, which its
+// conversion to the column's type (text, or character(m), which pads
+// again) does not keep. Other types with a modifier are not applied.
+func applyLengthCast(tn *pg_query.TypeName, s string) (string, error) {
+	names := typeNames(tn)
+	mods := typmods(tn)
+	if len(mods) != 1 || mods[0] < 1 {
+		return "", errors.New("its modifier is not applied by the proxy")
+	}
+	switch names[len(names)-1] {
+	case "varchar":
+		return truncateChars(s, int(mods[0])), nil
+	case "bpchar":
+		return strings.TrimRight(truncateChars(s, int(mods[0])), " "), nil
+	}
+	return "", errors.New("its modifier is not applied by the proxy")
+}
+
+// truncateChars keeps the first n characters (code points) of s.
+func truncateChars(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
