@@ -92,6 +92,23 @@ func (p *testProxy) connect(t testing.TB) *pgx.Conn {
 	return mustConnect(t, p.url("tester"))
 }
 
+// connectMode connects as user with the given default exec mode; the
+// connection closes when the test ends.
+func (p *testProxy) connectMode(t testing.TB, user string, mode pgx.QueryExecMode) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(p.url(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = mode
+	c, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
 func (p *testProxy) connectDirect(t testing.TB) *pgx.Conn {
 	t.Helper()
 	return mustConnect(t, p.direct)

@@ -148,16 +148,7 @@ func TestPgxBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range execModes {
-		cfg, err := pgx.ParseConfig(p.url("tester"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.DefaultQueryExecMode = mode
-		c, err := pgx.ConnectConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close(ctx)
+		c := p.connectMode(t, "tester", mode)
 		if _, err := c.Exec(ctx, "TRUNCATE b"); err != nil {
 			t.Fatal(err)
 		}

@@ -123,16 +123,7 @@ func TestStatementFailuresKeepTheSession(t *testing.T) {
 					continue
 				}
 				t.Run(name+"/"+how+"/"+where, func(t *testing.T) {
-					cfg, err := pgx.ParseConfig(p.url("app"))
-					if err != nil {
-						t.Fatal(err)
-					}
-					cfg.DefaultQueryExecMode = mode
-					c, err := pgx.ConnectConfig(ctx, cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer c.Close(ctx)
+					c := p.connectMode(t, "app", mode)
 					sql := "SELECT g /*" + how + ":" + where + "*/ FROM generate_series(1, 5) g WHERE g > $1"
 					want := "22003"
 					if how == "panic" || where == "tag" {
