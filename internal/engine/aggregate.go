@@ -355,6 +355,9 @@ func (a *aggregator) DataRow(row *pgproto3.DataRow) error {
 			_, a.err = a.start(*in, env)
 		}
 	}
+	if err := a.budget.err(); err != nil {
+		return err // the server's rows are read no further (wire cancels)
+	}
 	if a.err != nil {
 		return wire.ErrSkipRow
 	}

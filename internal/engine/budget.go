@@ -14,8 +14,9 @@ import (
 // session goes on. Safe for concurrent use (split execution folds in
 // parallel).
 type heldBudget struct {
-	used  atomic.Int64
-	limit int64
+	used     atomic.Int64
+	limit    int64
+	exceeded atomic.Pointer[pgconn.PgError] // set by the first charge past the limit
 }
 
 // newHeldBudget returns a budget of limit bytes; nil (no limit) for 0.
@@ -39,10 +40,25 @@ func (b *heldBudget) charge(n int) error {
 		return nil
 	}
 	if b.used.Add(int64(n)) > b.limit {
-		return &pgconn.PgError{Severity: "ERROR", Code: "53200",
+		err := &pgconn.PgError{Severity: "ERROR", Code: "53200",
 			Message: fmt.Sprintf("out of memory: the statement's result needs more than %d MB in the proxy", b.limit>>20),
 			Detail:  "The proxy holds rows to group, sort or filter them when the server cannot (split execution over encrypted columns).",
 			Hint:    "Narrow the query, or raise the proxy's --max-held-memory."}
+		b.exceeded.CompareAndSwap(nil, err)
+		return err
+	}
+	return nil
+}
+
+// err returns the error of the first charge past the limit, nil before:
+// a rewriter whose workers charge checks it to fail at once, rather than
+// at the end of the result.
+func (b *heldBudget) err() error {
+	if b == nil {
+		return nil
+	}
+	if e := b.exceeded.Load(); e != nil {
+		return e
 	}
 	return nil
 }

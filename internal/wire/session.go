@@ -74,6 +74,10 @@ type session struct {
 	// in the proxy: the rest of the answer is discarded until
 	// ReadyForQuery (serverToClient only).
 	failed bool
+	// cancelling is closed once the cancel request for a statement that
+	// failed in the proxy was delivered (nil when none; serverToClient
+	// only).
+	cancelling chan struct{}
 	// abortPending asks clientToServer to make the server's transaction
 	// block fail before the client's next message: the client was told
 	// it failed (a statement failed in the proxy), the server was not.
@@ -666,9 +670,32 @@ func (ss *session) relay(r *request, t byte, msg, scratch []byte, rr ResultRewri
 	}
 	var se *statementError
 	if errors.As(err, &se) {
+		if t == 'D' || t == 'T' {
+			// The server may still be producing rows nobody will see:
+			// stop it.
+			ss.cancelFailed()
+		}
 		return ss.failStatement(se.err, scratch), nil
 	}
 	return scratch, err
+}
+
+// cancelFailed cancels, on the server, the statement that failed in the
+// proxy. ReadyForQuery waits for the cancel request to be delivered, so
+// that it cannot reach a later statement: the server ignores a cancel
+// that arrives while it waits for the client.
+func (ss *session) cancelFailed() {
+	if ss.cancelling != nil {
+		return
+	}
+	done := make(chan struct{})
+	ss.cancelling = done
+	go func() {
+		defer close(done)
+		if err := ss.cancelBackend(); err != nil {
+			ss.log.Warn("cancelling a statement that failed in the proxy", "err", err)
+		}
+	}()
 }
 
 // afterServerError keeps the queue in step after the server reported an
@@ -693,6 +720,13 @@ func (ss *session) relayReadyForQuery(msg []byte, status byte) error {
 	ss.txStatus.Store(uint32(status))
 	if to, ok := ss.ic.(TransactionObserver); ok {
 		_ = guard(ss.log, "ReadyForQuery", func() error { to.ReadyForQuery(status); return nil })
+	}
+	if ss.cancelling != nil {
+		select {
+		case <-ss.cancelling:
+		case <-time.After(10 * time.Second):
+		}
+		ss.cancelling = nil
 	}
 	if ss.failed {
 		ss.failed = false
