@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -169,6 +173,45 @@ func (ev *evaluator) constant(e *rewrite.Expr, want *onion.Type) (aval, error) {
 	}
 	ev.consts[e] = v
 	return v, nil
+}
+
+// checkConstants evaluates, once, every subexpression of e that reads no
+// row (constants and operators over them): PostgreSQL types and folds
+// those when it plans the statement, so their errors (an operator that
+// does not exist, a literal out of its type's range, a division by zero)
+// fail the statement even where evaluation would never reach them.
+func (ev *evaluator) checkConstants(e *rewrite.Expr) error {
+	if e == nil {
+		return nil
+	}
+	if constantExpr(e) && e.Kind == rewrite.ExprOp {
+		_, err := ev.eval(e, &scope{})
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code != "0A000" {
+			return err
+		}
+		return nil
+	}
+	for _, x := range e.Args {
+		if err := ev.checkConstants(x); err != nil {
+			return err
+		}
+	}
+	return ev.checkConstants(e.Else)
+}
+
+// constantExpr reports whether e reads no row and no group.
+func constantExpr(e *rewrite.Expr) bool {
+	switch e.Kind {
+	case rewrite.ExprInput, rewrite.ExprAgg, rewrite.ExprLookup:
+		return false
+	}
+	for _, x := range e.Args {
+		if !constantExpr(x) {
+			return false
+		}
+	}
+	return e.Else == nil || constantExpr(e.Else)
 }
 
 // pattern is l's constant pattern, compiled.

@@ -202,6 +202,11 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 	if lookupErr != nil {
 		return nil, lookupErr
 	}
+	for _, e := range a.exprs() {
+		if err := ev.checkConstants(e); err != nil {
+			return nil, err
+		}
+	}
 	if err := a.checkTextOrder(); err != nil {
 		return nil, err
 	}

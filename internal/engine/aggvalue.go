@@ -235,6 +235,11 @@ func arith(op string, a, b aval) (aval, error) {
 		}
 		return aval{t: tInt4, i: a.i - b.i}, nil
 	case ka == kDate && kb == kInt && (op == "+" || op == "-"):
+		if b.t.Base == onion.BigInt {
+			// PostgreSQL has date ± integer, not bigint.
+			return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "42883", Message: "operator does not exist: date " + op + " bigint",
+				Hint: "No operator matches the given name and argument types. You might need to add explicit type casts."}
+		}
 		if a.null || b.null {
 			return nullOf(tDate), nil
 		}

@@ -54,7 +54,7 @@ type catalogCache struct {
 	trustUntil  atomic.Int64 // since born: until when the copy is trusted
 	intentMu    sync.Mutex
 	intents     map[string]string // schema.name -> name, with a live intent
-	intentsSeen int64           // the newest intent loaded
+	intentsSeen int64             // the newest intent loaded
 
 	stop   context.CancelFunc
 	listen sync.WaitGroup

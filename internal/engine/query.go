@@ -300,7 +300,27 @@ func (h *cmpHole) paramType() *encrypted {
 	if h.Kind == rewrite.HoleTokens {
 		return textParam
 	}
-	return &encrypted{e: h.x.e, table: h.x.table, cat: h.x.cat, oc: h.x.oc, typ: h.x.typ.ComparisonType()}
+	t := h.x.typ.ComparisonType()
+	if w, ok := widerInteger(h.ConstType); ok && baseFamily(t.Base) == baseFamily(onion.BigInt) {
+		// $1::int8 against an int4 column: the client sends an int8,
+		// which may lie outside the column's range (it then equals no
+		// value, and is beyond every value).
+		t = w
+	}
+	return &encrypted{e: h.x.e, table: h.x.table, cat: h.x.cat, oc: h.x.oc, typ: t}
+}
+
+// widerInteger is the integer type a parameter cast names.
+func widerInteger(name string) (onion.Type, bool) {
+	switch name {
+	case "int8", "bigint":
+		return onion.Type{Base: onion.BigInt}, true
+	case "int4", "integer", "int":
+		return onion.Type{Base: onion.Integer}, true
+	case "int2", "smallint":
+		return onion.Type{Base: onion.SmallInt}, true
+	}
+	return onion.Type{}, false
 }
 
 // literalValue reads the hole's constant (NULL when it has none).

@@ -400,6 +400,9 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 		return nil, nil
 	}
 	t := tables[0]
+	if rewrite.ConstantRelation(st) {
+		return nil, rewrite.Refusal("a subquery, CTE or VALUES list of constants in a statement on table %s with encrypted columns is not supported: the server would see the constants in plaintext; write the values in the condition itself", t.Name)
+	}
 	single := len(tables) == 1 && seen[t.ID] == 1
 	switch st.Kind {
 	case "Truncate", "Lock", "Vacuum", "Grant", "Cluster":

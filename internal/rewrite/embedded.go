@@ -131,3 +131,41 @@ func MentionsWord(text, word string) bool {
 		i = at + 1
 	}
 }
+
+// ConstantRelation reports whether st holds, below its top level, a
+// relation of constants: a subquery, CTE or LATERAL item without FROM
+// (SELECT 'alice' AS v) or a VALUES list, with a constant in it. A query
+// on encrypted tables that compares such a value with an encrypted column
+// would have the server see the constant in plaintext, so the proxy does
+// not send one (as it refuses name IN (SELECT 'alice')).
+func ConstantRelation(st Statement) bool {
+	found := false
+	top := st.Tree.Stmt.GetSelectStmt()
+	if ins := st.Tree.Stmt.GetInsertStmt(); ins != nil {
+		top = ins.SelectStmt.GetSelectStmt() // an INSERT's own VALUES are encrypted by its planner
+	}
+	inspect(st.Tree.Stmt.ProtoReflect(), func(m protoreflect.Message) bool {
+		if found {
+			return false
+		}
+		sel, ok := m.Interface().(*pg_query.SelectStmt)
+		if !ok || sel == top || len(sel.FromClause) > 0 {
+			return true
+		}
+		inspect(sel.ProtoReflect(), func(m protoreflect.Message) bool {
+			if found {
+				return false
+			}
+			switch x := m.Interface().(type) {
+			case *pg_query.SelectStmt:
+				return x == sel || len(x.FromClause) == 0
+			case *pg_query.A_Const:
+				found = !x.Isnull
+				return false
+			}
+			return true
+		})
+		return true
+	})
+	return found
+}

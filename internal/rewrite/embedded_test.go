@@ -56,3 +56,31 @@ func TestMentionsWord(t *testing.T) {
 		}
 	}
 }
+
+func TestConstantRelation(t *testing.T) {
+	for _, tt := range []struct {
+		sql  string
+		want bool
+	}{
+		{"WITH c AS (SELECT 'alice' AS v) SELECT id FROM emp2, c WHERE name = c.v", true},
+		{"SELECT id FROM emp2, LATERAL (SELECT 'alice' AS v) c WHERE name = c.v", true},
+		{"SELECT id FROM emp2 WHERE name IN (SELECT 'alice')", true},
+		{"SELECT id FROM emp2, (VALUES ('alice'), ('bob')) v(x) WHERE name = v.x", true},
+		{"UPDATE emp2 SET x = 1 FROM (VALUES ('alice')) v(n) WHERE emp2.name = v.n", true},
+		{"SELECT id FROM emp2 WHERE name = (SELECT 'x'::text)", true},
+		{"SELECT id FROM emp2 WHERE name = 'alice'", false},
+		{"SELECT 'alice'", false},
+		{"SELECT id FROM emp2 WHERE EXISTS (SELECT 1 FROM t WHERE t.x = emp2.id)", false},
+		{"SELECT id FROM (SELECT id, 5 AS five FROM emp2) s", false},
+		{"SELECT id FROM emp2, (SELECT NULL AS v) c", false},
+		{"INSERT INTO emp2 VALUES (1, 'alice')", false},
+	} {
+		stmts, err := Parse(tt.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ConstantRelation(stmts[0]); got != tt.want {
+			t.Errorf("ConstantRelation(%q) = %v, want %v", tt.sql, got, tt.want)
+		}
+	}
+}

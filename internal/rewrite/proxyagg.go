@@ -462,6 +462,14 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		if x.TypeCast.Arg.GetAConst() != nil {
 			e := constExpr(x.TypeCast.Arg)
 			e.ConstType = constType(n)
+			if len(x.TypeCast.TypeName.GetTypmods()) > 0 && e.Const != nil {
+				// A cast with a length changes the value first.
+				v, err := applyLengthCast(x.TypeCast.TypeName, *e.Const)
+				if err != nil {
+					return nil, Refusal("a %s constant is not supported in a query the proxy computes (%v)", deparseType(x.TypeCast.TypeName), err)
+				}
+				e.Const = &v
+			}
 			return e, nil
 		}
 		return nil, Refusal("casts of expressions are not supported in a query the proxy computes")

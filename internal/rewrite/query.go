@@ -62,7 +62,8 @@ type CmpHole struct {
 	// the column: "" for a quoted literal (of unknown type, read as the
 	// column's type), "integer", "bigint" or "numeric" for a number,
 	// "boolean" for TRUE or FALSE, the type name of a cast ("timestamp",
-	// "int4", "text", ...).
+	// "int4", "text", ...). For a parameter, the type name of its cast
+	// ($1::int8), "" when it has none (it takes the column's type).
 	ConstType string
 	// Like is the LIKE whose pattern (Const or Param) a HoleTokens holds.
 	Like *Like
@@ -335,7 +336,7 @@ func (q *planner) hole(c *encCol, kind HoleKind, op string, v *pg_query.Node) (*
 		return nil, err
 	}
 	h.Const, h.Param = inner.Const, inner.Param
-	if h.Const != nil {
+	if h.Const != nil || h.Param > 0 {
 		h.ConstType = constType(v)
 	}
 	h.node = &pg_query.Node{Node: nullConst().Node}

@@ -945,3 +945,16 @@ SELECT id, name LIKE 'a#%' ESCAPE '#' FROM t4
 -- Split execution over timestamptz (a failure there used to end the session)
 SELECT tz, sum(n * 2) FROM t1 GROUP BY tz ORDER BY tz -- refuse: t1.tz
 SELECT max(tz), sum(si * 2) FROM t1 GROUP BY grp ORDER BY grp -- refuse: t1.tz
+-- Found by TestGeneratedDifferential (issue 24's classes)
+WITH c AS (SELECT 'alpha' AS v) SELECT t1.id FROM t1, c WHERE t1.tx = c.v -- refuse: t1
+SELECT t1.id FROM t1, LATERAL (SELECT 'alpha' AS v) c WHERE t1.eq_t = c.v -- refuse: t1
+SELECT id FROM t1, (VALUES ('alpha'), ('beta')) v(x) WHERE t1.tx = v.x -- refuse: t1
+SELECT id FROM t1 WHERE tx IN (SELECT 'alpha') -- refuse: t1
+SELECT id FROM t1 WHERE d >= DATE '2003-01-01' + 2::bigint -- error
+SELECT id FROM t1 WHERE (true OR (b < '-238382411357222' + 4 AND eq_i IS NOT NULL)) -- error
+SELECT id FROM t1 WHERE (eq_t LIKE '%''Bri%' OR tx = 'abc O''Brien'::varchar(5)) -- empty
+SELECT id FROM t1 WHERE tx = 'alpha beta'::varchar(5) OR id = 3
+SELECT id FROM t1 WHERE k >= $1::int8 -- params: 5000000000; empty
+SELECT id FROM t1 WHERE k < $1::int8 -- params: 5000000000
+SELECT id FROM t1 WHERE i <> $1::int8 -- params: -3000000000
+SELECT id FROM t1 WHERE eq_i = $1::int8 -- params: 5000000000; empty
