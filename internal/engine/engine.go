@@ -21,6 +21,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/keys"
@@ -29,6 +33,23 @@ import (
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 	"github.com/pgonion/pgonion/internal/wire"
 )
+
+// workConns bounds the connections of the proxy's own transactions
+// (Engine.work); the catalog cache keeps two more.
+const workConns = 2
+
+// workError is the client's error when the proxy cannot get a connection
+// for its own work: an ERROR of the statement, never FATAL, whatever the
+// server said (e.g. FATAL 53300 when its connection slots are taken).
+func workError(what string, err error) error {
+	var pe *pgconn.PgError
+	code := "58000"
+	if errors.As(err, &pe) {
+		code = pe.Code
+	}
+	return &pgconn.PgError{Severity: "ERROR", Code: code, Message: "the proxy could not get a connection to " + what + ": " + err.Error(),
+		Hint: "The server may be out of connection slots; retry."}
+}
 
 // PaillierSecret names the Paillier private key in the key store.
 const PaillierSecret = "paillier"
@@ -78,6 +99,10 @@ type Engine struct {
 	homErr  error
 
 	cat *catalogCache
+	// work holds the few connections of the proxy's own transactions
+	// (peels, increment marks): bounded, so that clients never compete
+	// with the proxy's housekeeping for the server's connection slots.
+	work *pgxpool.Pool
 
 	colMu   sync.Mutex
 	columns map[string]*onion.Column // by columnKey
@@ -125,11 +150,23 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		e.cat.close()
 		return nil, fmt.Errorf("engine: the database's encrypted data belongs to key store %s, not %s", id, cfg.Store.ID())
 	}
+	pcfg, err := pgxpool.ParseConfig(cfg.Backend)
+	if err != nil {
+		e.cat.close()
+		return nil, fmt.Errorf("engine: the backend DSN: %w", err)
+	}
+	pcfg.MaxConns, pcfg.MinConns = workConns, 0
+	pcfg.MaxConnIdleTime = time.Minute
+	if e.work, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+		e.cat.close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	return e, nil
 }
 
 // Close stops the catalog listener and the Paillier randomness pool.
 func (e *Engine) Close() {
+	e.work.Close()
 	e.cat.close()
 	if e.homEnc != nil {
 		e.homEnc.Close()

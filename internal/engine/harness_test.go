@@ -54,8 +54,14 @@ type encDB struct {
 
 func newEncDB(t testing.TB) *encDB {
 	t.Helper()
+	return newEncDBAt(t, pgtest.DSN(t))
+}
+
+// newEncDBAt is newEncDB on the database of dsn.
+func newEncDBAt(t testing.TB, dsn string) *encDB {
+	t.Helper()
 	ctx := context.Background()
-	db := &encDB{dsn: pgtest.DSN(t), store: testStore(t)}
+	db := &encDB{dsn: dsn, store: testStore(t)}
 	conn, err := pgx.Connect(ctx, db.dsn)
 	if err != nil {
 		t.Fatal(err)

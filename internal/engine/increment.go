@@ -77,12 +77,12 @@ func (p *projection) projected() []*encrypted {
 // comparisons on it. Like a peel, it is one transaction under the table's
 // peel lock; marking a column that is already marked does nothing.
 func (e *Engine) markIncremented(ctx context.Context, t *catalog.Table, ids []catalog.ID) error {
-	conn, err := pgx.Connect(ctx, e.cat.dsn)
+	pc, err := e.work.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("failed to connect to record an increment of %s: %w", t.Name, err)
+		return workError(fmt.Sprintf("record an increment of %s", t.Name), err)
 	}
-	defer conn.Close(context.Background())
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	defer pc.Release()
+	err = pgx.BeginFunc(ctx, pc.Conn(), func(tx pgx.Tx) error {
 		if err := lockTableCatalog(ctx, tx, t.ID); err != nil {
 			return err
 		}

@@ -82,12 +82,12 @@ func (e *Engine) peel(ctx context.Context, n rewrite.Need) error {
 	if live := e.cat.snapshot().ColumnByID(n.Column.ID); live != nil && live.Onions[string(n.Kind)] == string(n.Layer) {
 		return nil // peeled while we waited
 	}
-	conn, err := pgx.Connect(ctx, e.cat.dsn)
+	pc, err := e.work.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("failed to connect to peel the %s onion of %s.%s: %w", n.Kind, n.Table.Name, n.Column.Name, err)
+		return workError(fmt.Sprintf("peel the %s onion of %s.%s", n.Kind, n.Table.Name, n.Column.Name), err)
 	}
-	defer conn.Close(context.Background())
-	rows, peeled, err := e.peelIn(ctx, conn, n)
+	defer pc.Release()
+	rows, peeled, err := e.peelIn(ctx, pc.Conn(), n)
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "55P03" {

@@ -26,10 +26,10 @@ const (
 func errorResponse(err error, severity string) *pgproto3.ErrorResponse {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		sev := pe.Severity
-		if sev == "" {
-			sev = severity
-		}
+		// The caller's severity, whatever pe says: a statement the proxy
+		// refuses because of a server's FATAL on one of its own
+		// connections must not look fatal to the client's session.
+		sev := severity
 		return &pgproto3.ErrorResponse{
 			Severity: sev, SeverityUnlocalized: sev, Code: pe.Code, Message: pe.Message,
 			Detail: pe.Detail, Hint: pe.Hint, Position: pe.Position, SchemaName: pe.SchemaName,
