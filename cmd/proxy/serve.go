@@ -172,6 +172,7 @@ func wireConfig(f *serveFlags, backend *pgconn.Config, log *slog.Logger) (wire.C
 // once the listener is open.
 func serve(f *serveFlags, cfg wire.Config, log *slog.Logger, ready func(addr net.Addr)) error {
 	tuneGC(log)
+	defer heapProfiles(log)()
 	// Before the listener opens, so that a signal right after start-up
 	// drains instead of killing the process.
 	sigs := make(chan os.Signal, 2)
