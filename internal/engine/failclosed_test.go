@@ -473,3 +473,16 @@ func TestLengthCastsOnConstants(t *testing.T) {
 		t.Fatalf("a numeric(p,s) cast on a constant: %v, want 0A000", err)
 	}
 }
+
+// TestRefusalsQuoteNoValues: a refused increment names the column, not
+// the client's constant (0A000 messages are logged in full).
+func TestRefusalsQuoteNoValues(t *testing.T) {
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, c, "CREATE TABLE acct (id int, n int)")
+	_, err := c.Exec(t.Context(), "UPDATE acct SET n = n + 4242.4242")
+	if pgCode(err) != "0A000" || !strings.Contains(err.Error(), "acct.n") || strings.Contains(err.Error(), "4242") {
+		t.Fatalf("refused increment: %v, want 0A000 naming acct.n without the constant", err)
+	}
+}
