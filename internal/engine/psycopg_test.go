@@ -49,10 +49,9 @@ func psycopgPython(t *testing.T) string {
 }
 
 // TestPsycopgRaceAndChurn runs testdata/psycopg_race.py (see its doc):
-// the create/insert race through one proxy and through two (500 trials
-// each: with TestCreateRace's pgx trials, over a thousand per
-// configuration), and 250 new sessions each whose first statement uses
-// server-side binding. No canary reaches the server's log, and every
+// the create/insert race through one proxy and through two (1,000 trials
+// each), and 250 new sessions each whose first statement uses server-side
+// binding. No canary reaches the server's log, and every
 // answer arrives.
 func TestPsycopgRaceAndChurn(t *testing.T) {
 	py := psycopgPython(t)
@@ -71,7 +70,7 @@ func TestPsycopgRaceAndChurn(t *testing.T) {
 				p2 = startProxy(t, db, nil)
 			}
 			read := serverLog(t)
-			cmd := exec.Command(py, "testdata/psycopg_race.py", p1.url, p2.url, "500", "250")
+			cmd := exec.Command(py, "testdata/psycopg_race.py", p1.url, p2.url, "1000", "250")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("psycopg_race.py: %v\n%s", err, out)
