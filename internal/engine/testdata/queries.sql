@@ -958,3 +958,5 @@ SELECT id FROM t1 WHERE k >= $1::int8 -- params: 5000000000; empty
 SELECT id FROM t1 WHERE k < $1::int8 -- params: 5000000000
 SELECT id FROM t1 WHERE i <> $1::int8 -- params: -3000000000
 SELECT id FROM t1 WHERE eq_i = $1::int8 -- params: 5000000000; empty
+SELECT grp, sum(CASE WHEN false THEN 1/0 ELSE i END) FROM t1 GROUP BY grp
+SELECT grp, sum(i) FROM t1 WHERE 1/0 = 1 OR true GROUP BY grp -- error
