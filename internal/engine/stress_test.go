@@ -14,7 +14,8 @@ import (
 // an extended-protocol pipeline (Parse, Bind, Describe, Execute, Sync) as
 // psycopg with server-side binding does for its first statement, and
 // checks that every answer arrives in time (an ORM suite once hung on
-// this, with both sockets empty).
+// this, with both sockets empty: pgconn's background reader outlived the
+// connect; wire's TestSlowConnectKeepsFirstAnswer forces that case).
 func TestConnectionChurn(t *testing.T) {
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)

@@ -216,6 +216,13 @@ func (ss *session) connectBackend(ctx context.Context, p *startupPacket) error {
 	if err != nil {
 		return err
 	}
+	// A write slower than 15 ms during the connect makes pgconn start a
+	// background reader that may still sit in a read of the socket; it
+	// would swallow the answer to the client's first statement.
+	if err := pc.SyncConn(ctx); err != nil {
+		pc.Close(ctx)
+		return err
+	}
 	hj, err := pc.Hijack()
 	if err != nil {
 		pc.Close(ctx)
