@@ -552,3 +552,38 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// MarkIncrementedSQL returns a PL/pgSQL block that records in the catalog
+// the first increment of the columns of marked (t as base has it, with
+// Incremented set on more columns), sealed as next = base with marked.
+// The block is meant to run inside the incrementing statement's own
+// transaction: it locks the catalog, does nothing when another
+// transaction recorded the same increments first, and fails with 40001
+// when the catalog changed otherwise. marked.Version is advanced.
+func MarkIncrementedSQL(key []byte, base *Snapshot, marked *Table) (body string, next *Snapshot, err error) {
+	cur := base.TableByID(marked.ID)
+	if cur == nil {
+		return "", nil, fmt.Errorf("catalog: table %s.%s is not in the catalog", marked.Schema, marked.Name)
+	}
+	var ids []string
+	for _, c := range marked.Columns {
+		if !c.Incremented {
+			continue
+		}
+		if old := cur.Column(c.Name); old == nil || old.ID != c.ID {
+			return "", nil, fmt.Errorf("catalog: column %s.%s changed", marked.Name, c.Name)
+		} else if !old.Incremented {
+			ids = append(ids, uuidLit(c.ID))
+		}
+	}
+	if len(ids) == 0 {
+		return "", base, nil
+	}
+	var b strings.Builder
+	b.WriteString("PERFORM 1 FROM pgonion.catalog_version FOR UPDATE;\n")
+	fmt.Fprintf(&b, "IF NOT EXISTS (SELECT 1 FROM pgonion.columns WHERE column_id IN (%s) AND NOT incremented) THEN RETURN; END IF;\n", strings.Join(ids, ", "))
+	b.WriteString(UpdateTableSQL(key, marked))
+	next = base.WithTable(marked)
+	b.WriteString(SealSQL(key, next, base.Version))
+	return b.String(), next, nil
+}

@@ -49,12 +49,14 @@ type catalogCache struct {
 	plainSQL map[string]int64
 
 	// The lease and the intents (lease.go).
-	proxyID     catalog.ID
-	born        time.Time    // monotonic origin of trustUntil
-	trustUntil  atomic.Int64 // since born: until when the copy is trusted
-	intentMu    sync.Mutex
-	intents     map[string]string // schema.name -> name, with a live intent
-	intentsSeen int64             // the newest intent loaded
+	proxyID    catalog.ID
+	born       time.Time    // monotonic origin of trustUntil
+	trustUntil atomic.Int64 // since born: until when the copy is trusted
+	intentMu   sync.Mutex
+	intents    map[string]string // schema.name -> name, with a live intent
+	// incrementing holds the columns with a live increment intent.
+	incrementing map[catalog.ID]bool
+	intentsSeen  int64 // the newest intent loaded
 
 	stop   context.CancelFunc
 	listen sync.WaitGroup
@@ -66,7 +68,7 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 		return nil, fmt.Errorf("engine: connecting to the backend: %w", err)
 	}
 	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}, plainSQL: map[string]int64{},
-		proxyID: newProxyID(), born: time.Now(), intents: map[string]string{}}
+		proxyID: newProxyID(), born: time.Now(), intents: map[string]string{}, incrementing: map[catalog.ID]bool{}}
 	// The lease first: a proxy creating a table from now on waits for
 	// this one to load its intent.
 	if _, err := conn.Exec(ctx, "INSERT INTO pgonion.proxies (proxy_id, expires) VALUES ($1, now() + $2::interval)", c.proxyID, leaseTTL.String()); err != nil {

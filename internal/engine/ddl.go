@@ -50,7 +50,7 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.intend(rel.Schema, rel.Name); err != nil {
+	if err := s.intend(rel.Schema, rel.Name, nil); err != nil {
 		return nil, err
 	}
 	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table)
@@ -260,7 +260,7 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 		}
 		if p.Table.Schema != t.Schema || p.Table.Name != t.Name {
 			// Renamed or moved: a new name with encrypted columns.
-			if err := s.intend(p.Table.Schema, p.Table.Name); err != nil {
+			if err := s.intend(p.Table.Schema, p.Table.Name, nil); err != nil {
 				return nil, err
 			}
 		}

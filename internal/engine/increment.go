@@ -1,27 +1,27 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // newIncrements returns the columns an UPDATE increments (SET c = c + k)
-// that the catalog does not yet mark as incremented.
-func newIncrements(p *rewrite.UpdatePlan, live *catalog.Table) []catalog.ID {
+// that the catalog as recorded does not mark as incremented (recorded:
+// the shared catalog, or the session's own open transaction's).
+func newIncrements(p *rewrite.UpdatePlan, recorded *catalog.Table) []catalog.ID {
 	var ids []catalog.ID
 	for _, h := range p.Holes {
 		if h.Increment == 0 || slices.Contains(ids, h.Column.ID) {
 			continue
 		}
 		incremented := false
-		if live != nil {
-			for _, c := range live.Columns {
+		if recorded != nil {
+			for _, c := range recorded.Columns {
 				if c.ID == h.Column.ID {
 					incremented = c.Incremented
 				}
@@ -34,6 +34,85 @@ func newIncrements(p *rewrite.UpdatePlan, live *catalog.Table) []catalog.ID {
 	return ids
 }
 
+// newIncrementsOf returns the columns of ids that t does not mark as
+// incremented.
+func newIncrementsOf(ids []catalog.ID, t *catalog.Table) []catalog.ID {
+	var out []catalog.ID
+	for _, id := range ids {
+		if !slices.ContainsFunc(t.Columns, func(c catalog.Column) bool { return c.ID == id && c.Incremented }) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// withIncremented returns a copy of t with ids marked incremented.
+func withIncremented(t *catalog.Table, ids []catalog.ID) *catalog.Table {
+	out := copyTable(t)
+	for i := range out.Columns {
+		if slices.Contains(ids, out.Columns[i].ID) {
+			out.Columns[i].Incremented = true
+		}
+	}
+	return out
+}
+
+// recordedTable returns t as the catalog records it for this session:
+// in its open transaction's DDL, else in the shared copy (without the
+// increment intents lookup adds).
+func (s *session) recordedTable(t *catalog.Table) *catalog.Table {
+	s.mu.Lock()
+	tc := s.txCat
+	s.mu.Unlock()
+	if tc == nil {
+		tc = s.e.cat.snapshot()
+	}
+	if rt := tc.TableByID(t.ID); rt != nil {
+		return rt
+	}
+	return nil
+}
+
+// markIncrements returns the catalog change that records the first
+// increment of columns ids of t, for the incrementing statement to run
+// in its own transaction (pgonion.apply_change), so that the mark
+// commits or rolls back with the rows it is about. Until this session's
+// transaction has ended, every proxy treats the columns as incremented
+// (an intent, lease.go): sessions that cannot see the mark yet must not
+// compare the stale onions. "" when the catalog already records the
+// increments.
+func (s *session) markIncrements(t *catalog.Table, ids []catalog.ID) (string, error) {
+	if rt := s.recordedTable(t); rt != nil && len(newIncrementsOf(ids, rt)) == 0 {
+		return "", nil // marks are never taken back: no need to ask the server
+	}
+	base, err := s.ddlBase()
+	if err != nil {
+		return "", err
+	}
+	cur := base.TableByID(t.ID)
+	if cur == nil {
+		return "", &pgconn.PgError{Severity: "ERROR", Code: "40001",
+			Message: fmt.Sprintf("table %s.%s changed while the UPDATE was planned", t.Schema, t.Name), Hint: "Run the UPDATE again."}
+	}
+	marked := withIncremented(cur, ids)
+	todo := newIncrementsOf(ids, cur)
+	if len(todo) == 0 {
+		return "", nil
+	}
+	for _, id := range todo {
+		if err := s.intend(t.Schema, t.Name, &id); err != nil {
+			return "", err
+		}
+	}
+	body, next, err := catalog.MarkIncrementedSQL(s.e.macKey, base, marked)
+	if err != nil {
+		return "", err
+	}
+	s.planned(next)
+	s.e.log.Info("first increment of encrypted columns: they are marked in the same transaction", "table", t.Schema+"."+t.Name, "columns", len(todo))
+	return body, nil
+}
+
 // checkIncremented refuses a statement planned before one of the columns
 // it compares was incremented on the server (a prepared statement bound
 // later): its comparisons would miss the rows whose Eq and Ord cells the
@@ -44,12 +123,12 @@ func newIncrements(p *rewrite.UpdatePlan, live *catalog.Table) []catalog.ID {
 func (e *Engine) checkIncremented(needs []rewrite.Need, read []*encrypted) error {
 	snap := e.cat.snapshot()
 	for _, n := range needs {
-		if c := snap.ColumnByID(n.Column.ID); c != nil && c.Incremented && !n.Column.Incremented {
+		if c := snap.ColumnByID(n.Column.ID); c != nil && (c.Incremented || e.cat.beingIncremented(c.ID)) && !n.Column.Incremented {
 			return rewrite.Refusal("comparing encrypted column %s.%s is not supported: UPDATE ... SET %s = %s + k ran on the server after this statement was prepared, so only its Add onion is current", n.Table.Name, n.Column.Name, n.Column.Name, n.Column.Name)
 		}
 	}
 	for _, x := range read {
-		if c := snap.ColumnByID(x.cat.ID); c != nil && c.Incremented && !x.cat.Incremented {
+		if c := snap.ColumnByID(x.cat.ID); c != nil && (c.Incremented || e.cat.beingIncremented(c.ID)) && !x.cat.Incremented {
 			return rewrite.Refusal("reading encrypted column %s.%s with a statement prepared before UPDATE ... SET %s = %s + k ran on the server is not supported: prepare it again", x.table, x.cat.Name, x.cat.Name, x.cat.Name)
 		}
 	}
@@ -68,50 +147,4 @@ func (p *projection) projected() []*encrypted {
 		}
 	}
 	return out
-}
-
-// markIncremented records in the catalog, before the first UPDATE ... SET
-// c = c + k on a column runs, that the column's Eq and Ord onions may be
-// stale from now on (catalog.Column.Incremented): every proxy then reads
-// the column's values from the Add onion where needed and refuses
-// comparisons on it. Like a peel, it is one transaction under the table's
-// peel lock; marking a column that is already marked does nothing.
-func (e *Engine) markIncremented(ctx context.Context, t *catalog.Table, ids []catalog.ID) error {
-	pc, err := e.work.Acquire(ctx)
-	if err != nil {
-		return workError(fmt.Sprintf("record an increment of %s", t.Name), err)
-	}
-	defer pc.Release()
-	err = pgx.BeginFunc(ctx, pc.Conn(), func(tx pgx.Tx) error {
-		if err := lockTableCatalog(ctx, tx, t.ID); err != nil {
-			return err
-		}
-		snap, err := catalog.Load(ctx, tx, e.macKey)
-		if err != nil {
-			return err
-		}
-		cur := snap.Table(t.Schema, t.Name)
-		if cur == nil || cur.ID != t.ID {
-			return fmt.Errorf("table %s.%s is not in the catalog yet (or changed): run the UPDATE once the transaction that created it has committed", t.Schema, t.Name)
-		}
-		updated := copyTable(cur)
-		changed := false
-		for i := range updated.Columns {
-			if c := &updated.Columns[i]; slices.Contains(ids, c.ID) && !c.Incremented {
-				c.Incremented, changed = true, true
-			}
-		}
-		if !changed {
-			return nil
-		}
-		return catalog.UpdateTable(ctx, tx, e.macKey, updated)
-	})
-	if err != nil {
-		return fmt.Errorf("failed to record an increment of %s: %w", t.Name, err)
-	}
-	if err := e.cat.refresh(ctx); err != nil {
-		return err
-	}
-	e.log.Info("column incremented on the server: reads use its Add onion, comparisons are refused", "table", t.Schema+"."+t.Name, "columns", len(ids))
-	return nil
 }

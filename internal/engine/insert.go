@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,6 +29,11 @@ type holesPlan struct {
 	whereHoles []rewrite.CmpHole
 	where      []*cmpHole
 	needs      []rewrite.Need // of WHERE, checked again at each Bind
+	// marks are the columns whose first increment the statement
+	// records; guard sets the one-time condition that records them
+	// (pgonion.apply_change of its argument) before render.
+	marks []catalog.ID
+	guard func(arg *pg_query.Node)
 }
 
 // planInsert encrypts the values of INSERT ... VALUES: in the SQL text for
@@ -51,40 +55,35 @@ func (s *session) planInsert(st rewrite.Statement, t *catalog.Table, ext *extend
 // planUpdate encrypts the values UPDATE sets, with one fresh salt for the
 // statement (recorded in the columns' salt overrides).
 func (s *session) planUpdate(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
-	return s.planUpdateMarked(st, t, ext, false)
+	return s.planUpdateMarking(st, t, ext, nil)
 }
 
-// planUpdateMarked is planUpdate; marked is set once the statement's
-// increments were recorded in the catalog.
-func (s *session) planUpdateMarked(st rewrite.Statement, t *catalog.Table, ext *extended, marked bool) (*stmtPlan, error) {
+// planUpdateMarking is planUpdate; marks are the columns whose first
+// increment the statement records (markIncrements), once known.
+func (s *session) planUpdateMarking(st rewrite.Statement, t *catalog.Table, ext *extended, marks []catalog.ID) (*stmtPlan, error) {
 	clientRefs := rewrite.ParamRefs(st)
 	var orig rewrite.Statement
-	if !marked {
+	if marks == nil {
 		orig = st.Clone() // PlanUpdate rewrites st's tree; a second plan needs the client's
 	}
 	p, err := rewrite.PlanUpdate(st, t)
 	if err != nil {
 		return nil, err
 	}
-	if ids := newIncrements(p, s.e.cat.snapshot().Table(t.Schema, t.Name)); len(ids) > 0 && !marked {
-		ctx, cancel := context.WithTimeout(context.Background(), peelLockTimeout)
-		err := s.e.markIncremented(ctx, t, ids)
-		cancel()
-		if err != nil {
-			return nil, err
+	if marks == nil {
+		if ids := newIncrements(p, s.recordedTable(t)); len(ids) > 0 {
+			// Plan again as the statement leaves the catalog: the
+			// columns read from their Add onion, RETURNING of them
+			// refused.
+			return s.planUpdateMarking(orig, withIncremented(t, ids), ext, ids)
 		}
-		// Plan again with the flag: RETURNING of the column is refused now.
-		if live := s.e.cat.snapshot().Table(t.Schema, t.Name); live != nil && live.ID == t.ID {
-			return s.planUpdateMarked(orig, live, ext, true)
-		}
-		return nil, fmt.Errorf("table %s.%s changed while the UPDATE was planned; run it again", t.Schema, t.Name)
 	}
 	if err := s.ensureLayers(p.Needs); err != nil {
 		return nil, err
 	}
 	hp := &holesPlan{holes: p.Holes, salts: 1, render: func(cells []rewrite.Cells, salts []*pg_query.Node) (string, error) {
 		return p.Render(cells, salts[0])
-	}, whereHoles: p.Where, needs: p.Needs}
+	}, whereHoles: p.Where, needs: p.Needs, marks: marks, guard: func(n *pg_query.Node) { p.Guard = n }}
 	return s.planHoles(t, hp, clientRefs, p.Returning, ext)
 }
 
@@ -156,6 +155,15 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 	}
 	if len(p.holes) > 0 {
 		s.holdWrites(p.table)
+	}
+	if len(p.marks) > 0 {
+		change, err := s.markIncrements(p.table, p.marks)
+		if err != nil {
+			return nil, err
+		}
+		if change != "" {
+			p.guard(rewrite.StringLiteral(change))
+		}
 	}
 	salts := make([][]byte, p.salts)
 	saltNodes := make([]*pg_query.Node, p.salts)
@@ -241,7 +249,8 @@ type paramSlot struct {
 	hole   int
 	row    int
 	suffix string
-	where  int // 1-based WHERE comparison hole, 0 for none
+	where  int  // 1-based WHERE comparison hole, 0 for none
+	mark   bool // the catalog change recording first increments (text)
 }
 
 // holeParams assigns the parameters of encrypted values in the extended
@@ -431,6 +440,9 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			cells[i][pc.Suffix] = hp.add(paramSlot{hole: i, row: h.Row, suffix: pc.Suffix}, oid)
 		}
 	}
+	if len(p.marks) > 0 {
+		p.guard(hp.add(paramSlot{hole: -1, mark: true}, oidText))
+	}
 	if len(p.where) > 0 {
 		vals := make([]*pg_query.Node, len(p.where))
 		for i, h := range p.where {
@@ -492,7 +504,13 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		}
 		vals := make([][]byte, len(hp.slots))
 		for i, sl := range hp.slots {
-			if sl.where > 0 {
+			if sl.mark {
+				change, err := s.markIncrements(p.table, p.marks)
+				if err != nil {
+					return err
+				}
+				vals[i] = []byte(change)
+			} else if sl.where > 0 {
 				h := p.where[sl.where-1]
 				v := onion.Null()
 				var err error

@@ -54,11 +54,13 @@ const intentTimeout = leaseTTL + 2*time.Second
 func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 	var v, seen int64
 	var schemas, names []string
+	var columns []catalog.ID
 	err := conn.QueryRow(ctx, `SELECT (SELECT version FROM pgonion.catalog_version),
 		(SELECT coalesce(max(n), 0) FROM pgonion.intents),
-		ARRAY(SELECT i.schema_name FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() ORDER BY i.n),
-		ARRAY(SELECT i.table_name FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() ORDER BY i.n)`).
-		Scan(&v, &seen, &schemas, &names)
+		ARRAY(SELECT i.schema_name FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
+		ARRAY(SELECT i.table_name FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
+		ARRAY(SELECT i.column_id FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NOT NULL)`).
+		Scan(&v, &seen, &schemas, &names, &columns)
 	if err != nil {
 		return fmt.Errorf("engine: reading the catalog version: %w", err)
 	}
@@ -66,16 +68,23 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 	for i := range names {
 		intents[schemas[i]+"."+names[i]] = names[i]
 	}
+	incrementing := make(map[catalog.ID]bool, len(columns))
+	for _, id := range columns {
+		incrementing[id] = true
+	}
 	if err := c.loadIfChanged(ctx, conn, v); err != nil {
 		return err
 	}
 	c.intentMu.Lock()
-	changed := len(intents) != len(c.intents)
+	changed := len(intents) != len(c.intents) || len(incrementing) != len(c.incrementing)
 	for k := range intents {
 		_, had := c.intents[k]
 		changed = changed || !had
 	}
-	c.intents, c.intentsSeen = intents, max(c.intentsSeen, seen)
+	for id := range incrementing {
+		changed = changed || !c.incrementing[id]
+	}
+	c.intents, c.incrementing, c.intentsSeen = intents, incrementing, max(c.intentsSeen, seen)
 	c.intentMu.Unlock()
 	if changed {
 		c.invalidate()
@@ -90,6 +99,38 @@ func (c *catalogCache) pendingElsewhere(schema, name string) bool {
 	defer c.intentMu.Unlock()
 	_, ok := c.intents[schema+"."+name]
 	return ok
+}
+
+// beingIncremented reports whether column id has a live increment
+// intent: a transaction (of this proxy or another) may be recording its
+// first increment, so its Eq and Ord onions may already be stale.
+func (c *catalogCache) beingIncremented(id catalog.ID) bool {
+	c.intentMu.Lock()
+	defer c.intentMu.Unlock()
+	return c.incrementing[id]
+}
+
+// withIncrementIntents returns t with Incremented set on its columns that
+// have a live increment intent (t itself when none has).
+func (c *catalogCache) withIncrementIntents(t *catalog.Table) *catalog.Table {
+	if t == nil {
+		return nil
+	}
+	c.intentMu.Lock()
+	defer c.intentMu.Unlock()
+	var out *catalog.Table
+	for i, col := range t.Columns {
+		if !col.Incremented && c.incrementing[col.ID] {
+			if out == nil {
+				out = copyTable(t)
+			}
+			out.Columns[i].Incremented = true
+		}
+	}
+	if out == nil {
+		return t
+	}
+	return out
 }
 
 // trusted reports whether this proxy's copy is within its lease.
@@ -146,23 +187,33 @@ func (c *catalogCache) renewLoop(ctx context.Context) {
 }
 
 // declareIntent records that a session of this proxy is about to put a
-// table with encrypted columns under schema.name, and returns once every
-// other proxy has loaded the intent (or its lease has run out).
-func (c *catalogCache) declareIntent(ctx context.Context, schema, name string) (int64, error) {
+// table with encrypted columns under schema.name (column nil), or to
+// increment column *column of that table for the first time, and returns
+// once every other proxy has loaded the intent (or its lease has run
+// out).
+func (c *catalogCache) declareIntent(ctx context.Context, schema, name string, column *catalog.ID) (int64, error) {
 	var n int64
 	err := c.withConn(ctx, func(conn *pgx.Conn) error {
-		if err := conn.QueryRow(ctx, `INSERT INTO pgonion.intents (schema_name, table_name, proxy_id) VALUES ($1, $2, $3) RETURNING n`,
-			schema, name, c.proxyID).Scan(&n); err != nil {
+		if err := conn.QueryRow(ctx, `INSERT INTO pgonion.intents (schema_name, table_name, proxy_id, column_id) VALUES ($1, $2, $3, $4) RETURNING n`,
+			schema, name, c.proxyID, column).Scan(&n); err != nil {
 			return err
 		}
 		_, err := conn.Exec(ctx, "SELECT pg_notify('pgonion_intents', '')")
 		return err
 	})
+	what := "the creation of " + schema + "." + name
+	if column != nil {
+		what = "an increment of a column of " + schema + "." + name
+	}
 	if err != nil {
-		return 0, fmt.Errorf("engine: recording the creation of %s.%s: %w", schema, name, err)
+		return 0, fmt.Errorf("engine: recording %s: %w", what, err)
 	}
 	c.intentMu.Lock()
-	c.intents[schema+"."+name] = name
+	if column != nil {
+		c.incrementing[*column] = true
+	} else {
+		c.intents[schema+"."+name] = name
+	}
 	c.intentsSeen = max(c.intentsSeen, n)
 	c.intentMu.Unlock()
 	c.invalidate()
@@ -181,7 +232,7 @@ func (c *catalogCache) declareIntent(ctx context.Context, schema, name string) (
 		case <-wctx.Done():
 			c.dropIntents(context.Background(), []int64{n})
 			return 0, &pgconn.PgError{Severity: "ERROR", Code: "55P03",
-				Message: fmt.Sprintf("another proxy of this database did not confirm the creation of encrypted table %s.%s in time", schema, name),
+				Message: fmt.Sprintf("another proxy of this database did not confirm %s in time", what),
 				Hint:    "Retry; if it persists, check that every proxy can reach the server."}
 		case <-time.After(wait):
 		}

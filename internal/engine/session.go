@@ -127,12 +127,13 @@ func (s *session) maybeSettleLocked() {
 }
 
 // intend declares that this session is about to give schema.name
-// encrypted columns (lease.go); the intent lasts until its transaction
-// has ended.
-func (s *session) intend(schema, name string) error {
+// encrypted columns, or (column set) to increment that column of it for
+// the first time (lease.go); the intent lasts until its transaction has
+// ended.
+func (s *session) intend(schema, name string, column *catalog.ID) error {
 	ctx, cancel := context.WithTimeout(context.Background(), intentTimeout+lookupTimeout)
 	defer cancel()
-	n, err := s.e.cat.declareIntent(ctx, schema, name)
+	n, err := s.e.cat.declareIntent(ctx, schema, name, column)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ const lookupTimeout = 10 * time.Second
 func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
 	t, err := s.pendingTable(r)
 	if err == nil && t != nil {
-		return t, nil
+		return s.e.cat.withIncrementIntents(t), nil
 	}
 	if err != nil {
 		return nil, catalogError(err)
@@ -194,7 +195,7 @@ func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
 	if err != nil {
 		return nil, catalogError(err)
 	}
-	return t, nil
+	return s.e.cat.withIncrementIntents(t), nil
 }
 
 // cacheable reports whether a statement that passed through may skip

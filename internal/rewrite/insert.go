@@ -495,6 +495,11 @@ func Int8ArrayLiteral(v []int64) *pg_query.Node {
 	return typeCast(pg_query.MakeAConstStrNode(string(b), -1), "int8", true)
 }
 
+// StringLiteral returns 's'::text.
+func StringLiteral(s string) *pg_query.Node {
+	return typeCast(pg_query.MakeAConstStrNode(s, -1), "text", false)
+}
+
 // ParamNode returns $n.
 func ParamNode(n int) *pg_query.Node { return pg_query.MakeParamRefNode(int32(n), -1) }
 

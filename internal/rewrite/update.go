@@ -27,6 +27,11 @@ type UpdatePlan struct {
 	// before Render), and Needs the onion layers WHERE needs.
 	Where []CmpHole
 	Needs []Need
+	// Guard, when set before Render, is the argument of
+	// pgonion.apply_change that the statement runs once, before it
+	// changes any row (it records first increments in the catalog, in
+	// the statement's own transaction).
+	Guard *pg_query.Node
 
 	version int32                // of the parse tree format
 	base    *pg_query.UpdateStmt // the server statement, but its SET list
@@ -137,10 +142,18 @@ func (p *UpdatePlan) Render(cells []Cells, salt *pg_query.Node) (string, error) 
 	if salt == nil && len(p.Holes) > 0 {
 		return "", fmt.Errorf("rewrite: UPDATE of %s: Render needs a salt for its %d holes", p.Table.Name, len(p.Holes))
 	}
+	where := p.base.WhereClause
+	if p.Guard != nil {
+		conds := []*pg_query.Node{oneTimeCall("apply_change", p.Guard)}
+		if where != nil {
+			conds = append(conds, where)
+		}
+		where = andNodes(conds)
+	}
 	u := &pg_query.UpdateStmt{
 		Relation:      p.base.Relation,
 		TargetList:    dmlRenderSet(p.set, cells, salt),
-		WhereClause:   p.base.WhereClause,
+		WhereClause:   where,
 		FromClause:    p.base.FromClause,
 		ReturningList: p.base.ReturningList,
 		WithClause:    p.base.WithClause,
@@ -150,6 +163,19 @@ func (p *UpdatePlan) Render(cells []Cells, salt *pg_query.Node) (string, error) 
 		return "", fmt.Errorf("rewrite: deparsing UPDATE of %s: %w", p.Table.Name, err)
 	}
 	return sql, nil
+}
+
+// oneTimeCall returns (SELECT pgonion.fn(arg)): an uncorrelated scalar
+// subquery, which PostgreSQL evaluates once per statement (an InitPlan)
+// whatever the volatility of fn.
+func oneTimeCall(fn string, arg *pg_query.Node) *pg_query.Node {
+	call := pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode(fn)}, []*pg_query.Node{arg}, -1)
+	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(call, -1)}}
+	return &pg_query.Node{Node: &pg_query.Node_SubLink{SubLink: &pg_query.SubLink{
+		SubLinkType: pg_query.SubLinkType_EXPR_SUBLINK,
+		Subselect:   &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}},
+		Location:    -1,
+	}}}
 }
 
 // deparseNode returns the SQL text of one statement node.
