@@ -215,8 +215,8 @@ func (l *level) fromItem(n *pg_query.Node, ons *[]*pg_query.Node) error {
 		if rv.Alias != nil {
 			qualifier = rv.Alias.Aliasname
 			if len(rv.Alias.Colnames) > 0 {
-				if t := l.table(rv); t != nil && ddlHasEncrypted(t) {
-					return Refusal("column aliases on table %s with encrypted columns are not supported", t.Name)
+				if t := l.table(rv); t != nil {
+					return Refusal("column aliases on table %s, which the proxy manages, are not supported", t.Name)
 				}
 			}
 		}

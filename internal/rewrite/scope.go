@@ -50,9 +50,13 @@ func (d *derived) column(qualifier, name, construct string) (*encCol, error) {
 	return &x, nil
 }
 
-// encrypted reports whether the item has encrypted columns.
+// encrypted reports whether the item must be planned by the proxy: a
+// subquery with encrypted outputs, or a catalog table. A catalog table
+// whose columns are all plain (its encrypted columns were dropped, or are
+// being adopted) still carries the proxy's physical columns, which * and
+// positional forms must not show.
 func (it *rangeItem) encrypted() bool {
-	return it.derived != nil || it.table != nil && ddlHasEncrypted(it.table)
+	return it.derived != nil || it.table != nil
 }
 
 // describe names the item in messages.
