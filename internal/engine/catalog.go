@@ -27,6 +27,9 @@ type catalogCache struct {
 	log    *slog.Logger
 
 	snap atomic.Pointer[catalog.Snapshot]
+	// epoch changes whenever plans made before may be stale: a new
+	// snapshot, or a change in the intents (wire.Replanner).
+	epoch atomic.Uint64
 
 	// broken is set while the server's catalog fails verification (a
 	// row or the seal does not authenticate, or its version went back):
@@ -191,6 +194,7 @@ func (c *catalogCache) loadIfChanged(ctx context.Context, conn *pgx.Conn, v int6
 	}
 	c.broken.Store(nil)
 	c.snap.Store(snap)
+	c.epoch.Add(1)
 	c.plainMu.Lock()
 	clear(c.plain)
 	clear(c.plainSQL)
@@ -211,6 +215,7 @@ func (c *catalogCache) fail(err error) error {
 // invalidate forgets every name and statement checked absent from the
 // catalog, so that the next statement on each checks with the server.
 func (c *catalogCache) invalidate() {
+	c.epoch.Add(1)
 	c.plainMu.Lock()
 	clear(c.plain)
 	clear(c.plainSQL)

@@ -43,6 +43,7 @@ type session struct {
 	ddlInFlight int     // DDL planned but not yet answered by the server
 	lastStatus  byte    // of the last ReadyForQuery
 	intents     []int64 // this session's intents (lease.go), dropped when txCat settles
+	txGen       uint64  // counts changes of txCat (PlanEpoch)
 
 	// writing counts, per table, this session's writes holding the
 	// table's write gate (holdWrites); guarded by mu.
@@ -59,6 +60,15 @@ type session struct {
 
 // ParameterStatus implements wire.ParameterObserver.
 func (s *session) ParameterStatus(name, value string) { s.params.set(name, value) }
+
+// PlanEpoch implements wire.Replanner: the shared catalog's epoch, and
+// how often this session's own catalog (txCat) changed.
+func (s *session) PlanEpoch() uint64 {
+	s.mu.Lock()
+	gen := s.txGen
+	s.mu.Unlock()
+	return s.e.cat.epoch.Load()*1_000_003 + gen
+}
 
 // ReadyForQuery implements wire.TransactionObserver.
 func (s *session) ReadyForQuery(txStatus byte) {
@@ -90,6 +100,7 @@ func (s *session) ddlBase() (*catalog.Snapshot, error) {
 func (s *session) planned(next *catalog.Snapshot) {
 	s.mu.Lock()
 	s.txCat = next
+	s.txGen++
 	if s.deferFn == nil {
 		s.mu.Unlock()
 		return // no wire session (tests planning directly)
@@ -121,6 +132,7 @@ func (s *session) maybeSettleLocked() {
 		s.e.log.Error("reading the catalog after DDL failed", "err", err)
 	}
 	s.txCat = nil
+	s.txGen++
 	// After the refresh: the catalog now shows what the intents stood for.
 	s.e.cat.dropIntents(ctx, s.intents)
 	s.intents = nil

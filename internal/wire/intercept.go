@@ -39,6 +39,18 @@ type TransactionObserver interface {
 	ReadyForQuery(txStatus byte)
 }
 
+// Replanner may be implemented by an Interceptor whose plans depend on
+// state that can change under a prepared statement (for the proxy, its
+// catalog: a table adopted, a column's onions changed). PlanEpoch
+// changes whenever plans made before may be wrong; a statement parsed at
+// an older epoch is parsed again (Interceptor.Parse with the client's
+// text) before its next Bind, and the server's statement is replaced, so
+// that clients never have to prepare again. It is called from the
+// session's client-reading goroutine.
+type Replanner interface {
+	PlanEpoch() uint64
+}
+
 // SessionCloser may be implemented by an Interceptor to learn that its
 // session has ended (after both connections closed). It is called once,
 // from the session's goroutine.

@@ -15,6 +15,7 @@ type request struct {
 	copyIn  CopyInRewriter   // 'Q'/'E' starting a rewritten COPY FROM STDIN
 	results []ResultRewriter // 'Q': per statement; 'D'/'E': one entry
 	refusal error            // replaces the server's error for a refused message; guarded by queue.mu once pushed
+	hidden  bool             // 'P' or 'C' the proxy sent to replace a stale statement: its success is not for the client
 	fail    error            // the proxy failed the request before the server answered: its answer becomes this error (set before push)
 
 	// done runs when the answer to the request is complete (or the request

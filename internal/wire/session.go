@@ -50,6 +50,7 @@ type session struct {
 
 	ic      Interceptor
 	stmts   map[string]*Statement   // prepared statements by name
+	sources map[string]*stmtSource  // what each named statement was parsed from (with a Replanner)
 	portals map[string]*boundPortal // portals that need rewriting
 	q       queue
 
@@ -96,6 +97,7 @@ func (ss *session) id() string { return strconv.FormatUint(ss.key>>32, 10) }
 // run relays until either side ends, then closes both connections.
 func (ss *session) run() {
 	ss.stmts = map[string]*Statement{}
+	ss.sources = map[string]*stmtSource{}
 	ss.portals = map[string]*boundPortal{}
 	done := make(chan error, 1)
 	go func() { done <- ss.protect("clientToServer", ss.clientToServer) }()
@@ -259,6 +261,7 @@ func (ss *session) clientToServer() (err error) {
 				name, _ := cstring(b[1:])
 				if b[0] == 'S' {
 					delete(ss.stmts, name)
+					delete(ss.sources, name)
 				} else {
 					delete(ss.portals, name)
 				}
@@ -406,6 +409,11 @@ func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
 		return scratch, fmt.Errorf("client sent a malformed Parse: %w", err)
 	}
 	ss.log.Debug("parse", "name", p.Name, "sql", p.Query)
+	src := &stmtSource{query: p.Query, oids: p.ParameterOIDs}
+	rp, replans := ss.ic.(Replanner)
+	if replans {
+		src.epoch = rp.PlanEpoch() // before planning: a change meanwhile makes it plan again
+	}
 	var st *Statement
 	perr := guard(ss.log, "Parse", func() (err error) {
 		st, err = ss.ic.Parse(p.Name, p.Query, p.ParameterOIDs)
@@ -413,12 +421,18 @@ func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
 	})
 	if perr != nil {
 		ss.log.Info("statement refused", refusalAttr(perr))
+		if p.Name == "" {
+			delete(ss.sources, "") // the server's unnamed statement is gone
+		}
 		ss.q.push(&request{kind: 'P', refusal: perr})
 		return writeMsg(ss.bw, scratch, &pgproto3.Parse{Name: p.Name, Query: refusedSQL})
 	}
 	// A named statement that exists already makes the server fail; keep ours.
 	if _, exists := ss.stmts[p.Name]; p.Name == "" || !exists {
 		ss.stmts[p.Name] = st
+		if replans {
+			ss.sources[p.Name] = src
+		}
 	}
 	ss.q.push(&request{kind: 'P'})
 	if st == nil {
@@ -432,6 +446,21 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 	b := body(msg)
 	portal, rest := cstring(b)
 	stmtName, _ := cstring(rest)
+	if src := ss.sources[stmtName]; src != nil {
+		if rp := ss.ic.(Replanner); src.epoch != rp.PlanEpoch() {
+			var err error
+			if scratch, err = ss.replan(stmtName, src, rp, scratch); err != nil {
+				var re *replanRefusal
+				if !errors.As(err, &re) {
+					return scratch, err
+				}
+				ss.log.Info("bind refused", refusalAttr(re.err))
+				delete(ss.portals, portal)
+				ss.q.push(&request{kind: 'B', refusal: re.err})
+				return writeMsg(ss.bw, scratch, &pgproto3.Bind{DestinationPortal: portal, PreparedStatement: refusedStatement})
+			}
+		}
+	}
 	st := ss.stmts[stmtName]
 	if st == nil || (st.Bind == nil && st.Results == nil && st.CopyIn == nil) {
 		delete(ss.portals, portal)
@@ -462,6 +491,66 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 	}
 	ss.q.push(&request{kind: 'B'})
 	return writeMsg(ss.bw, scratch, &bind)
+}
+
+// stmtSource is what a prepared statement was parsed from, and the
+// Replanner's epoch its plan was made at.
+type stmtSource struct {
+	query string
+	oids  []uint32
+	epoch uint64
+}
+
+// replanRefusal is the Interceptor's refusal of a statement parsed
+// again: the Bind that needed it fails with it.
+type replanRefusal struct{ err error }
+
+func (e *replanRefusal) Error() string { return e.err.Error() }
+
+// replan parses statement name again (its plan went stale) and replaces
+// the server's statement before the Bind that follows: Close and Parse,
+// whose success the client does not see (it sent neither); a server
+// error is the Bind's.
+func (ss *session) replan(name string, src *stmtSource, rp Replanner, scratch []byte) ([]byte, error) {
+	epoch := rp.PlanEpoch()
+	ss.log.Debug("replan", "name", name)
+	var st *Statement
+	if err := guard(ss.log, "Parse", func() (err error) {
+		st, err = ss.ic.Parse(name, src.query, src.oids)
+		return err
+	}); err != nil {
+		return scratch, &replanRefusal{err}
+	}
+	var err error
+	if name != "" {
+		ss.q.push(&request{kind: 'C', hidden: true})
+		if scratch, err = writeMsg(ss.bw, scratch, &pgproto3.Close{ObjectType: 'S', Name: name}); err != nil {
+			return scratch, err
+		}
+	}
+	ss.q.push(&request{kind: 'P', hidden: true})
+	parse := &pgproto3.Parse{Name: name, Query: src.query, ParameterOIDs: src.oids}
+	if st != nil {
+		parse.Query, parse.ParameterOIDs = st.SQL, st.ParamOIDs
+	}
+	if scratch, err = writeMsg(ss.bw, scratch, parse); err != nil {
+		return scratch, err
+	}
+	if st != nil && st.Results != nil {
+		// What the new plan needs to know of its result, as a
+		// client's Describe would have taught it.
+		r := &request{kind: 'D', describe: 'S', stmt: st, hidden: true}
+		var rr ResultRewriter
+		r.fail = guard(ss.log, "Describe", func() error { rr = st.Results(nil); return nil })
+		r.results = []ResultRewriter{rr}
+		ss.q.push(r)
+		if scratch, err = writeMsg(ss.bw, scratch, &pgproto3.Describe{ObjectType: 'S', Name: name}); err != nil {
+			return scratch, err
+		}
+	}
+	ss.stmts[name] = st
+	src.epoch = epoch
+	return scratch, nil
 }
 
 func (ss *session) forwardDescribe(msg []byte) error {
@@ -555,6 +644,25 @@ func (ss *session) serverToClient() error {
 			lastFatal = t == 'E' && isFatalError(body(msg))
 			if _, err = ss.cw.Write(msg); err != nil {
 				return err
+			}
+			continue
+		}
+		if r.hidden && t != 'E' {
+			// The answer to what the proxy sent to replace a stale
+			// statement: not for the client.
+			switch {
+			case t == 'T' && len(r.results) > 0 && r.results[0] != nil:
+				var rd pgproto3.RowDescription
+				if err := rd.Decode(body(msg)); err != nil {
+					return fmt.Errorf("server sent a malformed RowDescription: %w", err)
+				}
+				rr := r.results[0]
+				if err := guard(ss.log, "RowDescription", func() error { return rr.RowDescription(&rd) }); err != nil {
+					ss.log.Info("describing a statement planned again failed", "err", err)
+				}
+				ss.q.pop()
+			case t == '1' || t == '3' || t == 'n' || t == 'T':
+				ss.q.pop()
 			}
 			continue
 		}
