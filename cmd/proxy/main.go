@@ -10,6 +10,8 @@
 //	proxy migrate --backend DSN [--check] create or upgrade the schema "pgonion"
 //	proxy status  --backend DSN           encrypted columns, layers and leakage
 //	proxy columns list|set|plan           the managed columns, their policies, a workload's needs
+//	proxy encrypt TABLE [COLUMN ...]      encrypt existing plaintext in place, online
+//	proxy decrypt TABLE [COLUMN ...]      turn encrypted columns back into plaintext
 //	proxy version
 //
 // Run `proxy COMMAND --help` for the flags of a command. Every flag can also
@@ -43,6 +45,8 @@ var commands = []command{
 	{"migrate", "create or upgrade the proxy's schema in the backend database", runMigrate},
 	{"status", "show every encrypted column, its onions and layers, and what the server can learn", runStatus},
 	{"columns", "list the managed columns, declare how a column is stored, or plan a workload (list, set, plan)", runColumns},
+	{"encrypt", "encrypt existing plaintext columns in place, online (adopt a table)", runEncrypt},
+	{"decrypt", "turn encrypted columns back into plaintext in place, online", runDecrypt},
 	{"keys", "create, check and re-wrap the key store (init, check, rotate-master)", runKeys},
 	{"version", "print the version", func([]string, io.Writer, io.Writer) error { fmt.Println("proxy", version); return nil }},
 }

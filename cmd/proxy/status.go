@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/recrypt"
 )
 
 // leakage says what the server can learn from a column at each layer.
@@ -45,6 +47,9 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "key store %s, catalog version %d\n", a.store.ID(), snap.Version)
 	}
+	if err := printRewrites(ctx, stdout, a); err != nil {
+		return err
+	}
 	tables := snap.Tables()
 	if len(tables) == 0 {
 		fmt.Fprintln(stdout, "no tables are managed by the proxy yet")
@@ -73,4 +78,40 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return printLearned(stdout, tables)
+}
+
+// printRewrites shows the rewrites under way (proxy encrypt, decrypt) and
+// the plaintext adoption left aside.
+func printRewrites(ctx context.Context, w io.Writer, a *admin) error {
+	var migrated bool
+	if err := a.conn.QueryRow(ctx, "SELECT to_regclass('pgonion.rewrites') IS NOT NULL").Scan(&migrated); err != nil || !migrated {
+		return err // a database not migrated since: nothing can be under way
+	}
+	under, err := recrypt.Rewrites(ctx, a.conn)
+	if err != nil {
+		return fmt.Errorf("reading the rewrites under way: %w", err)
+	}
+	for _, u := range under {
+		what := u.Schema + "." + u.Table
+		if u.Column != "" {
+			what += "." + u.Column
+		}
+		line := fmt.Sprintf("%s under way on %s: block %d of %d, %d rows", u.Kind, what, min(u.Block, u.Blocks), u.Blocks, u.Rows)
+		if r := u.Rate(); r > 0 {
+			line += fmt.Sprintf(", %.0f rows/s", r)
+		}
+		if left := u.Left(); left > 0 {
+			line += ", about " + left.Round(time.Second).String() + " left"
+		}
+		line += ", last checkpoint " + time.Since(u.Updated).Round(time.Second).String() + " ago"
+		fmt.Fprintln(w, line)
+	}
+	aside, err := recrypt.PlaintextAside(ctx, a.conn)
+	if err != nil {
+		return err
+	}
+	for _, c := range aside {
+		fmt.Fprintf(w, "%s is encrypted, but its former plaintext is still on the server (%s%s): run 'proxy encrypt --yes TABLE' to drop it\n", c, c[strings.LastIndex(c, ".")+1:], recrypt.PlaintextSuffix)
+	}
+	return nil
 }

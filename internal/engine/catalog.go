@@ -59,7 +59,11 @@ type catalogCache struct {
 	intents    map[string]string // schema.name -> name, with a live intent
 	// incrementing holds the columns with a live increment intent.
 	incrementing map[catalog.ID]bool
-	intentsSeen  int64 // the newest intent loaded
+	// switching holds the tables (schema.name) with a live switch intent.
+	switching map[string]bool
+	// intentsChanged is closed (and replaced) whenever the intents change.
+	intentsChanged chan struct{}
+	intentsSeen    int64 // the newest intent loaded
 
 	stop   context.CancelFunc
 	listen sync.WaitGroup
@@ -71,7 +75,8 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 		return nil, fmt.Errorf("engine: connecting to the backend: %w", err)
 	}
 	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}, plainSQL: map[string]int64{},
-		proxyID: newProxyID(), born: time.Now(), intents: map[string]string{}, incrementing: map[catalog.ID]bool{}}
+		proxyID: newProxyID(), born: time.Now(), intents: map[string]string{}, incrementing: map[catalog.ID]bool{},
+		switching: map[string]bool{}, intentsChanged: make(chan struct{})}
 	// The lease first: a proxy creating a table from now on waits for
 	// this one to load its intent.
 	if _, err := conn.Exec(ctx, "INSERT INTO pgonion.proxies (proxy_id, expires) VALUES ($1, now() + $2::interval)", c.proxyID, leaseTTL.String()); err != nil {

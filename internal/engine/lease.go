@@ -55,18 +55,25 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 	var v, seen int64
 	var schemas, names []string
 	var columns []catalog.ID
+	var switches []bool
 	err := conn.QueryRow(ctx, `SELECT (SELECT version FROM pgonion.catalog_version),
 		(SELECT coalesce(max(n), 0) FROM pgonion.intents),
 		ARRAY(SELECT i.schema_name FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
 		ARRAY(SELECT i.table_name FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
+		ARRAY(SELECT i.switching FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
 		ARRAY(SELECT i.column_id FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NOT NULL)`).
-		Scan(&v, &seen, &schemas, &names, &columns)
+		Scan(&v, &seen, &schemas, &names, &switches, &columns)
 	if err != nil {
 		return fmt.Errorf("engine: reading the catalog version: %w", err)
 	}
 	intents := make(map[string]string, len(names))
+	switching := map[string]bool{}
 	for i := range names {
-		intents[schemas[i]+"."+names[i]] = names[i]
+		if switches[i] {
+			switching[schemas[i]+"."+names[i]] = true
+		} else {
+			intents[schemas[i]+"."+names[i]] = names[i]
+		}
 	}
 	incrementing := make(map[catalog.ID]bool, len(columns))
 	for _, id := range columns {
@@ -76,7 +83,7 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 		return err
 	}
 	c.intentMu.Lock()
-	changed := len(intents) != len(c.intents) || len(incrementing) != len(c.incrementing)
+	changed := len(intents) != len(c.intents) || len(incrementing) != len(c.incrementing) || len(switching) != len(c.switching)
 	for k := range intents {
 		_, had := c.intents[k]
 		changed = changed || !had
@@ -84,7 +91,14 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 	for id := range incrementing {
 		changed = changed || !c.incrementing[id]
 	}
-	c.intents, c.incrementing, c.intentsSeen = intents, incrementing, max(c.intentsSeen, seen)
+	for k := range switching {
+		changed = changed || !c.switching[k]
+	}
+	c.intents, c.incrementing, c.switching, c.intentsSeen = intents, incrementing, switching, max(c.intentsSeen, seen)
+	if changed {
+		close(c.intentsChanged)
+		c.intentsChanged = make(chan struct{})
+	}
 	c.intentMu.Unlock()
 	if changed {
 		c.invalidate()
@@ -99,6 +113,41 @@ func (c *catalogCache) pendingElsewhere(schema, name string) bool {
 	defer c.intentMu.Unlock()
 	_, ok := c.intents[schema+"."+name]
 	return ok
+}
+
+// switchTimeout bounds how long a statement waits for a table's switch
+// (recrypt's cutover) to end: past it, the statement is planned with the
+// catalog as it is (and fails if it then meets the new form).
+const switchTimeout = 10 * time.Second
+
+// switchingTable reports whether schema.name has a live switch intent.
+func (c *catalogCache) switchingTable(schema, name string) bool {
+	c.intentMu.Lock()
+	defer c.intentMu.Unlock()
+	return c.switching[schema+"."+name]
+}
+
+// awaitSwitch returns once schema.name has no live switch intent (a
+// rewriter switching its columns to their new form, package recrypt),
+// and this copy of the catalog therefore shows the new form; or when ctx
+// ends.
+func (c *catalogCache) awaitSwitch(ctx context.Context, schema, name string) {
+	for {
+		c.intentMu.Lock()
+		on, wake := c.switching[schema+"."+name], c.intentsChanged
+		c.intentMu.Unlock()
+		if !on {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-time.After(100 * time.Millisecond):
+			// In case a notification was lost.
+			_ = c.refresh(ctx)
+		}
+	}
 }
 
 // beingIncremented reports whether column id has a live increment

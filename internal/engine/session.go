@@ -194,6 +194,18 @@ type stmtPlan struct {
 const lookupTimeout = 10 * time.Second
 
 func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
+	s.mu.Lock()
+	inBlock := s.lastStatus == 'T' || s.lastStatus == 'E'
+	s.mu.Unlock()
+	if !inBlock && s.e.cat.switchingTable(r.Schema, r.Name) {
+		// A rewriter is switching the table to its new form: wait for
+		// it, so that the statement is planned with the new form. (In a
+		// transaction block the switch waits for the transaction
+		// instead, if it holds the table.)
+		ctx, cancel := context.WithTimeout(context.Background(), switchTimeout)
+		s.e.cat.awaitSwitch(ctx, r.Schema, r.Name)
+		cancel()
+	}
 	t, err := s.pendingTable(r)
 	if err == nil && t != nil {
 		return s.e.cat.withIncrementIntents(t), nil

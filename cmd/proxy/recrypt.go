@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/engine"
+	"github.com/pgonion/pgonion/internal/recrypt"
+	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/schemes/hom"
+)
+
+const encryptUsage = `Usage:
+  proxy encrypt [flags] [SCHEMA.]TABLE [COLUMN ...]
+  proxy decrypt [flags] [SCHEMA.]TABLE [COLUMN ...]
+
+encrypt adopts existing plaintext: it encrypts the named columns of TABLE
+(without COLUMN: every column whose policy is not plain) in place, as the
+proxy would have stored them had the table been created through it (the
+declared policy, else --default-policy). The table may have been created
+directly on the server; it keeps its name and rows. Applications keep
+reading and writing through 'proxy serve' meanwhile: the rewrite runs in
+batches, each committed with its checkpoint, and a short exclusive lock
+switches the columns over at the end. Stopped at any point (even kill -9),
+it resumes where it was when run again.
+
+After the switch the plaintext is kept aside (column c__plaintext) until
+the final step drops it and rewrites every row, so that dumps and the WAL
+written afterwards hold none of it: with --yes it runs at once, otherwise
+you are asked (or run 'proxy encrypt --yes TABLE' later). WAL segments,
+backups and replicas from before the final step still hold the plaintext.
+
+decrypt is the way back: the named encrypted columns (without COLUMN:
+every one) become plaintext again, online in the same way; a table left
+without encrypted columns leaves the proxy's catalog.
+
+A column that an index, constraint, default, view or trigger uses cannot
+be rewritten in place (the server evaluates those over the stored form):
+drop them first, or declare the column plain. Only one rewrite of a table
+runs at a time.`
+
+func runEncrypt(args []string, stdout, stderr io.Writer) error {
+	return runRecrypt(recrypt.Encrypt, args, stdout, stderr)
+}
+
+func runDecrypt(args []string, stdout, stderr io.Writer) error {
+	return runRecrypt(recrypt.Decrypt, args, stdout, stderr)
+}
+
+func runRecrypt(kind recrypt.Kind, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet(string(kind), flag.ContinueOnError)
+	backend := fs.String("backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
+	dryRun := fs.Bool("dry-run", false, "show what would be done, change nothing")
+	yes := fs.Bool("yes", false, "encrypt: run the final step (drop the plaintext) without asking")
+	abort := fs.Bool("abort", false, "undo an unfinished rewrite of the columns: the old form stays")
+	defaultPolicy := fs.String("default-policy", string(catalog.Encrypted), "encrypt: how columns without a declared policy are stored (as proxy serve's flag): encrypted or sensitive")
+	batch := fs.Int64("batch-blocks", 32, "heap blocks (8 kB) per transaction")
+	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	var k keyFlags
+	k.register(fs)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), encryptUsage+"\n\nFlags:"); fs.PrintDefaults() }
+	positional, flags, err := splitArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := parseFlags(fs, flags); err != nil {
+		return err
+	}
+	if len(positional) == 0 {
+		return usagef("a TABLE is required")
+	}
+	schema, table := rewrite.DefaultSchema, positional[0]
+	if s, t, ok := strings.Cut(table, "."); ok {
+		schema, table = s, t
+	}
+	columns := positional[1:]
+	pol := catalog.Policy(*defaultPolicy)
+	if pol != catalog.Encrypted && pol != catalog.Sensitive {
+		return usagef("bad --default-policy %q: want encrypted or sensitive", *defaultPolicy)
+	}
+	if *batch < 1 {
+		return usagef("--batch-blocks must be at least 1")
+	}
+	// Interrupted, the rewrite stops at a batch boundary's transaction
+	// (or anywhere: it resumes from its last checkpoint).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := openAdmin(ctx, *backend, &k, true)
+	if err != nil {
+		return err
+	}
+	defer a.close(context.Background())
+	keys := recrypt.Keys{MACKey: a.macKey, Deriver: a.store.Deriver()}
+	if b, ok := a.store.Secret(engine.PaillierSecret); ok {
+		if keys.HomKey, err = hom.UnmarshalPrivateKey(b); err != nil {
+			return fmt.Errorf("the key store's Paillier key: %w", err)
+		}
+	}
+	rw := &recrypt.Rewriter{Conn: a.conn, Keys: keys, BatchBlocks: *batch, DryRun: *dryRun}
+	if !*quiet {
+		rw.Progress = progressPrinter(stderr)
+	}
+	target := schema + "." + table
+	if *abort {
+		done, err := rw.Abort(ctx, schema, table, columns)
+		if err != nil {
+			return err
+		}
+		if len(done) == 0 {
+			fmt.Fprintf(stdout, "no unfinished rewrite of %s to abort\n", target)
+			return nil
+		}
+		fmt.Fprintf(stdout, "aborted the rewrite of %s.%s: the columns keep their old form\n", target, strings.Join(done, ", "))
+		return nil
+	}
+	var plan *recrypt.Plan
+	if kind == recrypt.Encrypt {
+		declared, err := catalog.Policies(ctx, a.conn, a.macKey, schema, table)
+		if err != nil {
+			return err
+		}
+		policy := func(_, column string) rewrite.ColumnPolicy {
+			for _, d := range declared {
+				if d.Column == column {
+					return rewrite.ColumnPolicy{Policy: d.Policy, Capabilities: d.Capabilities, JoinGroup: d.JoinGroup}
+				}
+			}
+			return rewrite.ColumnPolicy{Policy: pol}
+		}
+		plan, err = rw.EncryptColumns(ctx, schema, table, columns, policy)
+		if err != nil {
+			return recryptError(err, kind, target)
+		}
+	} else {
+		plan, err = rw.DecryptColumns(ctx, schema, table, columns)
+		if err != nil {
+			return recryptError(err, kind, target)
+		}
+	}
+	printPlan(stdout, plan, *dryRun)
+	if kind != recrypt.Encrypt {
+		return nil
+	}
+	// The final step.
+	rw.DryRun = true
+	pending, err := rw.Scrub(ctx, schema, table)
+	if err != nil || len(pending) == 0 || *dryRun {
+		return err
+	}
+	if !*yes && !confirm(stderr, fmt.Sprintf("Drop the plaintext of %s.%s now (it stays in WAL and backups taken before)? [y/N] ", target, strings.Join(pending, ", "))) {
+		fmt.Fprintf(stdout, "the plaintext of %s.%s is kept aside as %s\nhint: run 'proxy encrypt --yes %s' to drop it\n", target, strings.Join(pending, ", "), pending[0]+recrypt.PlaintextSuffix, target)
+		return nil
+	}
+	rw.DryRun = false
+	dropped, err := rw.Scrub(ctx, schema, table)
+	if err != nil {
+		return fmt.Errorf("dropping the plaintext of %s: %w\nhint: run the same command again to resume", target, err)
+	}
+	fmt.Fprintf(stdout, "dropped the plaintext of %s.%s and rewrote every row\n", target, strings.Join(dropped, ", "))
+	return nil
+}
+
+func recryptError(err error, kind recrypt.Kind, target string) error {
+	if strings.Contains(err.Error(), "hint:") {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w\nhint: run the same command again to resume from the last checkpoint, or with --abort to undo", kind, target, err)
+}
+
+// printPlan says what the rewrite did (or would do).
+func printPlan(w io.Writer, p *recrypt.Plan, dry bool) {
+	verb := map[recrypt.Kind]string{recrypt.Encrypt: "encrypted", recrypt.Decrypt: "decrypted"}[p.Kind]
+	if dry {
+		verb = "would be " + verb
+	}
+	if p.Register && dry {
+		fmt.Fprintf(w, "%s.%s would enter the proxy's catalog\n", p.Schema, p.Table)
+	}
+	for _, c := range p.Columns {
+		resumed := ""
+		if c.Resumed {
+			resumed = fmt.Sprintf(" (resumed after %d rows)", c.Done)
+		}
+		fmt.Fprintf(w, "%s.%s.%s %s: %s -> %s%s\n", p.Schema, p.Table, c.Name, verb, c.From, c.To, resumed)
+	}
+	for _, s := range p.Skipped {
+		fmt.Fprintf(w, "%s.%s.%s left as it is\n", p.Schema, p.Table, s)
+	}
+	if len(p.Columns) == 0 && len(p.Skipped) == 0 {
+		fmt.Fprintf(w, "nothing to do for %s.%s\n", p.Schema, p.Table)
+	}
+	if dry {
+		fmt.Fprintf(w, "table: %d blocks, about %d rows\n", p.Blocks, p.Rows)
+	}
+}
+
+// progressPrinter reports progress at most twice a second: blocks, rows,
+// rate and the time left.
+func progressPrinter(w io.Writer) func(recrypt.Progress) {
+	var last time.Time
+	var phase string
+	return func(p recrypt.Progress) {
+		if p.Phase == phase && time.Since(last) < 500*time.Millisecond && p.Blocks < p.Total {
+			return
+		}
+		last, phase = time.Now(), p.Phase
+		line := fmt.Sprintf("%s %s: %d rows", p.Table, p.Phase, p.Rows)
+		if p.Total > 0 {
+			line = fmt.Sprintf("%s %s: block %d of %d, %d rows", p.Table, p.Phase, p.Blocks, p.Total, p.Rows)
+			if secs := p.Since.Seconds(); secs > 0 && p.Blocks > 0 {
+				if p.Rows > 0 {
+					line += fmt.Sprintf(", %.0f rows/s", float64(p.Rows)/secs)
+				}
+				left := time.Duration(float64(p.Since) * float64(p.Total-p.Blocks) / float64(p.Blocks))
+				line += ", about " + left.Round(time.Second).String() + " left"
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// confirm asks on w and reads an answer from standard input, if it is a
+// terminal.
+func confirm(w io.Writer, question string) bool {
+	if fi, err := os.Stdin.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	fmt.Fprint(w, question)
+	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "y" || answer == "yes"
+}
+
+// splitArgs separates positional arguments from flags, which may come in
+// any order: a flag takes the next argument as its value unless it is
+// boolean or written -flag=value.
+func splitArgs(fs *flag.FlagSet, args []string) (positional, flags []string, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(positional, args[i+1:]...), flags, nil
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // parseFlags reports it (or -h)
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return positional, flags, nil
+}

@@ -1,0 +1,281 @@
+package recrypt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// EncryptColumns adopts columns of schema.table (every column whose policy
+// is not plain when none is named): afterwards they are encrypted as the
+// policy says, as if the table had been created through the proxy, and
+// their plaintext waits in c__plaintext for Scrub. A table the catalog
+// does not list yet enters it. Running it again resumes an interrupted
+// run, and does nothing once the columns are encrypted.
+func (r *Rewriter) EncryptColumns(ctx context.Context, schema, table string, columns []string, policy rewrite.PolicyFunc) (*Plan, error) {
+	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
+		return r.prepareEncrypt(ctx, tx, schema, table, columns, policy)
+	})
+}
+
+// DecryptColumns turns encrypted columns of schema.table (every encrypted
+// one when none is named) back into plaintext in place. A table left
+// without encrypted columns leaves the catalog.
+func (r *Rewriter) DecryptColumns(ctx context.Context, schema, table string, columns []string) (*Plan, error) {
+	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
+		return r.prepareDecrypt(ctx, tx, schema, table, columns)
+	})
+}
+
+func (r *Rewriter) rewrite(ctx context.Context, schema, table string, prepare func(pgx.Tx) (*run, error)) (*Plan, error) {
+	unlock, err := r.lockTable(ctx, schema, table)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := r.setSession(ctx); err != nil {
+		return nil, err
+	}
+	if r.hom != nil {
+		defer func() { r.hom.Close(); r.hom = nil }()
+	}
+	var ru *run
+	err = pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
+		var err error
+		if ru, err = prepare(tx); err != nil {
+			return err
+		}
+		if r.DryRun {
+			return errDryRun
+		}
+		return nil
+	})
+	if errors.Is(err, errDryRun) || err == nil && len(ru.jobs) == 0 {
+		return ru.plan, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	if err := r.backfill(ctx, ru, began); err != nil {
+		return ru.plan, err
+	}
+	if err := r.catchUp(ctx, ru, began); err != nil {
+		return ru.plan, err
+	}
+	if err := r.cutover(ctx, ru, began); err != nil {
+		return ru.plan, err
+	}
+	return ru.plan, nil
+}
+
+var errDryRun = errors.New("dry run")
+
+// names are the jobs' columns.
+func (ru *run) names() []string {
+	out := make([]string, len(ru.jobs))
+	for i, j := range ru.jobs {
+		out[i] = j.name
+	}
+	return out
+}
+
+// backfill converts the table block range by block range, each range in
+// one transaction with its checkpoint.
+func (r *Rewriter) backfill(ctx context.Context, ru *run, began time.Time) error {
+	total, _, err := tableSize(ctx, r.Conn, ru.rel)
+	if err != nil {
+		return err
+	}
+	var rows int64
+	for _, c := range ru.plan.Columns {
+		rows = max(rows, c.Done)
+	}
+	k := r.batchBlocks()
+	for b := ru.started; b < total; b += k {
+		end := min(b+k, 1<<32-1)
+		var n int64
+		err := pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
+			var err error
+			if n, err = r.convert(ctx, tx, ru, fmt.Sprintf("ctid >= '(%d,0)'::tid AND ctid < '(%d,0)'::tid", b, end), 0, false); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `UPDATE pgonion.rewrites SET next_block = $3, rows_done = rows_done + $4, updated = now()
+				WHERE table_id = $1 AND column_name = ANY($2)`, ru.tableID, ru.names(), end, n)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		rows += n
+		p := Progress{Table: ru.plan.Table, Phase: "backfill", Blocks: end, Total: total, Rows: rows, Since: time.Since(began)}
+		r.report(p)
+		if r.AfterBatch != nil {
+			if err := r.AfterBatch(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// catchUpBatch is the most rows a catch-up transaction converts.
+const catchUpBatch = 1000
+
+// catchUp converts, without the exclusive lock, the rows written or
+// inserted during the backfill, until a pass finds few enough for the
+// cutover to do under the lock.
+func (r *Rewriter) catchUp(ctx context.Context, ru *run, began time.Time) error {
+	var rows int64
+	for pass := 0; pass < 1000; pass++ {
+		var n int64
+		err := pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
+			var err error
+			n, err = r.convert(ctx, tx, ru, "true", catchUpBatch, true)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		rows += n
+		r.report(Progress{Table: ru.plan.Table, Phase: "catch-up", Rows: rows, Since: time.Since(began)})
+		if n < catchUpBatch {
+			return nil
+		}
+	}
+	return nil
+}
+
+// cutover swaps the forms under an exclusive lock: the last rows are
+// converted, the old form is set aside or dropped and the catalog records
+// the new one, in one transaction. The lock is waited for LockTimeout at
+// a time, so that a long transaction of the application does not queue
+// every other statement behind the rewriter.
+func (r *Rewriter) cutover(ctx context.Context, ru *run, began time.Time) error {
+	timeout, tries := r.LockTimeout, r.LockTries
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	if tries <= 0 {
+		tries = 30
+	}
+	renew, drop, err := r.declareSwitch(ctx, ru)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	for try := 1; ; try++ {
+		if try > 1 {
+			renew()
+		}
+		err := pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", timeout.Milliseconds())); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", ru.rel)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = 0"); err != nil {
+				return err
+			}
+			if _, err := r.convert(ctx, tx, ru, "true", 0, false); err != nil {
+				return err
+			}
+			if err := r.swap(ctx, tx, ru); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "DELETE FROM pgonion.rewrites WHERE table_id = $1 AND column_name = ANY($2)", ru.tableID, ru.names())
+			return err
+		})
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "55P03" && try < tries {
+			r.report(Progress{Table: ru.plan.Table, Phase: "cutover (waiting for the table lock)", Since: time.Since(began)})
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("switching %s to its new form: %w", ru.rel, err)
+		}
+		r.report(Progress{Table: ru.plan.Table, Phase: "cutover", Since: time.Since(began)})
+		return nil
+	}
+}
+
+// swap replaces the old form with the new one (under the exclusive lock)
+// and records the new form in the catalog.
+func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
+	notNull := func(col string) (bool, error) {
+		var nn bool
+		err := tx.QueryRow(ctx, "SELECT attnotnull FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped", ru.rel, col).Scan(&nn)
+		return nn, err
+	}
+	var ddl []string
+	for _, j := range ru.jobs {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", quoteIdent(j.triggerName()), ru.rel)); err != nil {
+			return err
+		}
+		if j.kind == Encrypt {
+			nn, err := notNull(j.plain)
+			if err != nil {
+				return err
+			}
+			aside := j.plain + PlaintextSuffix
+			ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", ru.rel, quoteIdent(j.plain), quoteIdent(aside)))
+			if nn {
+				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s SET NOT NULL", ru.rel, quoteIdent(aside), quoteIdent(j.cell("_eq"))))
+			}
+			continue
+		}
+		nn, err := notNull(j.cell("_eq"))
+		if err != nil {
+			return err
+		}
+		var drops []string
+		for _, pc := range j.cells {
+			drops = append(drops, "DROP COLUMN "+quoteIdent(pc.Name))
+		}
+		if nn {
+			drops = append(drops, "ALTER COLUMN "+quoteIdent(j.plain)+" SET NOT NULL")
+		}
+		ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s %s", ru.rel, strings.Join(drops, ", ")))
+	}
+	for _, s := range ddl {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	snap, err := catalog.Load(ctx, tx, r.Keys.MACKey)
+	if err != nil {
+		return err
+	}
+	cur := snap.TableByID(ru.tableID)
+	if cur == nil {
+		return fmt.Errorf("table %s left the catalog during the rewrite", ru.rel)
+	}
+	next := copyTable(cur)
+	for _, j := range ru.jobs {
+		i := slices.IndexFunc(next.Columns, func(c catalog.Column) bool { return c.ID == j.to.ID })
+		if i < 0 {
+			return fmt.Errorf("column %s of %s left the catalog during the rewrite", j.name, ru.rel)
+		}
+		to := j.to
+		to.Position = next.Columns[i].Position
+		next.Columns[i] = to
+	}
+	if slices.ContainsFunc(next.Columns, func(c catalog.Column) bool { return c.Policy != catalog.Plain }) {
+		return catalog.UpdateTable(ctx, tx, r.Keys.MACKey, next)
+	}
+	// Nothing encrypted is left: the table is plain again.
+	if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", ru.rel, quoteIdent(rewrite.SaltColumn))); err != nil {
+		return err
+	}
+	return catalog.DropTable(ctx, tx, r.Keys.MACKey, ru.tableID)
+}
