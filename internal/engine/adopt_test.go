@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -183,6 +184,69 @@ func TestAdoptAndRollBack(t *testing.T) {
 	}
 }
 
+// TestAdoptLeavesNoPlaintext: after the final step of an adoption,
+// neither pg_dump nor the WAL written from then on (full-page images
+// included, on a cluster that writes them, as production servers do)
+// holds plaintext of the adopted columns; the WAL the final step itself
+// wrote does, which shows the check can see it.
+func TestAdoptLeavesNoPlaintext(t *testing.T) {
+	ctx := context.Background()
+	cl, err := embedpg.Start(ctx, embedpg.Options{Settings: map[string]string{"full_page_writes": "on"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Stop() })
+	admin, err := pgx.Connect(ctx, cl.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "CREATE DATABASE adopt"); err != nil {
+		t.Fatal(err)
+	}
+	admin.Close(ctx)
+	db := newEncDBAt(t, cl.DSN("adopt"))
+	direct := db.direct(t)
+	mustExec(t, direct, fmt.Sprintf(adoptDDL, "acct"))
+	mustExec(t, direct, `INSERT INTO acct SELECT i, 'canary-owner-' || i, i, date '2020-01-01' + i, 'canary-note-' || i FROM generate_series(1, 3000) i`)
+	p := startProxy(t, db, adoptPolicy)
+	app := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	rw := newRewriter(t, db)
+	if _, err := rw.EncryptColumns(ctx, "public", "acct", nil, adoptPolicy); err != nil {
+		t.Fatal(err)
+	}
+	lsn := func() string {
+		var l string
+		if err := direct.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	mustExec(t, direct, "CHECKPOINT")
+	beforeScrub := lsn()
+	if _, err := rw.Scrub(ctx, "public", "acct"); err != nil {
+		t.Fatal(err)
+	}
+	if wal := walSince(t, direct, beforeScrub); !strings.Contains(wal, "canary-note-1") {
+		t.Fatal("the WAL of the final step holds no plaintext: the WAL check cannot see it")
+	}
+	mustExec(t, direct, "CHECKPOINT")
+	afterScrub := lsn()
+	mustExec(t, app, "UPDATE acct SET note = 'rewritten' WHERE id % 2 = 0")
+	mustExec(t, app, "INSERT INTO acct VALUES (9001, 'someone', 1.5, '2024-01-01', 'new')")
+	mustExec(t, app, "DELETE FROM acct WHERE id % 7 = 0")
+	mustExec(t, direct, "VACUUM acct")
+	if wal := walSince(t, direct, afterScrub); strings.Contains(wal, "canary") {
+		t.Fatal("the WAL written after the final step holds plaintext of the adopted columns")
+	}
+	if dump := pgDump(t, db.dsn, "acct"); strings.Contains(dump, "canary") {
+		t.Fatal("pg_dump of the adopted table holds plaintext")
+	}
+	var n int
+	if err := app.QueryRow(ctx, "SELECT count(*) FROM acct WHERE note = 'rewritten'").Scan(&n); err != nil || n == 0 {
+		t.Fatalf("the adopted table through the proxy: %d %v", n, err)
+	}
+}
+
 // pgDump returns pg_dump's output for one table of the database of dsn.
 func pgDump(t *testing.T, dsn, table string) string {
 	t.Helper()
@@ -273,4 +337,49 @@ func TestAdoptRefusalsAndAbort(t *testing.T) {
 	if got := shape(); got != before {
 		t.Fatalf("after the abort the table is %s, was %s", got, before)
 	}
+}
+
+// walSince returns the bytes of the WAL written from lsn to now, as the
+// segment files hold them (full-page images and tuple data included), or
+// skips the check when the server's files are not on this machine.
+func walSince(t *testing.T, direct *pgx.Conn, lsn string) string {
+	t.Helper()
+	ctx := context.Background()
+	var dataDir, end string
+	var segSize, tli int64
+	if err := direct.QueryRow(ctx, `SELECT current_setting('data_directory'), pg_current_wal_insert_lsn()::text,
+		pg_size_bytes(current_setting('wal_segment_size')), (SELECT timeline_id FROM pg_control_checkpoint())`).Scan(&dataDir, &end, &segSize, &tli); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dataDir + "/pg_wal"); err != nil {
+		t.Logf("WAL check skipped: %v", err)
+		return ""
+	}
+	abs := func(l string) int64 {
+		var hi, lo int64
+		if _, err := fmt.Sscanf(l, "%X/%X", &hi, &lo); err != nil {
+			t.Fatal(err)
+		}
+		return hi<<32 | lo
+	}
+	from, to := abs(lsn), abs(end)
+	perID := int64(0x100000000) / segSize
+	var all []byte
+	for seg := from / segSize; seg <= to/segSize; seg++ {
+		name := fmt.Sprintf("%s/pg_wal/%08X%08X%08X", dataDir, tli, seg/perID, seg%perID)
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatalf("reading WAL segment: %v", err)
+		}
+		lo, hi := int64(0), int64(len(b))
+		if seg == from/segSize {
+			lo = from % segSize
+		}
+		if seg == to/segSize {
+			hi = to % segSize
+		}
+		all = append(all, b[lo:hi]...)
+	}
+	t.Logf("WAL from %s to %s: %d bytes checked", lsn, end, len(all))
+	return string(all)
 }
