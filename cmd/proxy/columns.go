@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/recrypt"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -61,12 +65,14 @@ on, e.g. orders.customer_id and customers.id. NAME is a lowercase
 identifier; --join-group '' means no group.
 
 For a table not created yet, the declaration applies when it is created
-through the proxy; each set replaces the column's whole declaration
-(without --join-group the column is in no group). For an existing
-encrypted column, set can only remove onions (fewer capabilities, or
-sensitive): their server-side columns are dropped. Adding onions,
-decrypting a column or changing its join group needs its data
-re-encrypted, which is not supported yet.
+through the proxy (or adopted by proxy encrypt); each set replaces the
+column's whole declaration (without --join-group the column is in no
+group). For a column of a table the proxy manages, set applies the
+change at once: removing onions (fewer capabilities, or sensitive) drops
+their server-side columns; encrypting a plain column, decrypting an
+encrypted one, adding onions or moving it to another join group rewrites
+its data online, as proxy encrypt does (resumable, while applications
+keep working).
 
 plan shows, without running anything, the onion layers the SELECTs of a
 workload file would need, what the server would learn, and which
@@ -245,6 +251,10 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 		}
 		return nil
 	}
+	if c := t.Column(want.Column); c != nil && needsRewrite(c, want, joinGiven) {
+		_ = tx.Rollback(ctx)
+		return rewriteColumn(a, t, c, want, joinGiven, stdout)
+	}
 	msg, err := narrowColumn(ctx, tx, a.macKey, t, want, joinGiven)
 	if err != nil {
 		return err
@@ -265,6 +275,85 @@ func describePolicy(p catalog.ColumnPolicy) string {
 		s += " in join group " + p.JoinGroup
 	}
 	return s
+}
+
+// needsRewrite reports whether applying want to existing column c needs
+// its data rewritten: encrypted or decrypted, given an onion it lacks, or
+// moved to another join group.
+func needsRewrite(c *catalog.Column, want catalog.ColumnPolicy, setJoinGroup bool) bool {
+	switch {
+	case (c.Policy == catalog.Plain) != (want.Policy == catalog.Plain):
+		return true
+	case c.Policy == catalog.Plain:
+		return false
+	case setJoinGroup && want.JoinGroup != c.JoinGroup:
+		return true
+	case want.Policy == catalog.Sensitive:
+		return false // fewer onions: narrowColumn
+	case want.Capabilities == nil:
+		return c.Policy == catalog.Sensitive // every capability of its type
+	}
+	for _, cp := range want.Capabilities {
+		if !slices.Contains(c.Capabilities, cp) {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteColumn applies want to existing column c by rewriting its data
+// online (package recrypt): encrypting it in place, decrypting it, or
+// re-encrypting it with other onions or another join group.
+func rewriteColumn(a *admin, t *catalog.Table, c *catalog.Column, want catalog.ColumnPolicy, setJoinGroup bool, stdout io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rw, err := newRewriter(a, 32, false, false, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if !setJoinGroup && want.Policy == catalog.Encrypted {
+		want.JoinGroup = c.JoinGroup
+	}
+	policy := func(string, string) rewrite.ColumnPolicy {
+		return rewrite.ColumnPolicy{Policy: want.Policy, Capabilities: want.Capabilities, JoinGroup: want.JoinGroup}
+	}
+	var plan *recrypt.Plan
+	switch {
+	case c.Policy == catalog.Plain:
+		plan, err = rw.EncryptColumns(ctx, t.Schema, t.Name, []string{c.Name}, policy)
+	case want.Policy == catalog.Plain:
+		plan, err = rw.DecryptColumns(ctx, t.Schema, t.Name, []string{c.Name})
+	default:
+		var to catalog.Column
+		if to, err = recrypt.Target(t.Schema, t.Name, *c, policy); err == nil {
+			to.KeyVersion, to.Format = c.KeyVersion, c.Format
+			if to.JoinGroup != "" && to.JoinGroup != c.JoinGroup {
+				to.Format = groupFormat(a.snap, to.JoinGroup, to.Format)
+			}
+			plan, err = rw.ReshapeColumn(ctx, t.Schema, t.Name, c.Name, to)
+		}
+	}
+	if err != nil {
+		return recryptError(err, "columns set", t.Schema+"."+t.Name+"."+c.Name)
+	}
+	printPlan(stdout, plan, false)
+	if c.Policy == catalog.Plain {
+		fmt.Fprintf(stdout, "its former plaintext is kept aside as %s%s\nhint: run 'proxy encrypt --yes %s.%s' to drop it\n", c.Name, recrypt.PlaintextSuffix, t.Schema, t.Name)
+	}
+	return nil
+}
+
+// groupFormat is the cell format of join group's existing columns (def
+// when it has none): a group's columns share one.
+func groupFormat(snap *catalog.Snapshot, group string, def int) int {
+	for _, t := range snap.Tables() {
+		for _, c := range t.Columns {
+			if c.JoinGroup == group && c.Policy != catalog.Plain {
+				return c.Format
+			}
+		}
+	}
+	return def
 }
 
 // narrowColumn applies a policy to an existing column when that only

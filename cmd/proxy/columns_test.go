@@ -106,14 +106,16 @@ func TestColumns(t *testing.T) {
 	if out, code := proxyCmd("columns", "set", "people.age", "--policy", "encrypted", "--capabilities", "eq", "--backend", dsn); code != 0 || !strings.Contains(out, "dropped server columns age__ord") {
 		t.Fatalf("narrowing age: exit %d\n%s", code, out)
 	}
-	if out, code := proxyCmd("columns", "set", "people.note", "--policy", "encrypted", "--backend", dsn); code != 1 || !strings.Contains(out, "hint:") {
+	// Changes that need the data rewritten are done online (recrypt).
+	if out, code := proxyCmd("columns", "set", "people.note", "--policy", "encrypted", "--backend", dsn); code != 0 || !strings.Contains(out, "plain -> encrypted") || !strings.Contains(out, "note__plaintext") {
 		t.Fatalf("encrypting a plain column in place: exit %d\n%s", code, out)
 	}
-	if out, code := proxyCmd("columns", "set", "people.ssn", "--policy", "encrypted", "--capabilities", "eq,search", "--backend", dsn); code != 1 || !strings.Contains(out, "re-encrypted") {
+	if out, code := proxyCmd("columns", "set", "people.ssn", "--policy", "encrypted", "--capabilities", "eq,search", "--backend", dsn); code != 0 || !strings.Contains(out, "re-encrypted: sensitive (eq) -> encrypted (eq,search)") {
 		t.Fatalf("adding an onion: exit %d\n%s", code, out)
 	}
 
-	// After a restart, with the narrowed column, the data still reads.
+	// After a restart, with the narrowed and rewritten columns, the data
+	// still reads.
 	p, c = serve()
 	var ssn, note string
 	var age int
@@ -246,14 +248,15 @@ func TestColumnsJoinGroups(t *testing.T) {
 			t.Fatalf("column %s listed in a join group: %q", column, f)
 		}
 	}
-	// The group of a created column cannot change.
-	for _, args := range [][]string{
-		{"orders.customer_id", "--policy", "encrypted", "--join-group", "other"},
-		{"orders.customer_id", "--policy", "encrypted", "--join-group", ""},
-		{"orders.id", "--policy", "encrypted", "--join-group", "customer"},
-	} {
-		if out, code := set(args...); code != 1 || !strings.Contains(out, "changing the join group") || !strings.Contains(out, "hint:") {
-			t.Fatalf("columns set %v: exit %d\n%s\nwant exit 1 refusing to change the join group, with a hint", args, code, out)
+	// Moving a created column to another join group re-encrypts it
+	// under the group's keys.
+	for _, group := range []string{"other", "customer"} {
+		out, code := set("orders.customer_id", "--policy", "encrypted", "--capabilities", "eq,ord", "--join-group", group)
+		if code != 0 || !strings.Contains(out, "re-encrypted") || !strings.Contains(out, "-> encrypted (eq,ord) in join group "+group) {
+			t.Fatalf("moving orders.customer_id to join group %s: exit %d\n%s", group, code, out)
+		}
+		if f := listed("public.orders.customer_id"); f[4] != group {
+			t.Fatalf("orders.customer_id is listed in join group %q, want %s", f[4], group)
 		}
 	}
 	if out, code := set("orders.customer_id", "--policy", "sensitive"); code != 1 || !strings.Contains(out, "cannot become sensitive") || !strings.Contains(out, "hint:") {

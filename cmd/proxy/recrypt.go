@@ -99,15 +99,9 @@ func runRecrypt(kind recrypt.Kind, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer a.close(context.Background())
-	keys := recrypt.Keys{MACKey: a.macKey, Deriver: a.store.Deriver()}
-	if b, ok := a.store.Secret(engine.PaillierSecret); ok {
-		if keys.HomKey, err = hom.UnmarshalPrivateKey(b); err != nil {
-			return fmt.Errorf("the key store's Paillier key: %w", err)
-		}
-	}
-	rw := &recrypt.Rewriter{Conn: a.conn, Keys: keys, BatchBlocks: *batch, DryRun: *dryRun}
-	if !*quiet {
-		rw.Progress = progressPrinter(stderr)
+	rw, err := newRewriter(a, *batch, *dryRun, *quiet, stderr)
+	if err != nil {
+		return err
 	}
 	target := schema + "." + table
 	if *abort {
@@ -169,7 +163,7 @@ func runRecrypt(kind recrypt.Kind, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-func recryptError(err error, kind recrypt.Kind, target string) error {
+func recryptError[K ~string](err error, kind K, target string) error {
 	if strings.Contains(err.Error(), "hint:") {
 		return err
 	}
@@ -178,7 +172,7 @@ func recryptError(err error, kind recrypt.Kind, target string) error {
 
 // printPlan says what the rewrite did (or would do).
 func printPlan(w io.Writer, p *recrypt.Plan, dry bool) {
-	verb := map[recrypt.Kind]string{recrypt.Encrypt: "encrypted", recrypt.Decrypt: "decrypted"}[p.Kind]
+	verb := map[recrypt.Kind]string{recrypt.Encrypt: "encrypted", recrypt.Decrypt: "decrypted", recrypt.Reencrypt: "re-encrypted"}[p.Kind]
 	if dry {
 		verb = "would be " + verb
 	}
@@ -271,4 +265,128 @@ func splitArgs(fs *flag.FlagSet, args []string) (positional, flags []string, err
 		}
 	}
 	return positional, flags, nil
+}
+
+const rotateUsage = `Usage: proxy keys rotate [flags] [SCHEMA.]TABLE[.COLUMN] ...
+
+Re-encrypts encrypted columns under fresh keys, online: each named column
+(every encrypted column of a named TABLE; every encrypted column of every
+table when none is named) gets the next key version, recorded in the
+proxy's catalog when its rows are all re-encrypted; until then the old
+keys read and write it. It runs like proxy encrypt: in batches with
+checkpoints while applications keep working, resumable after any stop,
+one rewrite per table at a time. The new cells start at their onions'
+strongest layers (an onion a query had peeled is peeled again when one
+needs it), and a column an increment left in its Add onion is whole
+again.
+
+What it protects against: with the new keys, ciphertexts copied earlier
+(backups, replicas, dumps) no longer match the live ones, and the old
+keys, if they leak later, read none of the new cells. It does not
+re-wrap the key store (proxy keys rotate-master does) and does not make
+old copies unreadable to whoever holds the old key store. Columns of a
+join group share their keys with the group and are skipped.`
+
+func runKeysRotate(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)
+	backend := fs.String("backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
+	dryRun := fs.Bool("dry-run", false, "show what would be done, change nothing")
+	batch := fs.Int64("batch-blocks", 32, "heap blocks (8 kB) per transaction")
+	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	var k keyFlags
+	k.register(fs)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), rotateUsage+"\n\nFlags:"); fs.PrintDefaults() }
+	positional, flags, err := splitArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := parseFlags(fs, flags); err != nil {
+		return err
+	}
+	if *batch < 1 {
+		return usagef("--batch-blocks must be at least 1")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a, err := openAdmin(ctx, *backend, &k, true)
+	if err != nil {
+		return err
+	}
+	defer a.close(context.Background())
+	rw, err := newRewriter(a, *batch, *dryRun, *quiet, stderr)
+	if err != nil {
+		return err
+	}
+	// Which columns of which tables, in the order named.
+	type target struct {
+		schema, table string
+		columns       []string
+	}
+	var targets []*target
+	find := func(schema, table string) *target {
+		for _, t := range targets {
+			if t.schema == schema && t.table == table {
+				return t
+			}
+		}
+		t := &target{schema: schema, table: table}
+		targets = append(targets, t)
+		return t
+	}
+	for _, p := range positional {
+		parts := strings.Split(p, ".")
+		var schema, table, column string
+		switch {
+		case len(parts) == 1:
+			schema, table = rewrite.DefaultSchema, parts[0]
+		case len(parts) == 2 && a.snap.Table(parts[0], parts[1]) != nil:
+			schema, table = parts[0], parts[1]
+		case len(parts) == 2:
+			schema, table, column = rewrite.DefaultSchema, parts[0], parts[1]
+		case len(parts) == 3:
+			schema, table, column = parts[0], parts[1], parts[2]
+		default:
+			return usagef("want [SCHEMA.]TABLE[.COLUMN], got %q", p)
+		}
+		if a.snap.Table(schema, table) == nil {
+			return fmt.Errorf("table %s.%s has no encrypted column (the catalog does not list it)\nhint: proxy status lists the tables the proxy manages", schema, table)
+		}
+		t := find(schema, table)
+		if column != "" {
+			t.columns = append(t.columns, column)
+		}
+	}
+	if len(positional) == 0 {
+		for _, t := range a.snap.Tables() {
+			find(t.Schema, t.Name)
+		}
+	}
+	if len(targets) == 0 {
+		fmt.Fprintln(stdout, "no tables are managed by the proxy")
+		return nil
+	}
+	for _, t := range targets {
+		plan, err := rw.RotateColumns(ctx, t.schema, t.table, t.columns)
+		if err != nil {
+			return recryptError(err, "keys rotate", t.schema+"."+t.table)
+		}
+		printPlan(stdout, plan, *dryRun)
+	}
+	return nil
+}
+
+// newRewriter is the Rewriter of an admin command.
+func newRewriter(a *admin, batch int64, dryRun, quiet bool, stderr io.Writer) (*recrypt.Rewriter, error) {
+	keys := recrypt.Keys{MACKey: a.macKey, Deriver: a.store.Deriver()}
+	if b, ok := a.store.Secret(engine.PaillierSecret); ok {
+		var err error
+		if keys.HomKey, err = hom.UnmarshalPrivateKey(b); err != nil {
+			return nil, fmt.Errorf("the key store's Paillier key: %w", err)
+		}
+	}
+	rw := &recrypt.Rewriter{Conn: a.conn, Keys: keys, BatchBlocks: batch, DryRun: dryRun}
+	if !quiet {
+		rw.Progress = progressPrinter(stderr)
+	}
+	return rw, nil
 }

@@ -103,6 +103,18 @@ type Column struct {
 	// fixed when the column is created: 1 for columns created before
 	// formats were recorded (0 reads as 1).
 	Format int
+	// KeyVersion counts the rotations of the column's keys (proxy keys
+	// rotate): its keys derive from KeyID.
+	KeyVersion int
+}
+
+// KeyID is what the column's keys derive from: its id, and from its
+// first rotation on (KeyVersion > 0) the key version too.
+func (c *Column) KeyID() []byte {
+	if c.KeyVersion == 0 {
+		return c.ID[:]
+	}
+	return fmt.Appendf(c.ID[:len(c.ID):len(c.ID)], "/key-version-%d", c.KeyVersion)
 }
 
 // CellFormat is c.Format, with 0 read as 1.
@@ -257,8 +269,11 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading tables: %w", err)
 	}
+	// key_version through to_jsonb: migration 0009 loads the catalog
+	// before 0013 adds that column.
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, mac FROM pgonion.columns ORDER BY table_id, position`)
+		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, coalesce((to_jsonb(c) ->> 'key_version')::int, 0), mac
+		FROM pgonion.columns c ORDER BY table_id, position`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 	}
@@ -267,7 +282,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &mac); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -393,8 +408,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, incremented, cell_format, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, cell_format, key_version, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -456,6 +471,10 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 	if f := c.CellFormat(); f != 1 {
 		// Likewise only from format 2 on.
 		m.str("format").int(int64(f))
+	}
+	if c.KeyVersion != 0 {
+		// And from the first rotation on.
+		m.str("key version").int(int64(c.KeyVersion))
 	}
 	return m.sum(key)
 }
@@ -531,9 +550,9 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.JoinGroup != "" {
 			jg = quote(c.JoinGroup)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %s);\n",
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 

@@ -383,3 +383,177 @@ func walSince(t *testing.T, direct *pgx.Conn, lsn string) string {
 	t.Logf("WAL from %s to %s: %d bytes checked", lsn, end, len(all))
 	return string(all)
 }
+
+// TestRotateAndReshape re-encrypts columns of a table created through the
+// proxy while the application writes: under fresh keys (a peeled onion
+// starts at RND again; an incremented column is whole again), then with
+// an onion added; the answers stay those of a plaintext copy throughout.
+func TestRotateAndReshape(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	direct := db.direct(t)
+	policy := func(table, column string) rewrite.ColumnPolicy {
+		switch column {
+		case "id":
+			return rewrite.ColumnPolicy{Policy: catalog.Plain}
+		case "bal":
+			return rewrite.ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "ord", "add"}}
+		case "note":
+			return rewrite.ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq"}}
+		}
+		return rewrite.ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "ord"}}
+	}
+	p := startProxy(t, db, policy)
+	app := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	prepared := p.connect(t, pgx.QueryExecModeCacheStatement)
+	const ddl = "CREATE TABLE %s (id int PRIMARY KEY, owner text, bal int, note text)"
+	mustExec(t, app, fmt.Sprintf(ddl, "rot"))
+	mustExec(t, direct, fmt.Sprintf(ddl, "rot_plain"))
+	var values []string
+	for i := 1; i <= 600; i++ {
+		values = append(values, fmt.Sprintf("(%d, 'owner-%d', %d, 'note-%d')", i, i%30, i%100, i))
+	}
+	mustExec(t, app, "INSERT INTO rot VALUES "+strings.Join(values, ", "))
+	mustExec(t, direct, "INSERT INTO rot_plain VALUES "+strings.Join(values, ", "))
+	both := func(sql string) {
+		t.Helper()
+		mustExec(t, app, fmt.Sprintf(sql, "rot"))
+		mustExec(t, direct, fmt.Sprintf(sql, "rot_plain"))
+	}
+	queries := []string{
+		"SELECT id, owner, bal, note FROM %s",
+		"SELECT id FROM %s WHERE owner = 'owner-7'",
+		"SELECT sum(bal), count(note) FROM %s",
+	}
+	same := func(stage string, qs ...string) {
+		t.Helper()
+		for _, q := range append(queries, qs...) {
+			for _, c := range []*pgx.Conn{app, prepared} {
+				mode := c.Config().DefaultQueryExecMode
+				got, gerr := runSorted(ctx, c, mode, fmt.Sprintf(q, "rot"), nil)
+				want, werr := runSorted(ctx, direct, mode, fmt.Sprintf(q, "rot_plain"), nil)
+				if gerr != nil || werr != nil || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: %s (%v):\n got %s %v\nwant %s %v", stage, q, mode, rowDiff(got, want), gerr, rowDiff(want, got), werr)
+				}
+			}
+		}
+	}
+	column := func(name string) catalog.Column {
+		t.Helper()
+		snap, err := catalog.Load(ctx, direct, mustMACKey(t, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *snap.Table("public", "rot").Column(name)
+	}
+	same("before") // peels owner's Eq onion to DET
+	both("UPDATE %s SET bal = bal + 5 WHERE id <= 10")
+	if c := column("owner"); c.Onions["eq"] != "det" || column("bal").Incremented != true {
+		t.Fatalf("before the rotation: owner %v, bal incremented %v", c.Onions, column("bal").Incremented)
+	}
+	var cellBefore []byte
+	if err := direct.QueryRow(ctx, "SELECT owner__eq::text::bytea FROM rot WHERE id = 1").Scan(&cellBefore); err != nil {
+		t.Fatal(err)
+	}
+
+	rw := newRewriter(t, db)
+	writes := 0
+	rw.AfterBatch = func(recrypt.Progress) error {
+		writes++
+		both(fmt.Sprintf("UPDATE %%s SET owner = 'moved-%d', note = NULL WHERE id = %d", writes, 100+writes))
+		both(fmt.Sprintf("INSERT INTO %%s VALUES (%d, 'new', 1, 'fresh')", 5000+writes))
+		same(fmt.Sprintf("during the rotation, batch %d", writes))
+		return nil
+	}
+	plan, err := rw.RotateColumns(ctx, "public", "rot", nil)
+	if err != nil || len(plan.Columns) != 3 || writes < 3 {
+		t.Fatalf("rotation: %+v %v (%d batches)", plan, err, writes)
+	}
+	for _, name := range []string{"owner", "bal", "note"} {
+		if c := column(name); c.KeyVersion != 1 || c.Incremented || c.Onions["eq"] != "rnd" {
+			t.Fatalf("after the rotation %s: key version %d, incremented %v, onions %v", name, c.KeyVersion, c.Incremented, c.Onions)
+		}
+	}
+	var cellAfter []byte
+	if err := direct.QueryRow(ctx, "SELECT owner__eq::text::bytea FROM rot WHERE id = 1").Scan(&cellAfter); err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(cellBefore, cellAfter) {
+		t.Fatal("the rotation left owner's cell as it was")
+	}
+	// bal was incremented: whole again, it can be compared.
+	same("after the rotation", "SELECT id FROM %s WHERE bal = 15")
+
+	// Add the Ord onion to note.
+	to := column("note")
+	to.Capabilities = []string{"eq", "ord"}
+	to.Onions = map[string]string{"eq": "rnd", "ord": "rnd"}
+	if _, err := rw.ReshapeColumn(ctx, "public", "rot", "note", to); err != nil {
+		t.Fatal(err)
+	}
+	if c := column("note"); c.Onions["ord"] != "rnd" {
+		t.Fatalf("after the reshape note has onions %v", c.Onions)
+	}
+	same("after adding an onion", "SELECT id FROM %s WHERE note < 'note-2'")
+}
+
+func mustMACKey(t *testing.T, db *encDB) []byte {
+	t.Helper()
+	k, err := catalog.MACKey(db.store.Deriver())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestRekeyIntoJoinGroup moves an encrypted column into a join group
+// after its table was created (re-encrypting it under the group's keys),
+// after which the server evaluates the join, as it does for columns
+// declared in the group from the start.
+func TestRekeyIntoJoinGroup(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	direct := db.direct(t)
+	policy := func(table, column string) rewrite.ColumnPolicy {
+		switch {
+		case column == "id":
+			return rewrite.ColumnPolicy{Policy: catalog.Plain}
+		case table == "public.cust" && column == "k":
+			return rewrite.ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq"}, JoinGroup: "custkey"}
+		}
+		return rewrite.ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq"}}
+	}
+	p := startProxy(t, db, policy)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	for _, conn := range []*pgx.Conn{c, direct} {
+		sfx := map[*pgx.Conn]string{c: "", direct: "_plain"}[conn]
+		mustExec(t, conn, fmt.Sprintf("CREATE TABLE cust%s (id int, k int, name text)", sfx))
+		mustExec(t, conn, fmt.Sprintf("CREATE TABLE ord%s (id int, k int)", sfx))
+		mustExec(t, conn, fmt.Sprintf("INSERT INTO cust%s VALUES (1, 10, 'ann'), (2, 20, 'bob'), (3, 30, 'cy')", sfx))
+		mustExec(t, conn, fmt.Sprintf("INSERT INTO ord%s VALUES (100, 10), (101, 10), (102, 30), (103, 40)", sfx))
+	}
+	const join = "SELECT o.id, c.name FROM ord%s o JOIN cust%s c ON o.k = c.k"
+	if _, err := c.Exec(ctx, fmt.Sprintf(join, "", "")); pgCode(err) != "0A000" || !strings.Contains(err.Error(), "join") {
+		t.Fatalf("join across keys before the re-key: %v, want 0A000 naming the join", err)
+	}
+	snap, err := catalog.Load(ctx, direct, mustMACKey(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := *snap.Table("public", "ord").Column("k")
+	to, err := recrypt.Target("public", "ord", cur, func(string, string) rewrite.ColumnPolicy {
+		return rewrite.ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq"}, JoinGroup: "custkey"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to.Format = snap.Table("public", "cust").Column("k").Format
+	if _, err := newRewriter(t, db).ReshapeColumn(ctx, "public", "ord", "k", to); err != nil {
+		t.Fatal(err)
+	}
+	got, gerr := runSorted(ctx, c, pgx.QueryExecModeSimpleProtocol, fmt.Sprintf(join, "", ""), nil)
+	want, werr := runSorted(ctx, direct, pgx.QueryExecModeSimpleProtocol, fmt.Sprintf(join, "_plain", "_plain"), nil)
+	if gerr != nil || werr != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("join after the re-key:\n got %v %v\nwant %v %v", got, gerr, want, werr)
+	}
+}

@@ -33,12 +33,8 @@ func (r *Rewriter) convert(ctx context.Context, tx pgx.Tx, ru *run, cond string,
 	var pending []string
 	for _, j := range ru.jobs {
 		pending = append(pending, j.pending())
-		if j.kind == Encrypt {
-			sel = append(sel, quoteIdent(j.plain))
-		} else {
-			for _, pc := range j.cells {
-				sel = append(sel, quoteIdent(pc.Name))
-			}
+		for _, c := range j.sources() {
+			sel = append(sel, quoteIdent(c))
 		}
 	}
 	sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s AND (%s) FOR NO KEY UPDATE", strings.Join(sel, ", "), ru.rel, cond, strings.Join(pending, " OR "))
@@ -78,7 +74,7 @@ func (r *Rewriter) convert(ctx context.Context, tx pgx.Tx, ru *run, cond string,
 	return int64(len(rows)), nil
 }
 
-// queueRow converts one row (ctid, salt, then each job's columns) and
+// queueRow converts one row (ctid, salt, then each job's old form) and
 // queues its UPDATE.
 func (r *Rewriter) queueRow(b *pgx.Batch, ru *run, row [][]byte) error {
 	if len(row[0]) != 6 {
@@ -94,70 +90,74 @@ func (r *Rewriter) queueRow(b *pgx.Batch, ru *run, row [][]byte) error {
 	}
 	i := 2
 	for _, j := range ru.jobs {
-		if j.kind == Encrypt {
+		// The value, from the old form.
+		var v onion.Value
+		var err error
+		if j.old == nil {
 			raw := row[i]
 			i++
-			if raw == nil {
-				continue
+			if raw != nil {
+				if v, err = j.typ.ParseBinary(raw); err != nil {
+					return fmt.Errorf("reading a value of %s: %w", j.name, err)
+				}
 			}
-			v, err := j.typ.ParseBinary(raw)
-			if err != nil {
-				return fmt.Errorf("reading a value of %s: %w", j.name, err)
-			}
-			if salt == nil {
-				salt = rnd.NewSalt()
-				sets = append(sets, quoteIdent(rewrite.SaltColumn)+" = "+arg(salt))
-			}
-			cells, err := j.oc.Encrypt(v, salt)
-			if err != nil {
-				return fmt.Errorf("encrypting a value of %s: %w", j.name, err)
-			}
-			for _, pc := range j.cells {
-				var v any
+		} else {
+			var cells onion.Cells
+			var override []byte
+			for _, pc := range j.old.cells {
+				raw := row[i]
+				i++
 				switch pc.Suffix {
 				case "_eq":
-					v = cellArg(cells.Eq, pc.SQLType)
+					cells.Eq = raw
 				case "_ord":
-					v = cellArg(cells.Ord, pc.SQLType)
+					cells.Ord = raw
 				case "_add":
-					v = cells.Add
+					cells.Add = raw
 				case "_val":
-					v = cells.Val
-				case "_srch":
-					v = cells.Search
+					cells.Val = raw
 				case rewrite.SaltSuffix:
-					v = nil // the cells use the row's salt
+					override = raw
 				}
-				sets = append(sets, fmt.Sprintf("%s = %s::%s", quoteIdent(pc.Name), arg(v), pc.SQLType))
 			}
-			continue
-		}
-		var cells onion.Cells
-		var override []byte
-		for _, pc := range j.cells {
-			raw := row[i]
-			i++
-			switch pc.Suffix {
-			case "_eq":
-				cells.Eq = raw
-			case "_ord":
-				cells.Ord = raw
-			case "_add":
-				cells.Add = raw
-			case "_val":
-				cells.Val = raw
-			case rewrite.SaltSuffix:
-				override = raw
+			if v, err = decrypt(j, cells, salt, override); err != nil {
+				return err
 			}
-		}
-		v, err := r.decrypt(j, cells, salt, override)
-		if err != nil {
-			return err
 		}
 		if v.IsNull() {
+			continue // NULL in either form
+		}
+		// The new form.
+		if j.new == nil {
+			sets = append(sets, fmt.Sprintf("%s = CAST(%s::text AS %s)", quoteIdent(j.plain), arg(string(j.typ.AppendText(nil, v, env))), j.old.col.Type))
 			continue
 		}
-		sets = append(sets, fmt.Sprintf("%s = CAST(%s::text AS %s)", quoteIdent(j.plain), arg(string(j.typ.AppendText(nil, v, env))), j.enc.Type))
+		if salt == nil {
+			salt = rnd.NewSalt()
+			sets = append(sets, quoteIdent(rewrite.SaltColumn)+" = "+arg(salt))
+		}
+		cells, err := j.new.oc.Encrypt(v, salt)
+		if err != nil {
+			return fmt.Errorf("encrypting a value of %s: %w", j.name, err)
+		}
+		for _, pc := range j.new.cells {
+			var x any
+			switch pc.Suffix {
+			case "_eq":
+				x = cellArg(cells.Eq, pc.SQLType)
+			case "_ord":
+				x = cellArg(cells.Ord, pc.SQLType)
+			case "_add":
+				x = cells.Add
+			case "_val":
+				x = cells.Val
+			case "_srch":
+				x = cells.Search
+			case rewrite.SaltSuffix:
+				x = nil // the cells use the row's salt
+			}
+			sets = append(sets, fmt.Sprintf("%s = %s::%s", quoteIdent(pc.Name), arg(x), pc.SQLType))
+		}
 	}
 	if len(sets) == 0 {
 		return nil
@@ -169,19 +169,19 @@ func (r *Rewriter) queueRow(b *pgx.Batch, ru *run, row [][]byte) error {
 // decrypt reads the value of an encrypted column's cells as the proxy
 // does: from the Eq onion at its current layer, or from the Add onion of
 // a row an increment left there.
-func (r *Rewriter) decrypt(j *job, cells onion.Cells, rowSalt, override []byte) (onion.Value, error) {
+func decrypt(j *job, cells onion.Cells, rowSalt, override []byte) (onion.Value, error) {
 	salt := rowSalt
 	if override != nil {
 		salt = override
 	}
 	if cells.Eq == nil && cells.Add != nil {
-		v, err := j.oc.DecryptAdd(cells.Add)
+		v, err := j.old.oc.DecryptAdd(cells.Add)
 		if err != nil {
 			return onion.Value{}, fmt.Errorf("decrypting a value of %s: %w", j.name, err)
 		}
 		return v, nil
 	}
-	v, err := j.oc.DecryptAt(cells, salt, onion.Layer(j.enc.Onions["eq"]))
+	v, err := j.old.oc.DecryptAt(cells, salt, onion.Layer(j.old.col.Onions["eq"]))
 	if err != nil {
 		return onion.Value{}, fmt.Errorf("decrypting a value of %s: %w", j.name, err)
 	}

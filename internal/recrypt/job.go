@@ -15,23 +15,21 @@ import (
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 )
 
-// job is one column of a rewrite.
-type job struct {
-	kind Kind
-	name string         // the logical column
-	to   catalog.Column // its catalog entry after the cutover
-	enc  catalog.Column // its encrypted form: to for Encrypt, the current entry for Decrypt
+// NextSuffix names the shadow cells of a re-encryption: c's new cells
+// are built as c__next__eq, ... and renamed c__eq, ... at the switch.
+const NextSuffix = "__next"
 
-	oc     *onion.Column
-	typ    onion.Type
-	cells  []onion.PhysicalColumn // physical columns of enc, the salt override included
-	plain  string                 // the physical plaintext column (the source for Encrypt, the shadow for Decrypt)
-	attnum int16                  // of the column's first physical column on the server, for the trigger's name
+// form is an encrypted form of a column: its cells on the server and
+// the cipher that reads and writes them.
+type form struct {
+	col   catalog.Column
+	oc    *onion.Column
+	cells []onion.PhysicalColumn // the salt override included
 }
 
-// cell returns the physical column of enc with suffix, or "".
-func (j *job) cell(suffix string) string {
-	for _, pc := range j.cells {
+// cell returns the physical column with suffix, or "".
+func (f *form) cell(suffix string) string {
+	for _, pc := range f.cells {
 		if pc.Suffix == suffix {
 			return pc.Name
 		}
@@ -39,74 +37,124 @@ func (j *job) cell(suffix string) string {
 	return ""
 }
 
-// valueCells are the cells that carry the value (one of them is non-NULL
-// exactly when the value is): Eq, and Add for a column that may have
-// been incremented.
-func (j *job) valueCells() []string {
-	out := []string{j.cell("_eq")}
-	if a := j.cell("_add"); a != "" && j.enc.Incremented {
-		out = append(out, a)
+// names are the form's physical columns.
+func (f *form) names() []string {
+	out := make([]string, len(f.cells))
+	for i, pc := range f.cells {
+		out[i] = pc.Name
 	}
 	return out
 }
 
+// present is the SQL condition of a row whose value is not NULL in this
+// form: its Eq cell is set, or its Add cell, where an increment left the
+// value only there.
+func (f *form) present() string {
+	conds := []string{quoteIdent(f.cell("_eq")) + " IS NOT NULL"}
+	if a := f.cell("_add"); a != "" && f.col.Incremented {
+		conds = append(conds, quoteIdent(a)+" IS NOT NULL")
+	}
+	return "(" + strings.Join(conds, " OR ") + ")"
+}
+
+// job is one column of a rewrite: from its old form to its new one; a
+// nil form is the plaintext column.
+type job struct {
+	kind   Kind
+	name   string         // the logical column
+	to     catalog.Column // its catalog entry after the switch
+	old    *form          // nil for Encrypt
+	new    *form          // nil for Decrypt
+	typ    onion.Type
+	plain  string // the physical plaintext column (the source for Encrypt, the shadow for Decrypt)
+	attnum int16  // of the column's first old physical column on the server, for the trigger's name
+}
+
 // pending is the SQL condition of a row this job still has to convert.
 func (j *job) pending() string {
-	var present []string
-	for _, c := range j.valueCells() {
-		present = append(present, quoteIdent(c)+" IS NOT NULL")
+	switch {
+	case j.old == nil:
+		return fmt.Sprintf("(%s IS NOT NULL AND %s IS NULL)", quoteIdent(j.plain), quoteIdent(j.new.cell("_eq")))
+	case j.new == nil:
+		return fmt.Sprintf("(%s IS NULL AND %s)", quoteIdent(j.plain), j.old.present())
 	}
-	if j.kind == Encrypt {
-		return fmt.Sprintf("(%s IS NOT NULL AND %s IS NULL)", quoteIdent(j.plain), quoteIdent(j.cell("_eq")))
-	}
-	return fmt.Sprintf("(%s IS NULL AND (%s))", quoteIdent(j.plain), strings.Join(present, " OR "))
+	return fmt.Sprintf("(%s AND %s IS NULL)", j.old.present(), quoteIdent(j.new.cell("_eq")))
 }
 
 // sources are the physical columns the old form is written to: the
 // trigger empties the shadow when one of them is set.
 func (j *job) sources() []string {
-	if j.kind == Encrypt {
+	if j.old == nil {
 		return []string{j.plain}
 	}
-	var out []string
-	for _, pc := range j.cells {
-		out = append(out, pc.Name)
-	}
-	return out
+	return j.old.names()
 }
 
 // shadows are the physical columns of the new form.
 func (j *job) shadows() []string {
-	if j.kind == Decrypt {
+	if j.new == nil {
 		return []string{j.plain}
 	}
-	var out []string
-	for _, pc := range j.cells {
-		out = append(out, pc.Name)
-	}
-	return out
+	return j.new.names()
 }
 
 // triggerName is the name of the job's trigger.
 func (j *job) triggerName() string { return fmt.Sprintf("pgonion_rewrite_%d", j.attnum) }
 
-// newJob completes a job from its encrypted form.
-func (r *Rewriter) newJob(kind Kind, to, enc catalog.Column) (*job, error) {
-	j := &job{kind: kind, name: enc.Name, to: to, enc: enc, plain: enc.Name}
+// newJob makes the job turning column from into to (kind says which of
+// them is plaintext).
+func (r *Rewriter) newJob(kind Kind, from, to catalog.Column) (*job, error) {
+	j := &job{kind: kind, name: from.Name, to: to, plain: from.Name}
 	var err error
-	if j.typ, err = rewrite.ColumnType(&enc); err != nil {
+	switch kind {
+	case Encrypt:
+		j.new, err = r.form(to, to.Name)
+	case Decrypt:
+		j.old, err = r.form(from, from.Name)
+	case Reencrypt:
+		if j.old, err = r.form(from, from.Name); err == nil {
+			j.new, err = r.form(to, to.Name+NextSuffix)
+		}
+	default:
+		err = fmt.Errorf("recrypt: unknown rewrite %q", kind)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if j.cells, err = rewrite.PhysicalColumns(&enc); err != nil {
-		return nil, err
+	f := j.new
+	if f == nil {
+		f = j.old
 	}
-	if j.cell("_eq") == "" {
-		return nil, fmt.Errorf("recrypt: column %s has no Eq onion", enc.Name)
-	}
-	if j.oc, err = r.cipher(&enc, j.typ); err != nil {
-		return nil, err
-	}
+	j.typ = f.oc.Type()
 	return j, nil
+}
+
+// form returns the encrypted form of column c with its cells named after
+// prefix (c.Name, or a shadow's name).
+func (r *Rewriter) form(c catalog.Column, prefix string) (*form, error) {
+	f := &form{col: c}
+	named := c
+	named.Name = prefix
+	var err error
+	if f.cells, err = rewrite.PhysicalColumns(&named); err != nil {
+		return nil, err
+	}
+	if f.cell("_eq") == "" {
+		return nil, fmt.Errorf("recrypt: column %s has no Eq onion", c.Name)
+	}
+	for _, pc := range f.cells {
+		if len(pc.Name) > 63 {
+			return nil, fmt.Errorf("column %s: its name is too long for the rewrite's shadow column %s (63 bytes at most)", c.Name, pc.Name)
+		}
+	}
+	t, err := rewrite.ColumnType(&c)
+	if err != nil {
+		return nil, err
+	}
+	if f.oc, err = r.cipher(&c, t); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // cipher returns the onion cipher of encrypted column c, as the proxy
@@ -134,7 +182,7 @@ func (r *Rewriter) cipher(c *catalog.Column, t onion.Type) (*onion.Column, error
 	if c.JoinGroup != "" {
 		joinID = []byte(c.JoinGroup)
 	}
-	oc, err := onion.NewColumnFormat(t, c.ID[:], joinID, kinds, onion.Format(c.CellFormat()), r.Keys.Deriver, r.Keys.HomKey, enc)
+	oc, err := onion.NewColumnFormat(t, c.KeyID(), joinID, kinds, onion.Format(c.CellFormat()), r.Keys.Deriver, r.Keys.HomKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
 	}
@@ -161,7 +209,7 @@ func encodeTarget(c catalog.Column) ([]byte, error) { return json.Marshal(c) }
 func sameForm(a, b catalog.Column) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.Type == b.Type && a.Policy == b.Policy &&
 		slices.Equal(a.Capabilities, b.Capabilities) && mapsEqual(a.Onions, b.Onions) &&
-		a.JoinGroup == b.JoinGroup && a.CellFormat() == b.CellFormat()
+		a.JoinGroup == b.JoinGroup && a.CellFormat() == b.CellFormat() && a.KeyVersion == b.KeyVersion && a.Incremented == b.Incremented
 }
 
 func mapsEqual(a, b map[string]string) bool {

@@ -254,7 +254,7 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 		}
 		ru.resumeFrom(resume[name])
 		plan.Columns = append(plan.Columns, pc)
-		j, err := r.newJob(Encrypt, target, target)
+		j, err := r.newJob(Encrypt, *c, target)
 		if err != nil {
 			return nil, err
 		}
@@ -288,12 +288,12 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 // rewrite (all idempotent).
 func (r *Rewriter) createShadow(ctx context.Context, tx pgx.Tx, ru *run, j *job) error {
 	var adds []string
-	if j.kind == Encrypt {
-		for _, pc := range j.cells {
+	if j.new != nil {
+		for _, pc := range j.new.cells {
 			adds = append(adds, fmt.Sprintf("ADD COLUMN IF NOT EXISTS %s %s", quoteIdent(pc.Name), pc.SQLType))
 		}
 	} else {
-		adds = append(adds, fmt.Sprintf("ADD COLUMN IF NOT EXISTS %s %s", quoteIdent(j.plain), j.enc.Type))
+		adds = append(adds, fmt.Sprintf("ADD COLUMN IF NOT EXISTS %s %s", quoteIdent(j.plain), j.old.col.Type))
 	}
 	if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s %s", ru.rel, strings.Join(adds, ", "))); err != nil {
 		return fmt.Errorf("adding the shadow of %s: %w", j.name, err)
@@ -327,6 +327,9 @@ func describe(c catalog.Column) string {
 	if c.JoinGroup != "" {
 		s += " in join group " + c.JoinGroup
 	}
+	if c.KeyVersion > 0 {
+		s += fmt.Sprintf(", key version %d", c.KeyVersion)
+	}
 	return s
 }
 
@@ -336,6 +339,16 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // prepareDecrypt plans turning columns (every encrypted one when none is
 // named) back into plaintext and, unless DryRun, creates their shadows.
 func (r *Rewriter) prepareDecrypt(ctx context.Context, tx pgx.Tx, schema, table string, columns []string) (*run, error) {
+	return r.prepareEncrypted(ctx, tx, schema, table, columns, Decrypt, func(c catalog.Column) (catalog.Column, string, error) {
+		return catalog.Column{ID: c.ID, Position: c.Position, Name: c.Name, Type: c.Type, Policy: catalog.Plain}, "", nil
+	})
+}
+
+// prepareEncrypted plans a rewrite of encrypted columns (every one when
+// none is named) into the forms target gives them (or the reason to
+// leave one alone) and, unless DryRun, creates their shadows.
+func (r *Rewriter) prepareEncrypted(ctx context.Context, tx pgx.Tx, schema, table string, columns []string, kind Kind,
+	target func(c catalog.Column) (to catalog.Column, skip string, err error)) (*run, error) {
 	snap, err := catalog.Load(ctx, tx, r.Keys.MACKey)
 	if err != nil {
 		return nil, err
@@ -349,14 +362,14 @@ func (r *Rewriter) prepareDecrypt(ctx context.Context, tx pgx.Tx, schema, table 
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Schema: schema, Table: table, Kind: Decrypt}
+	plan := &Plan{Schema: schema, Table: table, Kind: kind}
 	ru := &run{plan: plan, rel: rel, tableID: t.ID}
 	resume, err := r.recordedRewrites(ctx, tx, t.ID)
 	if err != nil {
 		return nil, err
 	}
 	for name, rec := range resume {
-		if rec.kind != Decrypt {
+		if rec.kind != kind {
 			return nil, fmt.Errorf("a %s of %s.%s is under way: finish it first (proxy %s %s %s)", rec.kind, table, name, rec.kind, table, name)
 		}
 	}
@@ -377,20 +390,34 @@ func (r *Rewriter) prepareDecrypt(ctx context.Context, tx pgx.Tx, schema, table 
 			return nil, fmt.Errorf("table %s has no column %s", rel, name)
 		}
 		if c.Policy == catalog.Plain {
-			plan.Skipped = append(plan.Skipped, name+": already plain")
+			plan.Skipped = append(plan.Skipped, name+": plain")
 			continue
 		}
-		to := catalog.Column{ID: c.ID, Position: c.Position, Name: c.Name, Type: c.Type, Policy: catalog.Plain}
-		j, err := r.newJob(Decrypt, to, *c)
+		to, skip, err := target(*c)
 		if err != nil {
 			return nil, err
 		}
-		eq, ok := byName[j.cell("_eq")]
+		rec, under := resume[name]
+		if under {
+			if !sameForm(rec.target, to) {
+				return nil, fmt.Errorf("a %s of %s.%s to %s is under way, but now %s is asked\nhint: finish it as it was, or abort it (--abort)", kind, table, name, describe(rec.target), describe(to))
+			}
+			to, skip = rec.target, ""
+		}
+		if skip != "" {
+			plan.Skipped = append(plan.Skipped, name+": "+skip)
+			continue
+		}
+		j, err := r.newJob(kind, *c, to)
+		if err != nil {
+			return nil, err
+		}
+		eq, ok := byName[j.old.cell("_eq")]
 		if !ok {
 			return nil, fmt.Errorf("column %s.%s is in the catalog but its cells are not on the server", table, name)
 		}
 		j.attnum = eq.num
-		for _, pc := range j.cells {
+		for _, pc := range j.old.cells {
 			a, ok := byName[pc.Name]
 			if !ok {
 				continue
@@ -400,19 +427,19 @@ func (r *Rewriter) prepareDecrypt(ctx context.Context, tx pgx.Tx, schema, table 
 				return nil, err
 			}
 			if len(deps) > 0 {
-				return nil, fmt.Errorf("column %s.%s cannot be decrypted in place: %s use its encrypted cells\nhint: drop those, then run again", table, name, strings.Join(deps, ", "))
+				return nil, fmt.Errorf("column %s.%s cannot be rewritten in place: %s use its encrypted cells\nhint: drop those, then run again", table, name, strings.Join(deps, ", "))
 			}
 		}
-		if a, ok := byName[name]; ok {
-			if _, under := resume[name]; !under {
-				return nil, fmt.Errorf("table %s has a physical column %s beside encrypted column %s, and no decryption of it is under way", rel, a.name, name)
+		for _, s := range j.shadows() {
+			if a, ok := byName[s]; ok && !under {
+				return nil, fmt.Errorf("table %s has a physical column %s beside encrypted column %s, and no rewrite of it is under way", rel, a.name, name)
 			}
 		}
-		pc := PlanColumn{Name: name, From: describe(*c), To: "plain"}
-		if rec, ok := resume[name]; ok {
+		pc := PlanColumn{Name: name, From: describe(*c), To: describe(to)}
+		if under {
 			pc.Resumed, pc.Done = true, rec.rowsDone
 		}
-		ru.resumeFrom(resume[name])
+		ru.resumeFrom(rec)
 		plan.Columns = append(plan.Columns, pc)
 		ru.jobs = append(ru.jobs, j)
 	}

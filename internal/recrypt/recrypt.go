@@ -53,6 +53,9 @@ const (
 	Encrypt Kind = "encrypt"
 	// Decrypt turns an encrypted column back into plaintext.
 	Decrypt Kind = "decrypt"
+	// Reencrypt turns an encrypted column into another encrypted form:
+	// fresh keys (rotation), other onions, another join group.
+	Reencrypt Kind = "reencrypt"
 )
 
 // PlaintextSuffix names the adopted column's former plaintext until

@@ -36,6 +36,65 @@ func (r *Rewriter) DecryptColumns(ctx context.Context, schema, table string, col
 	})
 }
 
+// RotateColumns re-encrypts encrypted columns of schema.table (every one
+// when none is named) under fresh keys: each gets the next key version,
+// recorded in the catalog at the switch; until then the old keys read
+// and write it. The new cells start at their onions' strongest layers
+// (a peeled onion is peeled again when a query needs it), and a column
+// an increment left in its Add onion is whole again.
+//
+// What it protects against: ciphertexts copied before the rotation
+// (backups, replicas, a dump) together with a leaked column key cannot
+// be matched with the current cells, and a key leaked later reads none of
+// the old copies. A column of a join group shares its keys with the
+// group and is left alone.
+func (r *Rewriter) RotateColumns(ctx context.Context, schema, table string, columns []string) (*Plan, error) {
+	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
+		return r.prepareEncrypted(ctx, tx, schema, table, columns, Reencrypt, func(c catalog.Column) (catalog.Column, string, error) {
+			if c.JoinGroup != "" {
+				return c, "in join group " + c.JoinGroup + ", whose columns share their keys (rotating a group is not supported yet)", nil
+			}
+			to := c
+			to.KeyVersion++
+			to.Incremented = false
+			to.Onions = map[string]string{}
+			for k := range c.Onions {
+				to.Onions[k] = strongest(k)
+			}
+			return to, "", nil
+		})
+	})
+}
+
+// ReshapeColumn re-encrypts encrypted column schema.table.column into the
+// form to (other capabilities and onions, a join group): the proxy's
+// columns set on an existing column. to must keep the column's id, name
+// and type.
+func (r *Rewriter) ReshapeColumn(ctx context.Context, schema, table, column string, to catalog.Column) (*Plan, error) {
+	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
+		return r.prepareEncrypted(ctx, tx, schema, table, []string{column}, Reencrypt, func(c catalog.Column) (catalog.Column, string, error) {
+			if to.ID != c.ID || to.Name != c.Name || to.Type != c.Type {
+				return c, "", fmt.Errorf("recrypt: the new form of %s.%s must keep its id, name and type", table, column)
+			}
+			if sameForm(c, to) {
+				return c, "already " + describe(to), nil
+			}
+			return to, "", nil
+		})
+	})
+}
+
+// strongest is the layer an onion of kind starts at.
+func strongest(kind string) string {
+	switch kind {
+	case "eq", "ord":
+		return "rnd"
+	case "add":
+		return "hom"
+	}
+	return kind
+}
+
 func (r *Rewriter) rewrite(ctx context.Context, schema, table string, prepare func(pgx.Tx) (*run, error)) (*Plan, error) {
 	unlock, err := r.lockTable(ctx, schema, table)
 	if err != nil {
@@ -222,7 +281,13 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", quoteIdent(j.triggerName()), ru.rel)); err != nil {
 			return err
 		}
-		if j.kind == Encrypt {
+		alter := func(cmds []string) {
+			if len(cmds) > 0 {
+				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s %s", ru.rel, strings.Join(cmds, ", ")))
+			}
+		}
+		if j.old == nil {
+			// Encrypt: the plaintext is set aside for the final step.
 			nn, err := notNull(j.plain)
 			if err != nil {
 				return err
@@ -230,22 +295,37 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 			aside := j.plain + PlaintextSuffix
 			ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", ru.rel, quoteIdent(j.plain), quoteIdent(aside)))
 			if nn {
-				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL, ALTER COLUMN %s SET NOT NULL", ru.rel, quoteIdent(aside), quoteIdent(j.cell("_eq"))))
+				alter([]string{"ALTER COLUMN " + quoteIdent(aside) + " DROP NOT NULL", "ALTER COLUMN " + quoteIdent(j.new.cell("_eq")) + " SET NOT NULL"})
 			}
 			continue
 		}
-		nn, err := notNull(j.cell("_eq"))
+		nn, err := notNull(j.old.cell("_eq"))
 		if err != nil {
 			return err
 		}
-		var drops []string
-		for _, pc := range j.cells {
-			drops = append(drops, "DROP COLUMN "+quoteIdent(pc.Name))
+		var cmds []string
+		for _, c := range j.old.names() {
+			cmds = append(cmds, "DROP COLUMN "+quoteIdent(c))
+		}
+		alter(cmds)
+		if j.new == nil {
+			// Decrypt: the plaintext column takes over.
+			if nn {
+				alter([]string{"ALTER COLUMN " + quoteIdent(j.plain) + " SET NOT NULL"})
+			}
+			continue
+		}
+		// Reencrypt: the new cells take the standard names.
+		std, err := r.form(j.to, j.to.Name)
+		if err != nil {
+			return err
+		}
+		for _, pc := range j.new.cells {
+			ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", ru.rel, quoteIdent(pc.Name), quoteIdent(std.cell(pc.Suffix))))
 		}
 		if nn {
-			drops = append(drops, "ALTER COLUMN "+quoteIdent(j.plain)+" SET NOT NULL")
+			alter([]string{"ALTER COLUMN " + quoteIdent(std.cell("_eq")) + " SET NOT NULL"})
 		}
-		ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s %s", ru.rel, strings.Join(drops, ", ")))
 	}
 	for _, s := range ddl {
 		if _, err := tx.Exec(ctx, s); err != nil {

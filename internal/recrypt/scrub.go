@@ -149,23 +149,16 @@ func (r *Rewriter) Abort(ctx context.Context, schema, table string, columns []st
 			if rec.kind == "scrub" || len(columns) > 0 && !contains(columns, name) {
 				continue
 			}
-			enc := rec.target
-			if rec.kind == Decrypt {
-				c := t.Column(name)
-				if c == nil {
-					return fmt.Errorf("column %s.%s left the catalog", table, name)
-				}
-				enc = *c
+			from := t.Column(name)
+			if from == nil {
+				return fmt.Errorf("column %s.%s left the catalog", table, name)
 			}
-			j, err := r.newJob(rec.kind, rec.target, enc)
+			j, err := r.newJob(rec.kind, *from, rec.target)
 			if err != nil {
 				return err
 			}
 			for _, a := range attrs {
-				if a.name == j.plain {
-					j.attnum = a.num
-				}
-				if rec.kind == Decrypt && a.name == j.cell("_eq") {
+				if j.old == nil && a.name == j.plain || j.old != nil && a.name == j.old.cell("_eq") {
 					j.attnum = a.num
 				}
 			}
