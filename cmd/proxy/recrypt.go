@@ -58,21 +58,13 @@ func runDecrypt(args []string, stdout, stderr io.Writer) error {
 
 func runRecrypt(kind recrypt.Kind, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet(string(kind), flag.ContinueOnError)
-	backend := fs.String("backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
-	dryRun := fs.Bool("dry-run", false, "show what would be done, change nothing")
+	var f rewriteFlags
+	f.register(fs, encryptUsage)
 	yes := fs.Bool("yes", false, "encrypt: run the final step (drop the plaintext) without asking")
 	abort := fs.Bool("abort", false, "undo an unfinished rewrite of the columns: the old form stays")
 	defaultPolicy := fs.String("default-policy", string(catalog.Encrypted), "encrypt: how columns without a declared policy are stored (as proxy serve's flag): encrypted or sensitive")
-	batch := fs.Int64("batch-blocks", 32, "heap blocks (8 kB) per transaction")
-	quiet := fs.Bool("quiet", false, "no progress on standard error")
-	var k keyFlags
-	k.register(fs)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), encryptUsage+"\n\nFlags:"); fs.PrintDefaults() }
-	positional, flags, err := splitArgs(fs, args)
+	positional, err := f.parse(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := parseFlags(fs, flags); err != nil {
 		return err
 	}
 	if len(positional) == 0 {
@@ -87,22 +79,15 @@ func runRecrypt(kind recrypt.Kind, args []string, stdout, stderr io.Writer) erro
 	if pol != catalog.Encrypted && pol != catalog.Sensitive {
 		return usagef("bad --default-policy %q: want encrypted or sensitive", *defaultPolicy)
 	}
-	if *batch < 1 {
-		return usagef("--batch-blocks must be at least 1")
-	}
-	// Interrupted, the rewrite stops at a batch boundary's transaction
-	// (or anywhere: it resumes from its last checkpoint).
+	// Interrupted, the rewrite stops where it is: it resumes from its
+	// last checkpoint when run again.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a, err := openAdmin(ctx, *backend, &k, true)
+	a, rw, err := f.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.close(context.Background())
-	rw, err := newRewriter(a, *batch, *dryRun, *quiet, stderr)
-	if err != nil {
-		return err
-	}
 	target := schema + "." + table
 	if *abort {
 		done, err := rw.Abort(ctx, schema, table, columns)
@@ -140,14 +125,14 @@ func runRecrypt(kind recrypt.Kind, args []string, stdout, stderr io.Writer) erro
 			return recryptError(err, kind, target)
 		}
 	}
-	printPlan(stdout, plan, *dryRun)
+	printPlan(stdout, plan, f.dryRun)
 	if kind != recrypt.Encrypt {
 		return nil
 	}
 	// The final step.
 	rw.DryRun = true
 	pending, err := rw.Scrub(ctx, schema, table)
-	if err != nil || len(pending) == 0 || *dryRun {
+	if err != nil || len(pending) == 0 || f.dryRun {
 		return err
 	}
 	if !*yes && !confirm(stderr, fmt.Sprintf("Drop the plaintext of %s.%s now (it stays in WAL and backups taken before)? [y/N] ", target, strings.Join(pending, ", "))) {
@@ -289,34 +274,19 @@ join group share their keys with the group and are skipped.`
 
 func runKeysRotate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)
-	backend := fs.String("backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
-	dryRun := fs.Bool("dry-run", false, "show what would be done, change nothing")
-	batch := fs.Int64("batch-blocks", 32, "heap blocks (8 kB) per transaction")
-	quiet := fs.Bool("quiet", false, "no progress on standard error")
-	var k keyFlags
-	k.register(fs)
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), rotateUsage+"\n\nFlags:"); fs.PrintDefaults() }
-	positional, flags, err := splitArgs(fs, args)
+	var f rewriteFlags
+	f.register(fs, rotateUsage)
+	positional, err := f.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := parseFlags(fs, flags); err != nil {
-		return err
-	}
-	if *batch < 1 {
-		return usagef("--batch-blocks must be at least 1")
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a, err := openAdmin(ctx, *backend, &k, true)
+	a, rw, err := f.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.close(context.Background())
-	rw, err := newRewriter(a, *batch, *dryRun, *quiet, stderr)
-	if err != nil {
-		return err
-	}
 	// Which columns of which tables, in the order named.
 	type target struct {
 		schema, table string
@@ -370,9 +340,58 @@ func runKeysRotate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return recryptError(err, "keys rotate", t.schema+"."+t.table)
 		}
-		printPlan(stdout, plan, *dryRun)
+		printPlan(stdout, plan, f.dryRun)
 	}
 	return nil
+}
+
+// rewriteFlags are the flags of the commands that rewrite columns.
+type rewriteFlags struct {
+	backend string
+	dryRun  bool
+	batch   int64
+	quiet   bool
+	keys    keyFlags
+}
+
+func (f *rewriteFlags) register(fs *flag.FlagSet, usage string) {
+	fs.StringVar(&f.backend, "backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "show what would be done, change nothing")
+	fs.Int64Var(&f.batch, "batch-blocks", 32, "heap blocks (8 kB) per transaction")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	f.keys.register(fs)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), usage+"\n\nFlags:"); fs.PrintDefaults() }
+}
+
+// parse parses args (flags and positional arguments in any order) and
+// returns the positional ones.
+func (f *rewriteFlags) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	positional, flags, err := splitArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := parseFlags(fs, flags); err != nil {
+		return nil, err
+	}
+	if f.batch < 1 {
+		return nil, usagef("--batch-blocks must be at least 1")
+	}
+	return positional, nil
+}
+
+// open opens the key store and the backend (migrated) and returns the
+// rewriter working on them.
+func (f *rewriteFlags) open(ctx context.Context, stderr io.Writer) (*admin, *recrypt.Rewriter, error) {
+	a, err := openAdmin(ctx, f.backend, &f.keys, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	rw, err := newRewriter(a, f.batch, f.dryRun, f.quiet, stderr)
+	if err != nil {
+		a.close(context.Background())
+		return nil, nil, err
+	}
+	return a, rw, nil
 }
 
 // newRewriter is the Rewriter of an admin command.

@@ -37,6 +37,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"strings"
@@ -60,6 +61,20 @@ func NewID() ID {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return id
+}
+
+// onionLockClass is the first key of OnionLock's advisory locks ("pgop"
+// in ASCII).
+const onionLockClass = 0x70676f70
+
+// OnionLock returns the advisory lock key (both halves) that serializes
+// changes of table id's onion layers (peels, increment marks) with the
+// readers whose work depends on them (a rewrite's batches): the changes
+// take it exclusively, the readers shared, for their transaction.
+func (id ID) OnionLock() (class, key int32) {
+	h := fnv.New32a()
+	h.Write(id[:])
+	return onionLockClass, int32(h.Sum32())
 }
 
 // String returns the id as 32 hexadecimal digits.

@@ -191,20 +191,7 @@ func TestAdoptAndRollBack(t *testing.T) {
 // wrote does, which shows the check can see it.
 func TestAdoptLeavesNoPlaintext(t *testing.T) {
 	ctx := context.Background()
-	cl, err := embedpg.Start(ctx, embedpg.Options{Settings: map[string]string{"full_page_writes": "on"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Stop() })
-	admin, err := pgx.Connect(ctx, cl.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, "CREATE DATABASE adopt"); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close(ctx)
-	db := newEncDBAt(t, cl.DSN("adopt"))
+	db := newClusterDB(t, map[string]string{"full_page_writes": "on"})
 	direct := db.direct(t)
 	mustExec(t, direct, fmt.Sprintf(adoptDDL, "acct"))
 	mustExec(t, direct, `INSERT INTO acct SELECT i, 'canary-owner-' || i, i, date '2020-01-01' + i, 'canary-note-' || i FROM generate_series(1, 3000) i`)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/embedpg"
 	"github.com/pgonion/pgonion/internal/engine"
 	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/pgtest"
@@ -194,4 +195,25 @@ func pgCode(err error) string {
 		return pe.Code
 	}
 	return ""
+}
+
+// newClusterDB is newEncDB on a database of a cluster of the test's own,
+// started with settings (e.g. max_connections, full_page_writes).
+func newClusterDB(t testing.TB, settings map[string]string) *encDB {
+	t.Helper()
+	ctx := context.Background()
+	cl, err := embedpg.Start(ctx, embedpg.Options{Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Stop() })
+	admin, err := pgx.Connect(ctx, cl.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE own"); err != nil {
+		t.Fatal(err)
+	}
+	return newEncDBAt(t, cl.DSN("own"))
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgonion/pgonion/internal/catalog"
-	"github.com/pgonion/pgonion/internal/embedpg"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -26,20 +25,7 @@ func TestPgbenchManyClients(t *testing.T) {
 		t.Fatal("pgbench is not installed:", err)
 	}
 	ctx := context.Background()
-	cl, err := embedpg.Start(ctx, embedpg.Options{Settings: map[string]string{"max_connections": "110"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Stop() })
-	admin, err := pgx.Connect(ctx, cl.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, "CREATE DATABASE bench"); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close(ctx)
-	db := newEncDBAt(t, cl.DSN("bench"))
+	db := newClusterDB(t, map[string]string{"max_connections": "110"})
 	// Every column encrypted but the history's time stamp, which pgbench
 	// writes as CURRENT_TIMESTAMP (the server's clock), as in
 	// bench/pgbench.sh.

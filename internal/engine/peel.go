@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"time"
 
@@ -21,10 +20,6 @@ import (
 // wrote to the table and now runs a query needing the peel) would
 // otherwise wait on the proxy forever.
 const peelLockTimeout = 10 * time.Second
-
-// peelLockClass is the first key of the advisory lock that serializes
-// peels of one table across proxies ("pgop" in ASCII).
-const peelLockClass = 0x70676f70
 
 // peel brings an onion of a column to the layer a statement needs
 // (CryptDB's onion adjustment): the Eq onion from RND to DET, or the Ord
@@ -233,9 +228,8 @@ func checkPeeled(ctx context.Context, tx pgx.Tx, oc *onion.Column, k onion.Kind,
 // serializes catalog changes of one table's onions across proxies (peels,
 // increment marks).
 func lockTableCatalog(ctx context.Context, tx pgx.Tx, id catalog.ID) error {
-	h := fnv.New32a()
-	h.Write(id[:])
-	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", int32(peelLockClass), int32(h.Sum32()))
+	class, key := id.OnionLock()
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", class, key)
 	return err
 }
 

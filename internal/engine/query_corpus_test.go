@@ -540,20 +540,18 @@ func checkCorpusRun(q *corpusQuery, got *corpusResult, gerr error, want *corpusR
 	return ""
 }
 
-func TestQueryCorpus(t *testing.T) {
-	ctx := context.Background()
-	start := time.Now()
-	corpus := loadCorpus(t, "testdata/queries.sql")
-
-	db := newEncDB(t)
-	p := startProxy(t, db, corpusPolicy)
-	enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
+// corpusWorld loads the corpus tables through a proxy (enc) and, in
+// plaintext, into another database (plain).
+func corpusWorld(t *testing.T) (db *encDB, p *proxy, enc, plain *pgx.Conn) {
+	t.Helper()
+	db = newEncDB(t)
+	p = startProxy(t, db, corpusPolicy)
+	enc = p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	plain, err := pgx.Connect(context.Background(), pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { plain.Close(context.Background()) })
-
 	for _, ddl := range corpusDDL {
 		mustExec(t, enc, ddl)
 		mustExec(t, plain, ddl)
@@ -562,6 +560,15 @@ func TestQueryCorpus(t *testing.T) {
 		mustExec(t, enc, ins)
 		mustExec(t, plain, ins)
 	}
+	return db, p, enc, plain
+}
+
+func TestQueryCorpus(t *testing.T) {
+	ctx := context.Background()
+	start := time.Now()
+	corpus := loadCorpus(t, "testdata/queries.sql")
+
+	db, p, enc, plain := corpusWorld(t)
 	for _, tbl := range []string{"t1", "t2", "t3"} {
 		var a, b int
 		if err := enc.QueryRow(ctx, "SELECT count(*) FROM "+tbl).Scan(&a); err != nil {

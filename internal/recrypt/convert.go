@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/schemes/rnd"
@@ -29,6 +30,9 @@ var env = func() onion.Env {
 // between the read and the write), and returns how many it wrote. limit
 // 0 means all; skipLocked skips rows other transactions hold.
 func (r *Rewriter) convert(ctx context.Context, tx pgx.Tx, ru *run, cond string, limit int, skipLocked bool) (int64, error) {
+	if err := r.currentLayers(ctx, tx, ru); err != nil {
+		return 0, err
+	}
 	sel := []string{"ctid", quoteIdent(rewrite.SaltColumn)}
 	var pending []string
 	for _, j := range ru.jobs {
@@ -72,6 +76,37 @@ func (r *Rewriter) convert(ctx context.Context, tx pgx.Tx, ru *run, cond string,
 		return 0, fmt.Errorf("writing %s: %w", ru.rel, err)
 	}
 	return int64(len(rows)), nil
+}
+
+// currentLayers brings the old forms of ru's jobs up to date for tx: a
+// proxy may have peeled an onion (or recorded an increment) since the run
+// began. The shared onion lock keeps such changes out until tx ends.
+func (r *Rewriter) currentLayers(ctx context.Context, tx pgx.Tx, ru *run) error {
+	var olds []*job
+	for _, j := range ru.jobs {
+		if j.old != nil {
+			olds = append(olds, j)
+		}
+	}
+	if len(olds) == 0 {
+		return nil
+	}
+	class, key := ru.tableID.OnionLock()
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared($1, $2)", class, key); err != nil {
+		return err
+	}
+	snap, err := catalog.Load(ctx, tx, r.Keys.MACKey)
+	if err != nil {
+		return err
+	}
+	for _, j := range olds {
+		c := snap.ColumnByID(j.old.col.ID)
+		if c == nil {
+			return fmt.Errorf("column %s left the catalog during the rewrite", j.name)
+		}
+		j.old.col.Onions, j.old.col.Incremented = c.Onions, c.Incremented
+	}
+	return nil
 }
 
 // queueRow converts one row (ctid, salt, then each job's old form) and

@@ -45,6 +45,26 @@ type run struct {
 	started int64 // next block to backfill
 }
 
+// othersUnderway refuses a rewrite of kind while one of another kind of
+// the same table is under way.
+func othersUnderway(resume map[string]recorded, kind Kind, table string) error {
+	for name, rec := range resume {
+		if rec.kind != kind {
+			command := map[Kind]string{Encrypt: "proxy encrypt", Decrypt: "proxy decrypt", Reencrypt: "proxy keys rotate or proxy columns set"}[rec.kind]
+			return fmt.Errorf("a %s of %s.%s is under way: finish it first (%s), or abort it (proxy encrypt --abort %s %s)", rec.kind, table, name, command, table, name)
+		}
+	}
+	return nil
+}
+
+func attributesByName(attrs []attribute) map[string]attribute {
+	out := make(map[string]attribute, len(attrs))
+	for _, a := range attrs {
+		out[a.name] = a
+	}
+	return out
+}
+
 // resumeFrom lowers the block the backfill starts at to rec's checkpoint
 // (a column without one starts from the beginning).
 func (ru *run) resumeFrom(rec recorded) {
@@ -181,10 +201,8 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 			return nil, err
 		}
 	}
-	for name, rec := range resume {
-		if rec.kind != Encrypt {
-			return nil, fmt.Errorf("a %s of %s.%s is under way: finish it first (proxy %s %s %s)", rec.kind, table, name, rec.kind, table, name)
-		}
+	if err := othersUnderway(resume, Encrypt, table); err != nil {
+		return nil, err
 	}
 	explicit := len(columns) > 0
 	if !explicit {
@@ -197,10 +215,7 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 			}
 		}
 	}
-	byName := map[string]attribute{}
-	for _, a := range attrs {
-		byName[a.name] = a
-	}
+	byName := attributesByName(attrs)
 	for _, name := range columns {
 		c := t.Column(name)
 		if c == nil {
@@ -368,10 +383,8 @@ func (r *Rewriter) prepareEncrypted(ctx context.Context, tx pgx.Tx, schema, tabl
 	if err != nil {
 		return nil, err
 	}
-	for name, rec := range resume {
-		if rec.kind != kind {
-			return nil, fmt.Errorf("a %s of %s.%s is under way: finish it first (proxy %s %s %s)", rec.kind, table, name, rec.kind, table, name)
-		}
+	if err := othersUnderway(resume, kind, table); err != nil {
+		return nil, err
 	}
 	if len(columns) == 0 {
 		for _, c := range t.Columns {
@@ -380,10 +393,7 @@ func (r *Rewriter) prepareEncrypted(ctx context.Context, tx pgx.Tx, schema, tabl
 			}
 		}
 	}
-	byName := map[string]attribute{}
-	for _, a := range attrs {
-		byName[a.name] = a
-	}
+	byName := attributesByName(attrs)
 	for _, name := range columns {
 		c := t.Column(name)
 		if c == nil {
