@@ -187,14 +187,21 @@ func TestAdoptAndRollBack(t *testing.T) {
 // TestAdoptLeavesNoPlaintext: after the final step of an adoption,
 // neither pg_dump nor the WAL written from then on (full-page images
 // included, on a cluster that writes them, as production servers do)
-// holds plaintext of the adopted columns; the WAL the final step itself
-// wrote does, which shows the check can see it.
+// holds plaintext of the adopted columns, and the server log (every
+// statement logged) shows none from the adoption on; the WAL the final
+// step itself wrote does, which shows the WAL check can see it.
 func TestAdoptLeavesNoPlaintext(t *testing.T) {
 	ctx := context.Background()
-	db := newClusterDB(t, map[string]string{"full_page_writes": "on"})
+	db, cl := newClusterDB(t, map[string]string{"full_page_writes": "on", "log_statement": "all"})
 	direct := db.direct(t)
 	mustExec(t, direct, fmt.Sprintf(adoptDDL, "acct"))
 	mustExec(t, direct, `INSERT INTO acct SELECT i, 'canary-owner-' || i, i, date '2020-01-01' + i, 'canary-note-' || i FROM generate_series(1, 3000) i`)
+	// The server log from here on: the rewriter's statements and the
+	// application's carry ciphertexts only.
+	logFrom, err := os.Stat(cl.LogFile())
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := startProxy(t, db, adoptPolicy)
 	app := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 	rw := newRewriter(t, db)
@@ -227,6 +234,17 @@ func TestAdoptLeavesNoPlaintext(t *testing.T) {
 	}
 	if dump := pgDump(t, db.dsn, "acct"); strings.Contains(dump, "canary") {
 		t.Fatal("pg_dump of the adopted table holds plaintext")
+	}
+	log, err := os.ReadFile(cl.LogFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = log[logFrom.Size():]
+	if !strings.Contains(string(log), "UPDATE acct SET note") {
+		t.Fatal("the server log does not show the application's statements: is log_statement in effect?")
+	}
+	if strings.Contains(string(log), "canary") {
+		t.Fatal("the server log holds plaintext of the adopted columns")
 	}
 	var n int
 	if err := app.QueryRow(ctx, "SELECT count(*) FROM acct WHERE note = 'rewritten'").Scan(&n); err != nil || n == 0 {

@@ -199,7 +199,7 @@ func pgCode(err error) string {
 
 // newClusterDB is newEncDB on a database of a cluster of the test's own,
 // started with settings (e.g. max_connections, full_page_writes).
-func newClusterDB(t testing.TB, settings map[string]string) *encDB {
+func newClusterDB(t testing.TB, settings map[string]string) (*encDB, *embedpg.Cluster) {
 	t.Helper()
 	ctx := context.Background()
 	cl, err := embedpg.Start(ctx, embedpg.Options{Settings: settings})
@@ -215,5 +215,5 @@ func newClusterDB(t testing.TB, settings map[string]string) *encDB {
 	if _, err := admin.Exec(ctx, "CREATE DATABASE own"); err != nil {
 		t.Fatal(err)
 	}
-	return newEncDBAt(t, cl.DSN("own"))
+	return newEncDBAt(t, cl.DSN("own")), cl
 }

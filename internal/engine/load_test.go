@@ -25,7 +25,7 @@ func TestPgbenchManyClients(t *testing.T) {
 		t.Fatal("pgbench is not installed:", err)
 	}
 	ctx := context.Background()
-	db := newClusterDB(t, map[string]string{"max_connections": "110"})
+	db, _ := newClusterDB(t, map[string]string{"max_connections": "110"})
 	// Every column encrypted but the history's time stamp, which pgbench
 	// writes as CURRENT_TIMESTAMP (the server's clock), as in
 	// bench/pgbench.sh.
