@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -66,64 +67,77 @@ func (r *Rewriter) convert(ctx context.Context, tx pgx.Tx, ru *run, cond string,
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	b := &pgx.Batch{}
+	w := newWrite(ru)
 	for _, row := range rows {
-		if err := r.queueRow(b, ru, row); err != nil {
+		if err := w.add(ru, row); err != nil {
 			return 0, err
 		}
 	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return 0, fmt.Errorf("writing %s: %w", ru.rel, err)
+	for from := 0; from < len(w.tids); from += writeChunk {
+		sql, args := w.statement(ru, from, min(from+writeChunk, len(w.tids)))
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			return 0, fmt.Errorf("writing %s: %w", ru.rel, err)
+		}
 	}
 	return int64(len(rows)), nil
 }
 
-// currentLayers brings the old forms of ru's jobs up to date for tx: a
-// proxy may have peeled an onion (or recorded an increment) since the run
-// began. The shared onion lock keeps such changes out until tx ends.
-func (r *Rewriter) currentLayers(ctx context.Context, tx pgx.Tx, ru *run) error {
-	var olds []*job
-	for _, j := range ru.jobs {
-		if j.old != nil {
-			olds = append(olds, j)
-		}
-	}
-	if len(olds) == 0 {
-		return nil
-	}
-	class, key := ru.tableID.OnionLock()
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared($1, $2)", class, key); err != nil {
-		return err
-	}
-	snap, err := catalog.Load(ctx, tx, r.Keys.MACKey)
-	if err != nil {
-		return err
-	}
-	for _, j := range olds {
-		c := snap.ColumnByID(j.old.col.ID)
-		if c == nil {
-			return fmt.Errorf("column %s left the catalog during the rewrite", j.name)
-		}
-		j.old.col.Onions, j.old.col.Incremented = c.Onions, c.Incremented
-	}
-	return nil
+// writeChunk is the most rows one UPDATE writes.
+const writeChunk = 2000
+
+// write holds the new forms of a batch's rows, column by column, for one
+// set-based UPDATE: each row is found by its ctid (a TID scan per row).
+type write struct {
+	tids  []pgtype.TID
+	salts [][]byte // a new row salt, or nil to keep the row's
+	// cols are the new form's physical columns, in order: for each job
+	// its cells (or its plaintext column), and vals[i] their values,
+	// row by row.
+	cols []writeCol
+	vals [][]any
 }
 
-// queueRow converts one row (ctid, salt, then each job's old form) and
-// queues its UPDATE.
-func (r *Rewriter) queueRow(b *pgx.Batch, ru *run, row [][]byte) error {
+type writeCol struct {
+	name   string
+	expr   string // of the parameter's element u.cN: the cast to the column's type
+	sqlArr string // the parameter's array type
+}
+
+func newWrite(ru *run) *write {
+	w := &write{}
+	for _, j := range ru.jobs {
+		if j.new == nil {
+			w.cols = append(w.cols, writeCol{name: j.plain, expr: "CAST(%s AS " + j.old.col.Type + ")", sqlArr: "text[]"})
+			continue
+		}
+		for _, pc := range j.new.cells {
+			c := writeCol{name: pc.Name, expr: "%s", sqlArr: "bytea[]"}
+			switch {
+			case pc.SQLType == "uuid":
+				c.expr = "CAST(encode(%s, 'hex') AS uuid)"
+			case pc.Suffix == "_srch":
+				c.expr, c.sqlArr = "CAST(%s AS bigint[])", "text[]"
+			}
+			w.cols = append(w.cols, c)
+		}
+	}
+	w.vals = make([][]any, len(w.cols))
+	return w
+}
+
+// add converts one row (ctid, salt, then each job's old form).
+func (w *write) add(ru *run, row [][]byte) error {
 	if len(row[0]) != 6 {
 		return fmt.Errorf("recrypt: unexpected tid of %d bytes", len(row[0]))
 	}
-	tid := pgtype.TID{BlockNumber: binary.BigEndian.Uint32(row[0]), OffsetNumber: binary.BigEndian.Uint16(row[0][4:]), Valid: true}
+	w.tids = append(w.tids, pgtype.TID{BlockNumber: binary.BigEndian.Uint32(row[0]), OffsetNumber: binary.BigEndian.Uint16(row[0][4:]), Valid: true})
 	salt := row[1]
-	var sets []string
-	args := []any{tid}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
+	var newSalt []byte
+	col, i := 0, 2
+	put := func(v any) {
+		w.vals[col] = append(w.vals[col], v)
+		col++
 	}
-	i := 2
 	for _, j := range ru.jobs {
 		// The value, from the old form.
 		var v onion.Value
@@ -159,45 +173,125 @@ func (r *Rewriter) queueRow(b *pgx.Batch, ru *run, row [][]byte) error {
 				return err
 			}
 		}
-		if v.IsNull() {
-			continue // NULL in either form
-		}
-		// The new form.
+		// The new form; NULL stays NULL.
 		if j.new == nil {
-			sets = append(sets, fmt.Sprintf("%s = CAST(%s::text AS %s)", quoteIdent(j.plain), arg(string(j.typ.AppendText(nil, v, env))), j.old.col.Type))
+			if v.IsNull() {
+				put(nil)
+			} else {
+				put(string(j.typ.AppendText(nil, v, env)))
+			}
 			continue
 		}
-		if salt == nil {
-			salt = rnd.NewSalt()
-			sets = append(sets, quoteIdent(rewrite.SaltColumn)+" = "+arg(salt))
-		}
-		cells, err := j.new.oc.Encrypt(v, salt)
-		if err != nil {
-			return fmt.Errorf("encrypting a value of %s: %w", j.name, err)
+		var cells onion.Cells
+		if !v.IsNull() {
+			if salt == nil {
+				salt = rnd.NewSalt()
+				newSalt = salt
+			}
+			if cells, err = j.new.oc.Encrypt(v, salt); err != nil {
+				return fmt.Errorf("encrypting a value of %s: %w", j.name, err)
+			}
 		}
 		for _, pc := range j.new.cells {
-			var x any
 			switch pc.Suffix {
 			case "_eq":
-				x = cellArg(cells.Eq, pc.SQLType)
+				put(cells.Eq)
 			case "_ord":
-				x = cellArg(cells.Ord, pc.SQLType)
+				put(cells.Ord)
 			case "_add":
-				x = cells.Add
+				put(cells.Add)
 			case "_val":
-				x = cells.Val
+				put(cells.Val)
 			case "_srch":
-				x = cells.Search
-			case rewrite.SaltSuffix:
-				x = nil // the cells use the row's salt
+				put(tokensText(cells.Search))
+			default: // the salt override: the cells use the row's salt
+				put(nil)
 			}
-			sets = append(sets, fmt.Sprintf("%s = %s::%s", quoteIdent(pc.Name), arg(x), pc.SQLType))
 		}
 	}
-	if len(sets) == 0 {
+	w.salts = append(w.salts, newSalt)
+	return nil
+}
+
+// statement is the UPDATE of rows [from, to) and its arguments.
+func (w *write) statement(ru *run, from, to int) (string, []any) {
+	args := []any{w.tids[from:to], w.salts[from:to]}
+	names := []string{"tid", "salt"}
+	sets := []string{fmt.Sprintf("%s = coalesce(t.%s, u.salt)", quoteIdent(rewrite.SaltColumn), quoteIdent(rewrite.SaltColumn))}
+	arrays := []string{"$1::tid[]", "$2::bytea[]"}
+	for k, c := range w.cols {
+		args = append(args, sliceOf(w.vals[k][from:to], c.sqlArr))
+		arrays = append(arrays, fmt.Sprintf("$%d::%s", len(args), c.sqlArr))
+		names = append(names, fmt.Sprintf("c%d", k))
+		sets = append(sets, fmt.Sprintf("%s = %s", quoteIdent(c.name), fmt.Sprintf(c.expr, fmt.Sprintf("u.c%d", k))))
+	}
+	return fmt.Sprintf("UPDATE %s AS t SET %s FROM unnest(%s) AS u(%s) WHERE t.ctid = u.tid",
+		ru.rel, strings.Join(sets, ", "), strings.Join(arrays, ", "), strings.Join(names, ", ")), args
+}
+
+// sliceOf is vals as the Go slice pgx encodes as an array of sqlArr.
+func sliceOf(vals []any, sqlArr string) any {
+	if sqlArr == "text[]" {
+		out := make([]*string, len(vals))
+		for i, v := range vals {
+			if s, ok := v.(string); ok {
+				out[i] = &s
+			}
+		}
+		return out
+	}
+	out := make([][]byte, len(vals))
+	for i, v := range vals {
+		if b, ok := v.([]byte); ok {
+			out[i] = b
+		}
+	}
+	return out
+}
+
+// tokensText is search tokens as a bigint[] literal (nil for none).
+func tokensText(tokens []int64) any {
+	if tokens == nil {
 		return nil
 	}
-	b.Queue(fmt.Sprintf("UPDATE %s SET %s WHERE ctid = $1", ru.rel, strings.Join(sets, ", ")), args...)
+	b := []byte{'{'}
+	for i, t := range tokens {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, t, 10)
+	}
+	return string(append(b, '}'))
+}
+
+// currentLayers brings the old forms of ru's jobs up to date for tx: a
+// proxy may have peeled an onion (or recorded an increment) since the run
+// began. The shared onion lock keeps such changes out until tx ends.
+func (r *Rewriter) currentLayers(ctx context.Context, tx pgx.Tx, ru *run) error {
+	var olds []*job
+	for _, j := range ru.jobs {
+		if j.old != nil {
+			olds = append(olds, j)
+		}
+	}
+	if len(olds) == 0 {
+		return nil
+	}
+	class, key := ru.tableID.OnionLock()
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock_shared($1, $2)", class, key); err != nil {
+		return err
+	}
+	snap, err := catalog.Load(ctx, tx, r.Keys.MACKey)
+	if err != nil {
+		return err
+	}
+	for _, j := range olds {
+		c := snap.ColumnByID(j.old.col.ID)
+		if c == nil {
+			return fmt.Errorf("column %s left the catalog during the rewrite", j.name)
+		}
+		j.old.col.Onions, j.old.col.Incremented = c.Onions, c.Incremented
+	}
 	return nil
 }
 
@@ -221,18 +315,4 @@ func decrypt(j *job, cells onion.Cells, rowSalt, override []byte) (onion.Value, 
 		return onion.Value{}, fmt.Errorf("decrypting a value of %s: %w", j.name, err)
 	}
 	return v, nil
-}
-
-// cellArg is the parameter of a cell of SQL type sqlType.
-func cellArg(b []byte, sqlType string) any {
-	if b == nil {
-		return nil
-	}
-	if sqlType == "uuid" {
-		var u pgtype.UUID
-		copy(u.Bytes[:], b)
-		u.Valid = true
-		return u
-	}
-	return b
 }
