@@ -117,7 +117,8 @@ app -T "$SECS" >"$work/before.log" 2>&1 || die "pgbench (before) failed: $(tail 
 before_tps=$(awk '/^tps = / {printf "%.1f", $3; exit}' "$work/before.log")
 
 echo "adopting pgbench_accounts while the application runs..." >&2
-app -T $((SECS * 30)) >"$work/during.log" 2>&1 &
+"$PGBENCH" -n -M prepared -c "$CLIENTS" -j "$CLIENTS" -P 1 -T $((SECS * 60)) -f "$work/app.sql" \
+  -h 127.0.0.1 -p "$PROXYPORT" -U postgres adopt >"$work/during.log" 2>&1 &
 bench_pid=$!
 sleep 1
 scpu0=$(server_cpu)

@@ -208,9 +208,9 @@ func progressPrinter(w io.Writer) func(recrypt.Progress) {
 }
 
 // confirm asks on w and reads an answer from standard input, if it is a
-// terminal.
+// terminal (not merely a character device such as /dev/null).
 func confirm(w io.Writer, question string) bool {
-	if fi, err := os.Stdin.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+	if !isTerminal(os.Stdin) {
 		return false
 	}
 	fmt.Fprint(w, question)

@@ -159,6 +159,22 @@ func (t *Table) newVersion() {
 	t.Version = 1
 }
 
+// Clone returns a deep copy of t (its columns, their capabilities and
+// onion maps).
+func (t *Table) Clone() *Table {
+	out := *t
+	out.Columns = slices.Clone(t.Columns)
+	for i := range out.Columns {
+		c := &out.Columns[i]
+		c.Onions = maps.Clone(c.Onions)
+		if c.Onions == nil {
+			c.Onions = map[string]string{}
+		}
+		c.Capabilities = slices.Clone(c.Capabilities)
+	}
+	return &out
+}
+
 // Column returns the column named name, or nil.
 func (t *Table) Column(name string) *Column {
 	for i := range t.Columns {

@@ -48,7 +48,7 @@ func newIncrementsOf(ids []catalog.ID, t *catalog.Table) []catalog.ID {
 
 // withIncremented returns a copy of t with ids marked incremented.
 func withIncremented(t *catalog.Table, ids []catalog.ID) *catalog.Table {
-	out := copyTable(t)
+	out := t.Clone()
 	for i := range out.Columns {
 		if slices.Contains(ids, out.Columns[i].ID) {
 			out.Columns[i].Incremented = true

@@ -171,7 +171,7 @@ func (c *catalogCache) withIncrementIntents(t *catalog.Table) *catalog.Table {
 	for i, col := range t.Columns {
 		if !col.Incremented && c.incrementing[col.ID] {
 			if out == nil {
-				out = copyTable(t)
+				out = t.Clone()
 			}
 			out.Columns[i].Incremented = true
 		}

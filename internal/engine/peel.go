@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -185,7 +184,7 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 	if err := checkPeeled(ctx, tx, x.oc, n.Kind, table, cell); err != nil {
 		return 0, false, fmt.Errorf("peeling %s of %s.%s: %w", n.Kind, t.Name, c.Name, err)
 	}
-	updated := copyTable(t)
+	updated := t.Clone()
 	for i := range updated.Columns {
 		if updated.Columns[i].ID == c.ID {
 			updated.Columns[i].Onions[string(n.Kind)] = string(n.Layer)
@@ -231,20 +230,4 @@ func lockTableCatalog(ctx context.Context, tx pgx.Tx, id catalog.ID) error {
 	class, key := id.OnionLock()
 	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", class, key)
 	return err
-}
-
-// copyTable returns a deep copy of t (its columns and onion maps).
-func copyTable(t *catalog.Table) *catalog.Table {
-	out := *t
-	out.Columns = slices.Clone(t.Columns)
-	for i := range out.Columns {
-		c := &out.Columns[i]
-		onions := make(map[string]string, len(c.Onions))
-		for k, v := range c.Onions {
-			onions[k] = v
-		}
-		c.Onions = onions
-		c.Capabilities = slices.Clone(c.Capabilities)
-	}
-	return &out
 }

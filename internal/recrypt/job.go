@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -208,20 +209,8 @@ func encodeTarget(c catalog.Column) ([]byte, error) { return json.Marshal(c) }
 // sameForm reports whether a and b describe the same stored form.
 func sameForm(a, b catalog.Column) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.Type == b.Type && a.Policy == b.Policy &&
-		slices.Equal(a.Capabilities, b.Capabilities) && mapsEqual(a.Onions, b.Onions) &&
+		slices.Equal(a.Capabilities, b.Capabilities) && maps.Equal(a.Onions, b.Onions) &&
 		a.JoinGroup == b.JoinGroup && a.CellFormat() == b.CellFormat() && a.KeyVersion == b.KeyVersion && a.Incremented == b.Incremented
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // Target returns the encrypted form the proxy would give column c of

@@ -40,7 +40,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 )
@@ -150,21 +149,3 @@ func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
 
 // qualified is "schema"."table".
 func qualified(schema, table string) string { return pgx.Identifier{schema, table}.Sanitize() }
-
-// copyTable returns a deep copy of t.
-func copyTable(t *catalog.Table) *catalog.Table {
-	out := *t
-	out.Columns = make([]catalog.Column, len(t.Columns))
-	for i, c := range t.Columns {
-		c.Capabilities = append([]string(nil), c.Capabilities...)
-		if c.Onions != nil {
-			onions := make(map[string]string, len(c.Onions))
-			for k, v := range c.Onions {
-				onions[k] = v
-			}
-			c.Onions = onions
-		}
-		out.Columns[i] = c
-	}
-	return &out
-}

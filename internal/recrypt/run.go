@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -59,7 +60,7 @@ func (r *Rewriter) RotateColumns(ctx context.Context, schema, table string, colu
 			to.Incremented = false
 			to.Onions = map[string]string{}
 			for k := range c.Onions {
-				to.Onions[k] = strongest(k)
+				to.Onions[k] = rewrite.StrongestLayer(onion.Kind(k))
 			}
 			return to, "", nil
 		})
@@ -84,17 +85,6 @@ func (r *Rewriter) ReshapeColumn(ctx context.Context, schema, table, column stri
 	})
 }
 
-// strongest is the layer an onion of kind starts at.
-func strongest(kind string) string {
-	switch kind {
-	case "eq", "ord":
-		return "rnd"
-	case "add":
-		return "hom"
-	}
-	return kind
-}
-
 func (r *Rewriter) rewrite(ctx context.Context, schema, table string, prepare func(pgx.Tx) (*run, error)) (*Plan, error) {
 	unlock, err := r.lockTable(ctx, schema, table)
 	if err != nil {
@@ -104,9 +94,13 @@ func (r *Rewriter) rewrite(ctx context.Context, schema, table string, prepare fu
 	if err := r.setSession(ctx); err != nil {
 		return nil, err
 	}
-	if r.hom != nil {
-		defer func() { r.hom.Close(); r.hom = nil }()
-	}
+	defer func() {
+		// The Paillier encrypter a cipher started, with its goroutines.
+		if r.hom != nil {
+			r.hom.Close()
+			r.hom = nil
+		}
+	}()
 	var ru *run
 	err = pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
 		var err error
@@ -340,7 +334,7 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 	if cur == nil {
 		return fmt.Errorf("table %s left the catalog during the rewrite", ru.rel)
 	}
-	next := copyTable(cur)
+	next := cur.Clone()
 	for _, j := range ru.jobs {
 		i := slices.IndexFunc(next.Columns, func(c catalog.Column) bool { return c.ID == j.to.ID })
 		if i < 0 {

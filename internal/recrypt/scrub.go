@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,7 +147,7 @@ func (r *Rewriter) Abort(ctx context.Context, schema, table string, columns []st
 			return err
 		}
 		for name, rec := range recs {
-			if rec.kind == "scrub" || len(columns) > 0 && !contains(columns, name) {
+			if rec.kind == "scrub" || len(columns) > 0 && !slices.Contains(columns, name) {
 				continue
 			}
 			from := t.Column(name)
@@ -194,13 +195,4 @@ func (r *Rewriter) Abort(ctx context.Context, schema, table string, columns []st
 		return nil
 	})
 	return aborted, err
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }

@@ -27,8 +27,8 @@ func physicalPrefix(column string) string { return column + "_" }
 // EqColumn is the server-side column of an encrypted column's Eq onion.
 func EqColumn(column string) string { return physicalPrefix(column) + "_eq" }
 
-// strongestLayer is the layer an onion starts at.
-func strongestLayer(k onion.Kind) string {
+// StrongestLayer is the layer an onion of kind k starts at.
+func StrongestLayer(k onion.Kind) string {
 	switch k {
 	case onion.KindEq, onion.KindOrd:
 		return "rnd"
@@ -262,7 +262,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		layout := physicalLayout(typ, kinds, col.JoinGroup != "", onion.Format(col.Format), cd.Colname)
 		for _, pc := range layout {
 			if pc.Kind != "" {
-				col.Onions[string(pc.Kind)] = strongestLayer(pc.Kind)
+				col.Onions[string(pc.Kind)] = StrongestLayer(pc.Kind)
 			}
 		}
 		if unique {
