@@ -127,7 +127,7 @@ t0=$(date +%s.%N)
   >"$work/encrypt.log" 2>"$work/encrypt.err" </dev/null || die "proxy encrypt failed: $(tail -3 "$work/encrypt.err")"
 t1=$(date +%s.%N)
 scpu1=$(server_cpu)
-kill -INT "$bench_pid" 2>/dev/null || true
+kill -TERM "$bench_pid" 2>/dev/null || true # a background job ignores SIGINT
 wait "$bench_pid" 2>/dev/null || true
 wall=$(echo "$t1 - $t0" | bc -l)
 enc_cpu=$(awk '{print $1 + $2}' "$work/encrypt.time")

@@ -181,29 +181,45 @@ func (r *Rewriter) backfill(ctx context.Context, ru *run, began time.Time) error
 	return nil
 }
 
-// catchUpBatch is the most rows a catch-up transaction converts.
-const catchUpBatch = 1000
+// catchUpSweeps bounds the catch-up's passes over the table.
+const catchUpSweeps = 4
 
 // catchUp converts, without the exclusive lock, the rows written or
-// inserted during the backfill, until a pass finds few enough for the
-// cutover to do under the lock.
+// inserted during the backfill: it sweeps the table block range by block
+// range (skipping rows other transactions hold) until a sweep finds few
+// rows (at most one per block of the table), or no longer halves what
+// the one before found (the application rewrites the columns about as
+// fast as they are converted): the switch converts what is left, under
+// its lock.
 func (r *Rewriter) catchUp(ctx context.Context, ru *run, began time.Time) error {
+	k := r.batchBlocks()
 	var rows int64
-	for pass := 0; pass < 1000; pass++ {
-		var n int64
-		err := pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
-			var err error
-			n, err = r.convert(ctx, tx, ru, "true", catchUpBatch, true)
-			return err
-		})
+	prev := int64(-1)
+	for sweep := 1; sweep <= catchUpSweeps; sweep++ {
+		total, _, err := tableSize(ctx, r.Conn, ru.rel)
 		if err != nil {
 			return err
 		}
-		rows += n
-		r.report(Progress{Table: ru.plan.Table, Phase: "catch-up", Rows: rows, Since: time.Since(began)})
-		if n < catchUpBatch {
+		var found int64
+		for b := int64(0); b < total; b += k {
+			end := min(b+k, 1<<32-1)
+			var n int64
+			err := pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
+				var err error
+				n, err = r.convert(ctx, tx, ru, fmt.Sprintf("ctid >= '(%d,0)'::tid AND ctid < '(%d,0)'::tid", b, end), 0, true)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			found += n
+		}
+		rows += found
+		r.report(Progress{Table: ru.plan.Table, Phase: fmt.Sprintf("catch-up (sweep %d)", sweep), Rows: rows, Since: time.Since(began)})
+		if found <= total || prev >= 0 && found*2 > prev {
 			return nil
 		}
+		prev = found
 	}
 	return nil
 }
