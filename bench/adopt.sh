@@ -18,8 +18,9 @@
 #   5. the rows through the proxy afterwards.
 # Prints Markdown with the machine and the command.
 #
-# Usage: bench/adopt.sh [-s SCALE] [-c CLIENTS] [-T SECS] [-b BATCH_BLOCKS]
-#   defaults: -s 20 -c 4 -T 20 -b 64
+# Usage: bench/adopt.sh [-s SCALE] [-c CLIENTS] [-T SECS] [-b BATCH_BLOCKS] [-r MAX_RATE]
+#   defaults: -s 20 -c 4 -T 20 -b 64 -r 0 (MAX_RATE: proxy encrypt --max-rate,
+#   rows per second, 0 for none)
 # KEEP_WORK=1 keeps the work directory.
 # Needs: PostgreSQL server binaries and pgbench (PGBINDIR, else the newest
 #   /usr/lib/postgresql/*/bin), Go, python3 (free ports). Loopback only.
@@ -27,13 +28,14 @@ set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
-SCALE=20 CLIENTS=4 SECS=20 BATCH=64
-while getopts "s:c:T:b:h" o; do
+SCALE=20 CLIENTS=4 SECS=20 BATCH=64 RATE=0
+while getopts "s:c:T:b:r:h" o; do
   case $o in
-    s) SCALE=$OPTARG ;; c) CLIENTS=$OPTARG ;; T) SECS=$OPTARG ;; b) BATCH=$OPTARG ;;
+    s) SCALE=$OPTARG ;; c) CLIENTS=$OPTARG ;; T) SECS=$OPTARG ;; b) BATCH=$OPTARG ;; r) RATE=$OPTARG ;;
     h) usage; exit 0 ;; *) usage >&2; exit 2 ;;
   esac
 done
+[[ $RATE =~ ^[0-9]+$ ]] || { echo "adopt.sh: -r takes a non-negative integer, got '$RATE'" >&2; exit 2; }
 for v in "$SCALE" "$CLIENTS" "$SECS" "$BATCH"; do
   [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "adopt.sh: options take positive integers, got '$v'" >&2; exit 2; }
 done
@@ -123,7 +125,7 @@ bench_pid=$!
 sleep 1
 scpu0=$(server_cpu)
 t0=$(date +%s.%N)
-/usr/bin/time -f "%U %S" -o "$work/encrypt.time" "$work/proxy" encrypt --batch-blocks "$BATCH" --backend "$DSN" "${keys[@]}" pgbench_accounts \
+/usr/bin/time -f "%U %S" -o "$work/encrypt.time" "$work/proxy" encrypt --batch-blocks "$BATCH" --max-rate "$RATE" --backend "$DSN" "${keys[@]}" pgbench_accounts \
   >"$work/encrypt.log" 2>"$work/encrypt.err" </dev/null || die "proxy encrypt failed: $(tail -3 "$work/encrypt.err")"
 t1=$(date +%s.%N)
 scpu1=$(server_cpu)
@@ -151,7 +153,7 @@ cat <<EOF
 ### Adoption of pgbench_accounts, scale $SCALE ($rows rows), $(date -u +%Y-%m-%d)
 
 Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r); PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'); commit $commit.
-Command: \`bench/adopt.sh -s $SCALE -c $CLIENTS -T $SECS -b $BATCH\`. bid and abalance eq,ord; filler (char(84)) eq; aid plain.
+Command: \`bench/adopt.sh -s $SCALE -c $CLIENTS -T $SECS -b $BATCH -r $RATE\`. bid and abalance eq,ord; filler (char(84)) eq; aid plain.
 
 | measure | value |
 |---|---|

@@ -351,6 +351,7 @@ type rewriteFlags struct {
 	dryRun  bool
 	batch   int64
 	quiet   bool
+	maxRate float64
 	keys    keyFlags
 }
 
@@ -359,6 +360,7 @@ func (f *rewriteFlags) register(fs *flag.FlagSet, usage string) {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "show what would be done, change nothing")
 	fs.Int64Var(&f.batch, "batch-blocks", 32, "heap blocks (8 kB) per transaction")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	fs.Float64Var(&f.maxRate, "max-rate", 0, "at most this many `rows` per second (0: as fast as it goes), to leave the server to the applications")
 	f.keys.register(fs)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), usage+"\n\nFlags:"); fs.PrintDefaults() }
 }
@@ -376,6 +378,9 @@ func (f *rewriteFlags) parse(fs *flag.FlagSet, args []string) ([]string, error) 
 	if f.batch < 1 {
 		return nil, usagef("--batch-blocks must be at least 1")
 	}
+	if f.maxRate < 0 {
+		return nil, usagef("--max-rate must not be negative")
+	}
 	return positional, nil
 }
 
@@ -391,6 +396,7 @@ func (f *rewriteFlags) open(ctx context.Context, stderr io.Writer) (*admin, *rec
 		a.close(context.Background())
 		return nil, nil, err
 	}
+	rw.MaxRate = f.maxRate
 	return a, rw, nil
 }
 

@@ -100,6 +100,9 @@ type Rewriter struct {
 	AfterBatch func(p Progress) error
 	// DryRun reports what would be done without changing anything.
 	DryRun bool
+	// MaxRate, when positive, caps the rows converted per second (by the
+	// backfill and the catch-up), leaving the server to the application.
+	MaxRate float64
 
 	hom *hom.Encrypter
 }
@@ -136,6 +139,22 @@ func (r *Rewriter) lockTable(ctx context.Context, schema, table string) (func(),
 func (r *Rewriter) setSession(ctx context.Context) error {
 	_, err := r.Conn.Exec(ctx, "SET DateStyle = 'ISO, MDY'; SET TimeZone = 'UTC'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 3")
 	return err
+}
+
+// pace sleeps as long as converting rows since began needs to stay
+// within MaxRate.
+func (r *Rewriter) pace(ctx context.Context, rows int64, began time.Time) {
+	if r.MaxRate <= 0 {
+		return
+	}
+	ahead := time.Duration(float64(rows)/r.MaxRate*float64(time.Second)) - time.Since(began)
+	if ahead <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(ahead):
+	}
 }
 
 func (r *Rewriter) report(p Progress) {

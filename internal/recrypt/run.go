@@ -170,6 +170,7 @@ func (r *Rewriter) backfill(ctx context.Context, ru *run, began time.Time) error
 			return err
 		}
 		rows += n
+		r.pace(ctx, rows, began)
 		p := Progress{Table: ru.plan.Table, Phase: "backfill", Blocks: end, Total: total, Rows: rows, Since: time.Since(began)}
 		r.report(p)
 		if r.AfterBatch != nil {
@@ -195,6 +196,7 @@ func (r *Rewriter) catchUp(ctx context.Context, ru *run, began time.Time) error 
 	k := r.batchBlocks()
 	var rows int64
 	prev := int64(-1)
+	paced := time.Now()
 	for sweep := 1; sweep <= catchUpSweeps; sweep++ {
 		total, _, err := tableSize(ctx, r.Conn, ru.rel)
 		if err != nil {
@@ -213,6 +215,7 @@ func (r *Rewriter) catchUp(ctx context.Context, ru *run, began time.Time) error 
 				return err
 			}
 			found += n
+			r.pace(ctx, rows+found, paced)
 		}
 		rows += found
 		r.report(Progress{Table: ru.plan.Table, Phase: fmt.Sprintf("catch-up (sweep %d)", sweep), Rows: rows, Since: time.Since(began)})
