@@ -22,50 +22,6 @@ set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
-KILLS=100 ROWS=30000 SEED="" KEEP=0
-while getopts "n:r:s:kh" o; do
-  case $o in
-    n) KILLS=$OPTARG ;;
-    r) ROWS=$OPTARG ;;
-    s) SEED=$OPTARG ;;
-    k) KEEP=1 ;;
-    h) usage; exit 0 ;;
-    *) usage >&2; exit 2 ;;
-  esac
-done
-shift $((OPTIND - 1))
-[ $# -eq 0 ] || { usage >&2; exit 2; }
-for v in "$KILLS" "$ROWS"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "peel-soak: -n and -r take positive integers, got '$v'" >&2; exit 2; }
-done
-[ -z "$SEED" ] || [[ $SEED =~ ^[0-9]+$ ]] || { echo "peel-soak: -s takes a non-negative integer, got '$SEED'" >&2; exit 2; }
-command -v go >/dev/null || { echo "peel-soak: go not found" >&2; exit 1; }
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-timeout_min=$(( (KILLS * 10 + 300 + 59) / 60 ))
-[ "$timeout_min" -le 60 ] || timeout_min=60
-log=$(mktemp /tmp/pgonion-peel-soak.XXXXXX.log)
-
-echo "peel-soak: $KILLS kills, $ROWS rows per table, timeout ${timeout_min}m, log $log" >&2
-status=0
-(
-  cd "$root"
-  export PGONION_PEEL_KILLS=$KILLS PGONION_PEEL_ROWS=$ROWS
-  [ -z "$SEED" ] || export PGONION_PEEL_SEED=$SEED
-  go test -count=1 -run '^TestPeelCrash$' -v -timeout "${timeout_min}m" ./cmd/proxy/
-) >"$log" 2>&1 || status=$?
-
-# The per-kill lines, then the summary.
-grep -E 'PGONION_PEEL_SEED=|loaded crash_|calibration:|kill [0-9]+:|queries that peeled|peel crash:' "$log" | sed 's/^ *peel_crash_test.go:[0-9]*: //' || true
-if [ "$status" -ne 0 ]; then
-  echo "peel-soak: FAILED (exit $status); the end of the log:" >&2
-  tail -n 60 "$log" >&2
-  echo "peel-soak: full log in $log" >&2
-  exit 1
-fi
-if [ "$KEEP" = 1 ]; then
-  echo "peel-soak: full log in $log" >&2
-else
-  rm -f "$log"
-fi
-echo "peel-soak: OK" >&2
+# shellcheck source=lib/kill-soak.sh
+. "$(dirname "$0")/lib/kill-soak.sh"
+kill_soak peel-soak TestPeelCrash PGONION_PEEL 30000 'loaded crash_|calibration:|kill [0-9]+:|queries that peeled|peel crash:' "$@"
