@@ -240,15 +240,12 @@ func (r *Rewriter) cutover(ctx context.Context, ru *run, began time.Time) error 
 	if tries <= 0 {
 		tries = 30
 	}
-	renew, drop, err := r.declareSwitch(ctx, ru)
+	drop, err := r.declareSwitch(ctx, ru)
 	if err != nil {
 		return err
 	}
 	defer drop()
 	for try := 1; ; try++ {
-		if try > 1 {
-			renew()
-		}
 		err := pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", timeout.Milliseconds())); err != nil {
 				return err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pgonion/pgonion/internal/catalog"
 )
 
@@ -21,45 +23,69 @@ import (
 // that never holds anyone up (intents_seen at its maximum) and expires by
 // itself if the rewriter dies.
 const (
-	switchLease = 5 * time.Second // how long the intent lives if the rewriter dies (renewed while the cutover waits)
+	switchLease = 2 * time.Second // how long the intent lives if the rewriter dies (renewed every half second)
 	switchAck   = 5 * time.Second // how long to wait for proxies to load it
+	// switchGrace is waited after the proxies loaded the intent, so that
+	// a statement one of them planned just before is on the server (and
+	// done, or holding the table) before the switch asks for its lock.
+	switchGrace = 250 * time.Millisecond
 )
 
-// declareSwitch records the switch intent of ru's table and waits for the
-// running proxies to load it; it returns the functions that renew and
-// remove it.
-func (r *Rewriter) declareSwitch(ctx context.Context, ru *run) (renew, drop func(), err error) {
+// declareSwitch records the switch intent of ru's table, waits for the
+// running proxies to load it, and keeps its lease alive (from a
+// connection of its own: the rewriter's is busy with the switch) until
+// the returned function removes it.
+func (r *Rewriter) declareSwitch(ctx context.Context, ru *run) (drop func(), err error) {
+	lease, err := pgx.ConnectConfig(ctx, r.Conn.Config().Copy())
+	if err != nil {
+		return nil, fmt.Errorf("announcing the switch of %s: %w", ru.rel, err)
+	}
 	id := catalog.NewID()
 	var n int64
-	_, err = r.Conn.Exec(ctx, `INSERT INTO pgonion.proxies (proxy_id, intents_seen, expires) VALUES ($1, 9223372036854775807, now() + $2::interval)`,
+	_, err = lease.Exec(ctx, `INSERT INTO pgonion.proxies (proxy_id, intents_seen, expires) VALUES ($1, 9223372036854775807, now() + $2::interval)`,
 		id, switchLease.String())
 	if err == nil {
-		err = r.Conn.QueryRow(ctx, `INSERT INTO pgonion.intents (schema_name, table_name, proxy_id, switching) VALUES ($1, $2, $3, true) RETURNING n`,
+		err = lease.QueryRow(ctx, `INSERT INTO pgonion.intents (schema_name, table_name, proxy_id, switching) VALUES ($1, $2, $3, true) RETURNING n`,
 			ru.plan.Schema, ru.plan.Table, id).Scan(&n)
 	}
 	if err == nil {
-		_, err = r.Conn.Exec(ctx, "SELECT pg_notify('pgonion_intents', '')")
+		_, err = lease.Exec(ctx, "SELECT pg_notify('pgonion_intents', '')")
 	}
-	renew = func() {
-		_, _ = r.Conn.Exec(ctx, "UPDATE pgonion.proxies SET expires = now() + $2::interval WHERE proxy_id = $1", id, switchLease.String())
-	}
+	stop := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(switchLease / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				_, _ = lease.Exec(ctx, "UPDATE pgonion.proxies SET expires = now() + $2::interval WHERE proxy_id = $1", id, switchLease.String())
+			}
+		}
+	}()
 	drop = func() {
+		close(stop)
+		<-renewed
 		bg, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, _ = r.Conn.Exec(bg, "DELETE FROM pgonion.intents WHERE proxy_id = $1", id)
-		_, _ = r.Conn.Exec(bg, "DELETE FROM pgonion.proxies WHERE proxy_id = $1", id)
-		_, _ = r.Conn.Exec(bg, "SELECT pg_notify('pgonion_intents', '')")
+		_, _ = lease.Exec(bg, "DELETE FROM pgonion.intents WHERE proxy_id = $1", id)
+		_, _ = lease.Exec(bg, "DELETE FROM pgonion.proxies WHERE proxy_id = $1", id)
+		_, _ = lease.Exec(bg, "SELECT pg_notify('pgonion_intents', '')")
+		lease.Close(bg)
 	}
 	if err != nil {
 		drop()
-		return nil, nil, fmt.Errorf("announcing the switch of %s: %w", ru.rel, err)
+		return nil, fmt.Errorf("announcing the switch of %s: %w", ru.rel, err)
 	}
 	deadline := time.Now().Add(switchAck)
 	for wait := time.Millisecond; time.Now().Before(deadline); wait = min(2*wait, 50*time.Millisecond) {
 		var behind int
 		if err := r.Conn.QueryRow(ctx, `SELECT count(*) FROM pgonion.proxies WHERE proxy_id <> $1 AND expires > now() AND intents_seen < $2`, id, n).Scan(&behind); err != nil {
 			drop()
-			return nil, nil, err
+			return nil, err
 		}
 		if behind == 0 {
 			break
@@ -69,5 +95,9 @@ func (r *Rewriter) declareSwitch(ctx context.Context, ru *run) (renew, drop func
 	// A proxy that did not confirm in time is likely gone; if not, its
 	// statements in the moment of the switch may fail, never see the
 	// old form.
-	return renew, drop, nil
+	select {
+	case <-ctx.Done():
+	case <-time.After(switchGrace):
+	}
+	return drop, nil
 }
