@@ -177,6 +177,10 @@ func TestAdoptAndRollBack(t *testing.T) {
 	if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'acct'::regclass AND attname LIKE '%\\_\\_%' AND NOT attisdropped").Scan(&salt); err != nil || salt != 0 {
 		t.Fatalf("physical onion columns left after decryption: %d %v", salt, err)
 	}
+	// Running it again does nothing (a killed run may have finished).
+	if plan, err := rw.DecryptColumns(ctx, "public", "acct", nil); err != nil || len(plan.Columns) != 0 {
+		t.Fatalf("second decryption: %+v %v", plan, err)
+	}
 	got, _ := runSorted(ctx, direct, pgx.QueryExecModeSimpleProtocol, "SELECT * FROM acct", nil)
 	want, _ := runSorted(ctx, direct, pgx.QueryExecModeSimpleProtocol, "SELECT * FROM acct_plain", nil)
 	if !reflect.DeepEqual(got, want) {

@@ -370,6 +370,16 @@ func (r *Rewriter) prepareEncrypted(ctx context.Context, tx pgx.Tx, schema, tabl
 	}
 	rel := qualified(schema, table)
 	t := snap.Table(schema, table)
+	plan := &Plan{Schema: schema, Table: table, Kind: kind}
+	if t == nil && kind == Decrypt {
+		// Nothing encrypted (any more: a decryption that finished, even
+		// if its process was killed before it said so).
+		if _, err := r.attributes(ctx, tx, rel); err != nil {
+			return nil, err
+		}
+		plan.Skipped = append(plan.Skipped, "*: the table has no encrypted column")
+		return &run{plan: plan, rel: rel}, nil
+	}
 	if t == nil {
 		return nil, fmt.Errorf("table %s has no encrypted column (the catalog does not list it)", rel)
 	}
@@ -377,7 +387,6 @@ func (r *Rewriter) prepareEncrypted(ctx context.Context, tx pgx.Tx, schema, tabl
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Schema: schema, Table: table, Kind: kind}
 	ru := &run{plan: plan, rel: rel, tableID: t.ID}
 	resume, err := r.recordedRewrites(ctx, tx, t.ID)
 	if err != nil {
