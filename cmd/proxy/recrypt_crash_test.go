@@ -102,6 +102,35 @@ func TestEncryptCrash(t *testing.T) {
 				fmt.Sprintf("INSERT INTO %%s VALUES (%d, 'canary-new-%d', NULL, '2001-02-03')", nrows+i, i),
 			}
 			mu.Lock()
+			if i%2 == 0 {
+				// In a transaction block: its first statement on the
+				// table may meet a switch.
+				var err error
+				if _, err = app.Exec(ctx, "BEGIN"); err == nil {
+					for _, s := range stmts {
+						if _, err = app.Exec(ctx, fmt.Sprintf(s, "people")); err != nil {
+							break
+						}
+					}
+				}
+				if err == nil {
+					_, err = app.Exec(ctx, "COMMIT")
+				} else {
+					_, _ = app.Exec(ctx, "ROLLBACK")
+				}
+				if err != nil {
+					appErrs = append(appErrs, err.Error())
+				} else {
+					for _, s := range stmts {
+						if _, err := direct.Exec(ctx, fmt.Sprintf(s, "people_plain")); err != nil {
+							appErrs = append(appErrs, "direct: "+err.Error())
+						}
+					}
+				}
+				mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
 			for _, s := range stmts {
 				if _, err := app.Exec(ctx, fmt.Sprintf(s, "people")); err != nil {
 					appErrs = append(appErrs, err.Error())
@@ -291,16 +320,10 @@ func TestEncryptCrash(t *testing.T) {
 	close(stop)
 	<-done
 	same("at the end")
-	// A statement the proxy planned in the instant before it learned of
-	// a switch, and that reached the server after the switch took its
-	// lock, meets the new form and fails (42703): a known window, rare
-	// but seen under load (see README). Any other error fails the test.
-	window := 0
+	// The application's statements never fail because of a rewrite:
+	// proxies hold statements on the table while it switches forms.
 	for _, e := range appErrs {
-		if !strings.Contains(e, "SQLSTATE 42703") {
-			t.Errorf("the application got an error: %s", e)
-		}
-		window++
+		t.Errorf("the application got an error: %s", e)
 	}
-	t.Logf("recrypt crash: %v; the application's statements failed %d times in the switch window", outcomes, window)
+	t.Logf("recrypt crash: %v", outcomes)
 }

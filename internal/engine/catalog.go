@@ -49,7 +49,7 @@ type catalogCache struct {
 	// version, so that they are not even parsed again.
 	plainMu  sync.Mutex
 	plain    map[string]int64
-	plainSQL map[string]int64
+	plainSQL map[string]passThrough
 
 	// The lease and the intents (lease.go).
 	proxyID    catalog.ID
@@ -64,6 +64,12 @@ type catalogCache struct {
 	// intentsChanged is closed (and replaced) whenever the intents change.
 	intentsChanged chan struct{}
 	intentsSeen    int64 // the newest intent loaded
+	// Switches (switch.go): statements in flight per table, the live
+	// switch intents by number, and those not acknowledged yet.
+	inUse   map[string]int
+	switchN map[int64]string
+	unacked map[int64]bool
+	life    context.Context // ends when the cache closes
 
 	stop   context.CancelFunc
 	listen sync.WaitGroup
@@ -74,9 +80,10 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 	if err != nil {
 		return nil, fmt.Errorf("engine: connecting to the backend: %w", err)
 	}
-	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}, plainSQL: map[string]int64{},
+	c := &catalogCache{dsn: dsn, macKey: macKey, log: log, conn: conn, plain: map[string]int64{}, plainSQL: map[string]passThrough{},
 		proxyID: newProxyID(), born: time.Now(), intents: map[string]string{}, incrementing: map[catalog.ID]bool{},
-		switching: map[string]bool{}, intentsChanged: make(chan struct{})}
+		switching: map[string]bool{}, intentsChanged: make(chan struct{}),
+		inUse: map[string]int{}, switchN: map[int64]string{}, unacked: map[int64]bool{}}
 	// The lease first: a proxy creating a table from now on waits for
 	// this one to load its intent.
 	if _, err := conn.Exec(ctx, "INSERT INTO pgonion.proxies (proxy_id, expires) VALUES ($1, now() + $2::interval)", c.proxyID, leaseTTL.String()); err != nil {
@@ -93,12 +100,13 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 		return nil, fmt.Errorf("engine: reading the database's collation: %w", err)
 	}
 	c.snap.Store(snap)
+	lctx, stop := context.WithCancel(context.Background())
+	c.stop, c.life = stop, lctx
 	if err := c.renew(ctx); err != nil {
+		stop()
 		conn.Close(ctx)
 		return nil, err
 	}
-	lctx, stop := context.WithCancel(context.Background())
-	c.stop = stop
 	ready := make(chan error, 1)
 	c.listen.Add(2)
 	go c.listenLoop(lctx, ready)
@@ -300,22 +308,29 @@ const (
 	maxPlainText = 4096
 )
 
+// passThrough is a statement text that passed through unchanged: at
+// which catalog version, naming which tables (schema.name).
+type passThrough struct {
+	version int64
+	tables  []string
+}
+
 // passesThrough reports whether sql passed through unchanged at the
-// current catalog version.
-func (c *catalogCache) passesThrough(sql string) bool {
+// current catalog version, and the tables it names.
+func (c *catalogCache) passesThrough(sql string) ([]string, bool) {
 	if len(sql) > maxPlainText || c.broken.Load() != nil || !c.trusted() {
-		return false
+		return nil, false
 	}
 	v := c.snapshot().Version
 	c.plainMu.Lock()
 	defer c.plainMu.Unlock()
 	got, ok := c.plainSQL[sql]
-	return ok && got == v
+	return got.tables, ok && got.version == v
 }
 
-// rememberPassThrough records that sql passed through unchanged at
-// version v.
-func (c *catalogCache) rememberPassThrough(sql string, v int64) {
+// rememberPassThrough records that sql, naming tables, passed through
+// unchanged at version v.
+func (c *catalogCache) rememberPassThrough(sql string, v int64, tables []string) {
 	if len(sql) > maxPlainText {
 		return
 	}
@@ -324,7 +339,7 @@ func (c *catalogCache) rememberPassThrough(sql string, v int64) {
 	if len(c.plainSQL) >= maxPlainSQL {
 		clear(c.plainSQL)
 	}
-	c.plainSQL[sql] = v
+	c.plainSQL[sql] = passThrough{v, tables}
 }
 
 // carriesOnions reports whether the table schema.name exists on the

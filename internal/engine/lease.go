@@ -56,21 +56,25 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 	var schemas, names []string
 	var columns []catalog.ID
 	var switches []bool
+	var ns []int64
 	err := conn.QueryRow(ctx, `SELECT (SELECT version FROM pgonion.catalog_version),
 		(SELECT coalesce(max(n), 0) FROM pgonion.intents),
 		ARRAY(SELECT i.schema_name FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
 		ARRAY(SELECT i.table_name FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
 		ARRAY(SELECT i.switching FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
+		ARRAY(SELECT i.n FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NULL ORDER BY i.n),
 		ARRAY(SELECT i.column_id FROM pgonion.intents i JOIN pgonion.proxies p USING (proxy_id) WHERE p.expires > now() AND i.column_id IS NOT NULL)`).
-		Scan(&v, &seen, &schemas, &names, &switches, &columns)
+		Scan(&v, &seen, &schemas, &names, &switches, &ns, &columns)
 	if err != nil {
 		return fmt.Errorf("engine: reading the catalog version: %w", err)
 	}
 	intents := make(map[string]string, len(names))
 	switching := map[string]bool{}
+	switchN := map[int64]string{}
 	for i := range names {
 		if switches[i] {
 			switching[schemas[i]+"."+names[i]] = true
+			switchN[ns[i]] = schemas[i] + "." + names[i]
 		} else {
 			intents[schemas[i]+"."+names[i]] = names[i]
 		}
@@ -95,6 +99,7 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 		changed = changed || !c.switching[k]
 	}
 	c.intents, c.incrementing, c.switching, c.intentsSeen = intents, incrementing, switching, max(c.intentsSeen, seen)
+	c.noteSwitchesLocked(switchN)
 	if changed {
 		close(c.intentsChanged)
 		c.intentsChanged = make(chan struct{})
@@ -120,21 +125,14 @@ func (c *catalogCache) pendingElsewhere(schema, name string) bool {
 // catalog as it is (and fails if it then meets the new form).
 const switchTimeout = 10 * time.Second
 
-// switchingTable reports whether schema.name has a live switch intent.
-func (c *catalogCache) switchingTable(schema, name string) bool {
-	c.intentMu.Lock()
-	defer c.intentMu.Unlock()
-	return c.switching[schema+"."+name]
-}
-
-// awaitSwitch returns once schema.name has no live switch intent (a
-// rewriter switching its columns to their new form, package recrypt),
-// and this copy of the catalog therefore shows the new form; or when ctx
-// ends.
-func (c *catalogCache) awaitSwitch(ctx context.Context, schema, name string) {
+// awaitSwitch returns once table key (schema.name) has no live switch
+// intent (a rewriter switching its columns to their new form, package
+// recrypt), and this copy of the catalog therefore shows the new form; or
+// when ctx ends.
+func (c *catalogCache) awaitSwitch(ctx context.Context, key string) {
 	for {
 		c.intentMu.Lock()
-		on, wake := c.switching[schema+"."+name], c.intentsChanged
+		on, wake := c.switching[key], c.intentsChanged
 		c.intentMu.Unlock()
 		if !on {
 			return
@@ -196,7 +194,7 @@ func (c *catalogCache) renew(ctx context.Context) error {
 			return err
 		}
 		c.intentMu.Lock()
-		seen := c.intentsSeen
+		seen := c.ackedLocked()
 		c.intentMu.Unlock()
 		if _, err := conn.Exec(ctx, `INSERT INTO pgonion.proxies (proxy_id, intents_seen, expires) VALUES ($1, $2, now() + $3::interval)
 			ON CONFLICT (proxy_id) DO UPDATE SET intents_seen = EXCLUDED.intents_seen, expires = EXCLUDED.expires`,

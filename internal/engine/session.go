@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,13 @@ type session struct {
 	deferFn func(func())
 	// exec is wire.SessionInfo.Exec; nil outside a wire session.
 	exec func(sql string, rw wire.ResultRewriter) error
+	// using counts this session's statements in flight per table, and
+	// txTables holds the tables its transaction named (switch.go).
+	using    map[string]int
+	txTables map[string]bool
+	// planKeys collects the tables (schema.name) the statement being
+	// planned names.
+	planKeys []string
 	// aheadOK is set while the statement being planned may run
 	// statements of its own ahead of it (Exec): the first statement of a
 	// simple-protocol Query.
@@ -75,6 +83,9 @@ func (s *session) ReadyForQuery(txStatus byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastStatus = txStatus
+	if txStatus == 'I' {
+		clear(s.txTables)
+	}
 	s.maybeSettleLocked()
 }
 
@@ -194,17 +205,11 @@ type stmtPlan struct {
 const lookupTimeout = 10 * time.Second
 
 func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
-	s.mu.Lock()
-	inBlock := s.lastStatus == 'T' || s.lastStatus == 'E'
-	s.mu.Unlock()
-	if !inBlock && s.e.cat.switchingTable(r.Schema, r.Name) {
-		// A rewriter is switching the table to its new form: wait for
-		// it, so that the statement is planned with the new form. (In a
-		// transaction block the switch waits for the transaction
-		// instead, if it holds the table.)
-		ctx, cancel := context.WithTimeout(context.Background(), switchTimeout)
-		s.e.cat.awaitSwitch(ctx, r.Schema, r.Name)
-		cancel()
+	if key := r.Schema + "." + r.Name; !slices.Contains(s.planKeys, key) {
+		// Counted before the table is read: a switch of the table
+		// waits for the statement, or the statement for the switch.
+		s.planKeys = append(s.planKeys, key)
+		s.use(key)
 	}
 	t, err := s.pendingTable(r)
 	if err == nil && t != nil {
@@ -235,18 +240,30 @@ func cacheable(stmts []rewrite.Statement) bool {
 	return true
 }
 
-// fastPath reports whether sql is known to pass through: at the current
-// catalog version, with no DDL of this session pending.
-func (s *session) fastPath(sql string) bool {
+// fastPath reports whether sql is known to pass through (at the current
+// catalog version, with no DDL of this session pending), and the tables
+// it names, each counted in flight (use) until it is answered.
+func (s *session) fastPath(sql string) ([]string, bool) {
 	s.mu.Lock()
 	pending := s.txCat != nil
 	s.mu.Unlock()
-	return !pending && s.e.cat.passesThrough(sql)
+	if pending {
+		return nil, false
+	}
+	tables, ok := s.e.cat.passesThrough(sql)
+	if !ok {
+		return nil, false
+	}
+	s.useAll(tables)
+	// use may have waited for a switch to end: then sql may no longer
+	// pass through.
+	_, ok = s.e.cat.passesThrough(sql)
+	return tables, ok
 }
 
 // Query implements wire.Interceptor.
 func (s *session) Query(sql string) (*wire.QueryPlan, error) {
-	if s.fastPath(sql) {
+	if _, ok := s.fastPath(sql); ok {
 		return nil, nil
 	}
 	version := s.e.cat.snapshot().Version
@@ -260,10 +277,12 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 	var plan wire.QueryPlan
 	changed := false
 	texts := make([]string, len(stmts))
+	var tables []string
 	for i, st := range stmts {
-		s.aheadOK = i == 0
+		s.aheadOK, s.planKeys = i == 0, nil
 		p, err := s.plan(st, nil)
 		s.aheadOK = false
+		tables = append(tables, s.planKeys...)
 		if err != nil {
 			return nil, err
 		}
@@ -281,7 +300,7 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 	}
 	if !changed {
 		if cacheable(stmts) {
-			s.e.cat.rememberPassThrough(sql, version)
+			s.e.cat.rememberPassThrough(sql, version, slices.Compact(slices.Sorted(slices.Values(tables))))
 		}
 		return nil, nil
 	}
@@ -291,8 +310,8 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 
 // Parse implements wire.Interceptor.
 func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, error) {
-	if s.fastPath(sql) {
-		return nil, nil
+	if tables, ok := s.fastPath(sql); ok {
+		return s.passStatement(sql, paramOIDs, tables), nil
 	}
 	version := s.e.cat.snapshot().Version
 	if pass, err := s.tooLong(sql); pass || err != nil {
@@ -304,6 +323,7 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 	}
 	if len(stmts) != 1 {
 		for _, st := range stmts {
+			s.planKeys = nil
 			if p, err := s.plan(st, nil); err != nil || p != nil {
 				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "cannot insert multiple commands into a prepared statement"}
 			}
@@ -311,17 +331,33 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 		return nil, nil
 	}
 	ext := &extended{oids: paramOIDs}
+	s.planKeys = nil
 	p, err := s.plan(stmts[0], ext)
+	tables := s.planKeys
 	if err != nil {
 		return nil, err
 	}
 	if p == nil {
 		if cacheable(stmts) {
-			s.e.cat.rememberPassThrough(sql, version)
+			s.e.cat.rememberPassThrough(sql, version, tables)
 		}
-		return nil, nil
+		return s.passStatement(sql, paramOIDs, tables), nil
 	}
-	return ext.statement(p), nil
+	st := ext.statement(p)
+	if len(tables) > 0 {
+		st.OnBind = func() { s.useAll(tables) }
+	}
+	return st, nil
+}
+
+// passStatement is what a statement that passes through becomes in the
+// extended protocol: nil, or (when it names tables) the same statement
+// with its tables counted in flight at each Bind (switch.go).
+func (s *session) passStatement(sql string, paramOIDs []uint32, tables []string) *wire.Statement {
+	if len(tables) == 0 {
+		return nil
+	}
+	return &wire.Statement{SQL: sql, ParamOIDs: paramOIDs, OnBind: func() { s.useAll(tables) }}
 }
 
 // extended collects what a statement planned for the extended protocol

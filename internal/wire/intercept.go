@@ -129,6 +129,10 @@ type Statement struct {
 	// CopyIn, if set, returns the rewriter for the data of one execution of
 	// a COPY ... FROM STDIN statement.
 	CopyIn func() CopyInRewriter
+	// OnBind, if set, runs at each Bind of the statement before anything
+	// else of it (it may call SessionInfo.Defer), even when the Bind is
+	// forwarded unchanged.
+	OnBind func()
 }
 
 // ErrSkipRow is returned by ResultRewriter.DataRow to drop a row.

@@ -462,6 +462,13 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 		}
 	}
 	st := ss.stmts[stmtName]
+	if st != nil && st.OnBind != nil {
+		if err := guard(ss.log, "Bind", func() error { st.OnBind(); return nil }); err != nil {
+			delete(ss.portals, portal)
+			ss.q.push(&request{kind: 'B', refusal: err})
+			return writeMsg(ss.bw, scratch, &pgproto3.Bind{DestinationPortal: portal, PreparedStatement: refusedStatement})
+		}
+	}
 	if st == nil || (st.Bind == nil && st.Results == nil && st.CopyIn == nil) {
 		delete(ss.portals, portal)
 		ss.q.push(&request{kind: 'B'})
