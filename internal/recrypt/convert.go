@@ -188,7 +188,7 @@ func (w *write) add(ru *run, row [][]byte) error {
 				salt = rnd.NewSalt()
 				newSalt = salt
 			}
-			if cells, err = j.new.oc.Encrypt(v, salt); err != nil {
+			if cells, err = j.new.encrypt(v, salt); err != nil {
 				return fmt.Errorf("encrypting a value of %s: %w", j.name, err)
 			}
 		}

@@ -130,6 +130,20 @@ func (r *Rewriter) newJob(kind Kind, from, to catalog.Column) (*job, error) {
 	return j, nil
 }
 
+// encrypt returns the cells of v in form f, at its onions' layers: an
+// onion the target keeps peeled (DET, OPE) gets what peeling its RND
+// layer on the server would leave, as the proxy writes it.
+func (f *form) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
+	eq, ord := onion.LayerRND, onion.LayerRND
+	if f.col.Onions[string(onion.KindEq)] == string(onion.LayerDET) {
+		eq = onion.LayerDET
+	}
+	if f.col.Onions[string(onion.KindOrd)] == string(onion.LayerOPE) {
+		ord = onion.LayerOPE
+	}
+	return f.oc.EncryptAt(v, salt, eq, ord)
+}
+
 // form returns the encrypted form of column c with its cells named after
 // prefix (c.Name, or a shadow's name).
 func (r *Rewriter) form(c catalog.Column, prefix string) (*form, error) {
