@@ -256,15 +256,25 @@ func Version(ctx context.Context, q Querier) (int64, error) {
 // Load reads and verifies the whole catalog: every row, and the catalog
 // as a whole under its seal.
 func Load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, error) {
-	s, seal, err := load(ctx, q, macKey)
-	if err != nil {
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		s, seal, err := load(ctx, q, macKey)
+		if err == nil {
+			err = s.checkSeal(macKey, seal)
+		}
+		if err == nil {
+			return s, nil
+		}
+		// Outside a repeatable-read transaction each read has its own
+		// snapshot: a change committed between two of them looks like
+		// tampering. Read again; tampering fails every time.
+		if attempt == loadAttempts || !(errors.Is(err, ErrTampered) || errors.Is(err, ErrUnsealed)) {
+			return nil, err
+		}
 	}
-	if err := s.checkSeal(macKey, seal); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
+
+// loadAttempts bounds Load's reads of a catalog that does not verify.
+const loadAttempts = 3
 
 // load reads the catalog and verifies its rows one by one; it returns the
 // stored seal (nil when there is none) for the caller to check.
