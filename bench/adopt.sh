@@ -4,8 +4,8 @@
 # (issue 20). One throwaway cluster; pgbench's accounts table created and
 # filled directly on the server (scale SCALE: 100,000 rows per unit); the
 # policy keeps aid (the primary key) plain and encrypts bid and abalance
-# with eq,ord and filler with eq (no Paillier: the issue's goal is for
-# eq/ord columns). Then:
+# with eq,ord and filler with the default (eq; search allowed, built on
+# first need; no Paillier: the issue's goal is for eq/ord columns). Then:
 #   1. the application alone: pgbench through `proxy serve`, CLIENTS
 #      clients for SECS seconds, a script that reads one account and sets
 #      its balance (-M prepared);
@@ -15,7 +15,10 @@
 #   3. the adoption's wall time, its rows per second, and its CPU time
 #      (user + system, of the encrypt process and of the server) per row;
 #   4. the final step (`proxy encrypt --yes`), timed alone;
-#   5. the rows through the proxy afterwards.
+#   5. the rows through the proxy afterwards;
+#   6. a first ILIKE on filler: its time (answered by the proxy on the
+#      decrypted values), the time until the proxy has built filler's
+#      search tokens in the background, and the same ILIKE with them.
 # Prints Markdown with the machine and the command.
 #
 # Usage: bench/adopt.sh [-s SCALE] [-c CLIENTS] [-T SECS] [-b BATCH_BLOCKS] [-r MAX_RATE]
@@ -95,7 +98,7 @@ q "$DSN" -c "CREATE TABLE accounts_plain AS SELECT aid, bid, abalance FROM pgben
 keys=(--keystore "$work/pgonion.keystore" --master-key-file "$work/master/pgonion.master")
 mkdir -p "$work/master"
 timeout 120 "$work/proxy" keys init "${keys[@]}" >/dev/null 2>&1 || die "proxy keys init failed"
-for c in "aid plain" "bid encrypted --capabilities eq,ord" "abalance encrypted --capabilities eq,ord" "filler encrypted --capabilities eq"; do
+for c in "aid plain" "bid encrypted --capabilities eq,ord" "abalance encrypted --capabilities eq,ord" "filler encrypted"; do
   # shellcheck disable=SC2086
   set -- $c
   col=$1; shift
@@ -149,11 +152,25 @@ mismatch=$(q "$DSN" -c "SELECT count(*) FROM accounts_plain" )
 through=$(timeout 600 "$PSQL" -X -q -A -t -h 127.0.0.1 -p "$PROXYPORT" -U postgres adopt -c "SELECT count(*), count(DISTINCT bid) FROM pgbench_accounts")
 aside=$(q "$DSN" -c "SELECT count(*) FROM pg_attribute WHERE attrelid = 'pgbench_accounts'::regclass AND attname LIKE '%plaintext' AND NOT attisdropped")
 
+echo "a first ILIKE on filler, then waiting for its search tokens..." >&2
+ilike="SELECT count(*) FROM pgbench_accounts WHERE filler ILIKE '%pgonion%'"
+built() { q "$DSN" -c "SELECT (c.onions::jsonb) ? 'search' FROM pgonion.columns c JOIN pgonion.tables t USING (table_id) WHERE t.table_name = 'pgbench_accounts' AND c.column_name = 'filler'"; }
+[ "$(built)" = f ] || die "filler had search tokens before any ILIKE"
+i0=$(date +%s.%N)
+timeout 600 "$PSQL" -X -q -A -t -h 127.0.0.1 -p "$PROXYPORT" -U postgres adopt -c "$ilike" >/dev/null || die "the first ILIKE failed"
+first_ilike=$(echo "$(date +%s.%N) - $i0" | bc -l)
+for _ in $(seq 36000); do [ "$(built)" = t ] && break; sleep 0.1; done
+[ "$(built)" = t ] || die "filler's search tokens were not built within an hour: $(tail -3 "$work/proxy.log")"
+tokens_built=$(echo "$(date +%s.%N) - $i0" | bc -l)
+i1=$(date +%s.%N)
+timeout 600 "$PSQL" -X -q -A -t -h 127.0.0.1 -p "$PROXYPORT" -U postgres adopt -c "$ilike" >/dev/null || die "the ILIKE with tokens failed"
+second_ilike=$(echo "$(date +%s.%N) - $i1" | bc -l)
+
 cat <<EOF
 ### Adoption of pgbench_accounts, scale $SCALE ($rows rows), $(date -u +%Y-%m-%d)
 
 Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r); PostgreSQL $("$bindir/postgres" --version | awk '{print $3}'); commit $commit.
-Command: \`bench/adopt.sh -s $SCALE -c $CLIENTS -T $SECS -b $BATCH -r $RATE\`. bid and abalance eq,ord; filler (char(84)) eq; aid plain.
+Command: \`bench/adopt.sh -s $SCALE -c $CLIENTS -T $SECS -b $BATCH -r $RATE\`. bid and abalance eq,ord; filler (char(84)) the default (eq; search built on first need); aid plain.
 
 | measure | value |
 |---|---|
@@ -167,4 +184,7 @@ Command: \`bench/adopt.sh -s $SCALE -c $CLIENTS -T $SECS -b $BATCH -r $RATE\`. b
 | rows through the proxy after (count, distinct bid) | $through |
 | the final step alone (drop the plaintext, rewrite every row, vacuum) | $(printf '%.1f' "$final") s |
 | plaintext columns left on the server | $aside |
+| a first \`ILIKE\` on filler (no tokens yet: answered by the proxy on decrypted values) | $(printf '%.1f' "$first_ilike") s |
+| from that \`ILIKE\` until its search tokens are built (in the background, by the proxy) | $(printf '%.1f' "$tokens_built") s |
+| the same \`ILIKE\` with the tokens (prefiltered by the server) | $(printf '%.2f' "$second_ilike") s |
 EOF

@@ -52,9 +52,12 @@ tables not created yet.
 set declares how a column is stored:
   plain       stored unencrypted (the server sees everything)
   sensitive   encrypted, never below RND: the server can compute nothing on it
-  encrypted   encrypted with the onions of --capabilities (default: every
-              capability of its type: eq, ord, add, search), each starting at
+  encrypted   encrypted with the onions of --capabilities, each starting at
               its strongest layer and peeled only when a query needs it
+              (default: eq, plus ord and add where the type has them; text
+              also allows search, whose tokens are built the first time a
+              LIKE or ILIKE could use them; declared, they exist from the
+              first row)
 
 --join-group NAME (encrypted columns with the eq capability) puts the
 column in a join group: the columns of one group share their DET and OPE

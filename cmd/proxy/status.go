@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -71,6 +72,9 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 				} else {
 					fmt.Fprintf(w, "\t\t\t%s\t%s\t%s%s\n", o, layer, leakage[layer], onionNote(&c, layer))
 				}
+			}
+			if _, built := c.Onions["search"]; !built && c.Policy == catalog.Encrypted && slices.Contains(c.Capabilities, "search") {
+				fmt.Fprintf(w, "\t\t\tsearch\tnot built\tnothing yet: the proxy builds it the first time a LIKE or ILIKE could use it\n")
 			}
 		}
 	}

@@ -111,6 +111,8 @@ type Engine struct {
 
 	gatesMu sync.Mutex
 	gates   map[catalog.ID]*writeGate // per table (gate)
+
+	builds builds // onions built on first need (build.go)
 }
 
 // New opens the engine's connections to the backend and loads the catalog.
@@ -161,11 +163,13 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		e.cat.close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	e.builds.ctx, e.builds.cancel = context.WithCancel(context.Background())
 	return e, nil
 }
 
 // Close stops the catalog listener and the Paillier randomness pool.
 func (e *Engine) Close() {
+	e.builds.stop()
 	e.work.Close()
 	e.cat.close()
 	if e.homEnc != nil {

@@ -49,6 +49,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	if err := s.ensureLayers(p.Needs); err != nil {
 		return nil, err
 	}
+	s.e.buildOnions(p.Wants)
 	holes := make([]*cmpHole, len(p.Holes))
 	for i, h := range p.Holes {
 		x, err := s.e.encrypted(h.Table.Name, h.Column)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -80,6 +81,28 @@ func (r *Rewriter) ReshapeColumn(ctx context.Context, schema, table, column stri
 			if sameForm(c, to) {
 				return c, "already " + describe(to), nil
 			}
+			return to, "", nil
+		})
+	})
+}
+
+// BuildOnion gives encrypted column schema.table.column the onion kind
+// its policy allows (its capabilities list it) but that it does not have
+// yet, at its strongest layer: the proxy builds a column's search tokens
+// the first time a LIKE could use them. The column's other onions keep
+// their layers.
+func (r *Rewriter) BuildOnion(ctx context.Context, schema, table, column string, kind onion.Kind) (*Plan, error) {
+	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
+		return r.prepareEncrypted(ctx, tx, schema, table, []string{column}, Reencrypt, func(c catalog.Column) (catalog.Column, string, error) {
+			if _, ok := c.Onions[string(kind)]; ok {
+				return c, "already has its " + string(kind) + " onion", nil
+			}
+			if !slices.Contains(c.Capabilities, string(kind)) {
+				return c, "its policy does not allow the " + string(kind) + " onion", nil
+			}
+			to := c
+			to.Onions = maps.Clone(c.Onions)
+			to.Onions[string(kind)] = rewrite.StrongestLayer(kind)
 			return to, "", nil
 		})
 	})

@@ -197,7 +197,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 				return nil, Refusal("COLLATE %q on encrypted column %s.%s is not supported: the proxy compares and orders encrypted text as the C collation does", name, table, cd.Colname)
 			}
 		}
-		var caps []string
+		var caps, lazy []string // lazy: allowed, built on first need
 		for _, cp := range typ.Capabilities() {
 			switch {
 			case cp == onion.Ord && typ.OrdIsPrefix():
@@ -206,16 +206,18 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 				// prefixes. Declare it to store it.
 				continue
 			case cp == onion.Search:
-				// Not by default: search tokens leak which rows share
-				// words and trigrams (equality and frequency) from the
-				// first row, whatever layer the Eq onion is at; LIKE is
-				// then answered by the proxy on decrypted values.
-				// Declare it to store them.
-				continue
+				// Allowed, not built: search tokens leak which rows
+				// share words and trigrams (equality and frequency)
+				// from the first row, whatever layer the Eq onion is
+				// at. So the proxy builds them the first time a LIKE
+				// could use them, and answers LIKE on decrypted values
+				// until then. Declared, they are stored from the start.
+				lazy = append(lazy, string(cp))
 			}
 			caps = append(caps, string(cp))
 		}
 		if pol.Capabilities != nil {
+			lazy = nil
 			for _, cp := range pol.Capabilities {
 				if !typ.Supports(onion.Capability(cp)) {
 					return nil, Refusal("capability %q is not available for column %s.%s of type %s", cp, table, cd.Colname, typ)
@@ -257,7 +259,9 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		}
 		var kinds []onion.Kind
 		for _, cp := range caps {
-			kinds = append(kinds, onion.Kind(cp))
+			if !slices.Contains(lazy, cp) {
+				kinds = append(kinds, onion.Kind(cp))
+			}
 		}
 		layout := physicalLayout(typ, kinds, col.JoinGroup != "", onion.Format(col.Format), cd.Colname)
 		for _, pc := range layout {

@@ -46,7 +46,8 @@ func testPolicyLatest(table, column string) ColumnPolicy {
 	case strings.HasSuffix(column, "_eqonly"):
 		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq"}}
 	case column == "owner":
-		// Search tokens are written only when declared.
+		// Search tokens from the start, as declared (by default they
+		// are built on first need).
 		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "search"}}
 	case strings.HasSuffix(column, "_sorted"):
 		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "ord", "search"}}

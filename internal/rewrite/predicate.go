@@ -2,11 +2,13 @@ package rewrite
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
 )
 
@@ -538,6 +540,9 @@ func (q *planner) like(n *pg_query.Node, e *pg_query.A_Expr, l *operand, op stri
 	check.Const, check.Param = h.Const, h.Param
 	col := q.hiddenValue(c, true)
 	q.plan.Residuals = append(q.plan.Residuals, Residual{Column: col, Like: check})
+	if !check.Negate && !hasCapability(c.col, onion.KindSearch) && slices.Contains(c.col.Capabilities, string(onion.KindSearch)) && c.col.Policy == catalog.Encrypted {
+		q.plan.Wants = append(q.plan.Wants, Need{Table: c.table, Column: c.col, Kind: onion.KindSearch, Layer: onion.LayerSearch})
+	}
 	if !check.Negate && hasCapability(c.col, onion.KindSearch) {
 		tokens := CmpHole{Table: c.table, Column: c.col, Kind: HoleTokens, Const: check.Const, Param: check.Param,
 			Like: check, node: &pg_query.Node{Node: nullConst().Node}}

@@ -176,6 +176,11 @@ type QueryPlan struct {
 	ServerColumns int
 	// Needs are the onion layers the statement needs.
 	Needs []Need
+	// Wants are onions the statement would use if its columns had them:
+	// search onions their policies allow but that are not built yet. It
+	// is answered without them (LIKE by the proxy); the engine builds
+	// them in the background.
+	Wants []Need
 	// Holes are the comparison values to encrypt, in Render order.
 	Holes []CmpHole
 	// Residuals are checked by the proxy on each row; when there are any,

@@ -119,6 +119,9 @@ func TestPlanQueryGolden(t *testing.T) {
 		for _, n := range p.Needs {
 			fmt.Fprintf(&out, "  need %s.%s %s=%s\n", n.Table.Name, n.Column.Name, n.Kind, n.Layer)
 		}
+		for _, n := range p.Wants {
+			fmt.Fprintf(&out, "  want %s.%s %s\n", n.Table.Name, n.Column.Name, n.Kind)
+		}
 		if p.PlainResults {
 			fmt.Fprintf(&out, "  plain results\n")
 		}
