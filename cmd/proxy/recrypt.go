@@ -174,6 +174,11 @@ func printPlan(w io.Writer, p *recrypt.Plan, dry bool) {
 	for _, s := range p.Skipped {
 		fmt.Fprintf(w, "%s.%s.%s left as it is\n", p.Schema, p.Table, s)
 	}
+	if len(p.Columns) > 0 {
+		for _, s := range p.Indexes {
+			fmt.Fprintf(w, "%s.%s %s\n", p.Schema, p.Table, s)
+		}
+	}
 	if len(p.Columns) == 0 && len(p.Skipped) == 0 {
 		fmt.Fprintf(w, "nothing to do for %s.%s\n", p.Schema, p.Table)
 	}

@@ -63,7 +63,8 @@ func TestEncryptCrash(t *testing.T) {
 	for _, tbl := range []string{"people", "people_plain"} {
 		if _, err := direct.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id int PRIMARY KEY, name text NOT NULL, city varchar(30), born date);
 			INSERT INTO %s SELECT i, 'canary-name-' || i, CASE WHEN i %% 7 = 0 THEN NULL ELSE 'city-' || (i %% 40) END, date '1950-01-01' + i %% 20000
-			FROM generate_series(1, %d) i`, tbl, tbl, nrows)); err != nil {
+			FROM generate_series(1, %d) i;
+			CREATE INDEX %s_city ON %s (city)`, tbl, tbl, nrows, tbl, tbl)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -298,6 +299,19 @@ func TestEncryptCrash(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(enc, []string{"born", "city", "name"}) {
 		t.Fatalf("encrypted columns %v (%v), want born, city, name", enc, err)
 	}
+	indexDef := func() string {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		var def string
+		if err := direct.QueryRow(ctx, "SELECT pg_get_indexdef('people_city'::regclass)").Scan(&def); err != nil {
+			t.Fatalf("the index on city: %v", err)
+		}
+		return def
+	}
+	if def := indexDef(); !strings.Contains(def, "(city__eq)") {
+		t.Fatalf("after the adoption the index on city is %s, want it over city__eq", def)
+	}
 	bin := "pg_dump"
 	if d, err := embedpg.FindBinDir(); err == nil {
 		bin = d + "/pg_dump"
@@ -317,6 +331,9 @@ func TestEncryptCrash(t *testing.T) {
 		t.Fatalf("decrypt: %v\n%s", err, out)
 	}
 	same("after decrypting")
+	if def := indexDef(); !strings.Contains(def, "(city)") {
+		t.Fatalf("after decrypting the index on city is %s, want it over city", def)
+	}
 	close(stop)
 	<-done
 	same("at the end")

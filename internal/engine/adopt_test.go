@@ -294,7 +294,8 @@ func TestAdoptRefusalsAndAbort(t *testing.T) {
 	direct := db.direct(t)
 	mustExec(t, direct, fmt.Sprintf(adoptDDL, "acct"))
 	mustExec(t, direct, `INSERT INTO acct SELECT i, 'owner-' || i, i, date '2020-01-01' + i, 'n' || i FROM generate_series(1, 2000) i`)
-	mustExec(t, direct, "CREATE INDEX acct_note ON acct (note)")
+	mustExec(t, direct, "CREATE INDEX acct_note ON acct (lower(note))")
+	mustExec(t, direct, "ALTER TABLE acct ADD CONSTRAINT acct_born_recent CHECK (born > '1900-01-01')")
 	shape := func() string {
 		var s string
 		if err := direct.QueryRow(ctx, `SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'acct'::regclass AND attnum > 0 AND NOT attisdropped`).Scan(&s); err != nil {
@@ -310,9 +311,14 @@ func TestAdoptRefusalsAndAbort(t *testing.T) {
 	rw := newRewriter(t, db)
 
 	_, err := rw.EncryptColumns(ctx, "public", "acct", []string{"note"}, adoptPolicy)
-	if err == nil || !strings.Contains(err.Error(), "index acct_note") {
-		t.Fatalf("column with an index: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "index acct_note") || !strings.Contains(err.Error(), "expressions") {
+		t.Fatalf("column with an expression index: %v", err)
 	}
+	_, err = rw.EncryptColumns(ctx, "public", "acct", []string{"born"}, adoptPolicy)
+	if err == nil || !strings.Contains(err.Error(), "acct_born_recent") {
+		t.Fatalf("column with a CHECK constraint: %v", err)
+	}
+	mustExec(t, direct, "ALTER TABLE acct DROP CONSTRAINT acct_born_recent")
 	rw.DryRun = true
 	plan, err := rw.EncryptColumns(ctx, "public", "acct", []string{"owner", "born"}, adoptPolicy)
 	if err != nil || len(plan.Columns) != 2 || !plan.Register {

@@ -26,6 +26,9 @@ type Plan struct {
 	Skipped []string
 	Blocks  int64 // heap blocks of the table
 	Rows    int64 // rows (the planner's estimate)
+	// Indexes says what happens to the indexes and constraints over
+	// the columns.
+	Indexes []string
 }
 
 // PlanColumn is one column of a Plan.
@@ -43,6 +46,8 @@ type run struct {
 	rel     string // the quoted physical table
 	jobs    []*job
 	started int64 // next block to backfill
+	indexes []indexRebuild
+	strays  []string // indexes killed runs left (strayIndexes)
 }
 
 // othersUnderway refuses a rewrite of kind while one of another kind of
@@ -105,13 +110,17 @@ func (r *Rewriter) attributes(ctx context.Context, q pgx.Tx, rel string) ([]attr
 }
 
 // dependents describes the objects that depend on column num of rel
-// (indexes, constraints, defaults, views, triggers), the rewriter's own
-// triggers excepted: the server evaluates them over the stored form, so
-// they cannot follow a column into another form.
+// (constraints, defaults, views, triggers), but for the rewriter's own
+// triggers and the indexes and UNIQUE, PRIMARY KEY and exclusion
+// constraints of the table (planIndexes rebuilds or refuses those): the
+// server evaluates them over the stored form, so they cannot follow a
+// column into another form.
 func dependents(ctx context.Context, q pgx.Tx, rel string, num int16) ([]string, error) {
 	rows, err := q.Query(ctx, `SELECT pg_describe_object(d.classid, d.objid, d.objsubid) FROM pg_depend d
 		WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = to_regclass($1) AND d.refobjsubid = $2 AND d.deptype IN ('n', 'a')
 		AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (SELECT 1 FROM pg_trigger g WHERE g.oid = d.objid AND g.tgname LIKE 'pgonion\_rewrite\_%'))
+		AND NOT (d.classid = 'pg_class'::regclass AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = d.objid AND c.relkind IN ('i', 'I')))
+		AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (SELECT 1 FROM pg_constraint k WHERE k.oid = d.objid AND k.contype IN ('p', 'u', 'x') AND k.conrelid = d.refobjid))
 		ORDER BY 1`, rel, num)
 	if err != nil {
 		return nil, err
@@ -177,6 +186,10 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 	if err != nil {
 		return nil, err
 	}
+	indexes, err := tableIndexes(ctx, tx, rel)
+	if err != nil {
+		return nil, err
+	}
 	plan := &Plan{Schema: schema, Table: table, Kind: Encrypt}
 	ru := &run{plan: plan, rel: rel}
 	t := snap.Table(schema, table)
@@ -236,6 +249,9 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 			plan.Skipped = append(plan.Skipped, name+": policy plain")
 			continue
 		}
+		if err := shapeForIndexes(indexes, name, table, &target); err != nil {
+			return nil, err
+		}
 		if target.JoinGroup != "" {
 			for _, ot := range snap.Tables() {
 				for _, oc := range ot.Columns {
@@ -280,7 +296,10 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 		return nil, err
 	}
 	if r.DryRun || len(ru.jobs) == 0 {
-		return ru, nil
+		// (Planned for the plan's description only: a table not
+		// registered yet has no id, from which the rebuilds' names
+		// derive.)
+		return ru, r.planRunIndexes(ctx, tx, ru, t, indexes)
 	}
 	if plan.Register {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s bytea", rel, rewrite.SaltColumn)); err != nil {
@@ -290,6 +309,11 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 			return nil, err
 		}
 		ru.tableID = t.ID
+	}
+	// After registering: the rebuilds' names derive from the table's id,
+	// the same on every run.
+	if err := r.planRunIndexes(ctx, tx, ru, t, indexes); err != nil {
+		return nil, err
 	}
 	for _, j := range ru.jobs {
 		if err := r.createShadow(ctx, tx, ru, j); err != nil {
@@ -387,6 +411,10 @@ func (r *Rewriter) prepareEncrypted(ctx context.Context, tx pgx.Tx, schema, tabl
 	if err != nil {
 		return nil, err
 	}
+	indexes, err := tableIndexes(ctx, tx, rel)
+	if err != nil {
+		return nil, err
+	}
 	ru := &run{plan: plan, rel: rel, tableID: t.ID}
 	resume, err := r.recordedRewrites(ctx, tx, t.ID)
 	if err != nil {
@@ -415,6 +443,11 @@ func (r *Rewriter) prepareEncrypted(ctx context.Context, tx pgx.Tx, schema, tabl
 		to, skip, err := target(*c)
 		if err != nil {
 			return nil, err
+		}
+		if kind == Reencrypt && skip == "" {
+			if err := shapeForIndexes(indexes, rewrite.EqColumn(name), table, &to); err != nil {
+				return nil, err
+			}
 		}
 		rec, under := resume[name]
 		if under {
@@ -463,6 +496,9 @@ func (r *Rewriter) prepareEncrypted(ctx context.Context, tx pgx.Tx, schema, tabl
 		ru.jobs = append(ru.jobs, j)
 	}
 	if plan.Blocks, plan.Rows, err = tableSize(ctx, tx, rel); err != nil {
+		return nil, err
+	}
+	if err := r.planRunIndexes(ctx, tx, ru, t, indexes); err != nil {
 		return nil, err
 	}
 	if r.DryRun {

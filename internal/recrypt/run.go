@@ -145,6 +145,12 @@ func (r *Rewriter) rewrite(ctx context.Context, schema, table string, prepare fu
 	if err := r.backfill(ctx, ru, began); err != nil {
 		return ru.plan, err
 	}
+	if len(ru.indexes) > 0 {
+		r.report(Progress{Table: ru.plan.Table, Phase: "indexes", Since: time.Since(began)})
+		if err := r.buildIndexes(ctx, ru); err != nil {
+			return ru.plan, err
+		}
+	}
 	if err := r.catchUp(ctx, ru, began); err != nil {
 		return ru.plan, err
 	}
@@ -309,7 +315,8 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 		err := tx.QueryRow(ctx, "SELECT attnotnull FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped", ru.rel, col).Scan(&nn)
 		return nn, err
 	}
-	var ddl []string
+	dropIndexes, addIndexes := ru.indexSwap()
+	ddl := dropIndexes
 	for _, j := range ru.jobs {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", quoteIdent(j.triggerName()), ru.rel)); err != nil {
 			return err
@@ -360,9 +367,9 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 			alter([]string{"ALTER COLUMN " + quoteIdent(std.cell("_eq")) + " SET NOT NULL"})
 		}
 	}
-	for _, s := range ddl {
+	for _, s := range append(ddl, addIndexes...) {
 		if _, err := tx.Exec(ctx, s); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", s, err)
 		}
 	}
 	snap, err := catalog.Load(ctx, tx, r.Keys.MACKey)
