@@ -35,7 +35,9 @@ plan reads a file of SQL statements separated by semicolons (--workload -
 reads standard input) and, without running any of them, shows for each
 SELECT the onion layers it needs on the server (COLUMN ONION=LAYER, and
 whether the onion is at that layer already or would be peeled), or why
-the proxy would refuse it (SQLSTATE 0A000). Then, per column, the layers
+the proxy would refuse it (SQLSTATE 0A000), and the columns it would
+re-key into a join group first (JOIN-ADJ: a comparison of columns under
+different keys). Then, per column, the layers
 the whole workload needs and what the server would learn once they are
 peeled (equality, order), and the sensitive columns that make statements
 be refused.
@@ -81,6 +83,18 @@ type planReport struct {
 	// sensitive columns.
 	Sensitive []planSensitive `json:"sensitive"`
 	Peels     int             `json:"peels"` // how many onions would be peeled
+	// Rekeys are the columns the workload would have the proxy re-key
+	// into join groups (JOIN-ADJ).
+	Rekeys []planRekey `json:"rekeys"`
+}
+
+// planRekey is a column a statement would have the proxy re-key into a
+// join group, so that the server can compare it with the group's columns.
+type planRekey struct {
+	Column    string `json:"column"`
+	Group     string `json:"join_group"`
+	Reveals   string `json:"reveals"`
+	Statement int    `json:"statement"`
 }
 
 type planStatement struct {
@@ -99,6 +113,8 @@ type planStatement struct {
 	// sensitive columns (when that is why it is refused).
 	Sensitive []planNeed `json:"sensitive,omitempty"`
 	Note      string     `json:"note,omitempty"`
+	// Rekeys are the re-keyings the statement would wait for.
+	Rekeys []planRekey `json:"rekeys,omitempty"`
 }
 
 type planNeed struct {
@@ -210,23 +226,53 @@ type onionKey struct {
 // snapshot, in order: a SELECT finds the onions earlier statements need
 // already peeled. Nothing is run.
 func planWorkload(name, src string, stmts []rewrite.Statement, snap *catalog.Snapshot) *planReport {
-	r := &planReport{Workload: name, CatalogVersion: snap.Version, Schema: rewrite.DefaultSchema, Counts: map[string]int{}, Statements: []planStatement{}, Onions: []planOnion{}, Sensitive: []planSensitive{}}
-	lookup := func(schema, name string) *catalog.Table { return snap.Table(schema, name) }
-	// relaxed is the catalog with sensitive columns taken as encrypted: a
-	// statement refused that plans with it is refused because of them.
-	relaxed := func(schema, name string) *catalog.Table {
+	r := &planReport{Workload: name, CatalogVersion: snap.Version, Schema: rewrite.DefaultSchema, Counts: map[string]int{}, Statements: []planStatement{}, Onions: []planOnion{}, Sensitive: []planSensitive{}, Rekeys: []planRekey{}}
+	// regroup holds the join groups the workload's statements would move
+	// columns into (JOIN-ADJ): later statements see them.
+	regroup := map[catalog.ID]string{}
+	table := func(schema, name string) *catalog.Table {
 		t := snap.Table(schema, name)
 		if t == nil {
 			return nil
 		}
 		nt := *t
 		nt.Columns = slices.Clone(t.Columns)
+		for i, c := range nt.Columns {
+			if g, ok := regroup[c.ID]; ok {
+				nt.Columns[i].JoinGroup = g
+			}
+		}
+		return &nt
+	}
+	lookup := func(schema, name string) *catalog.Table { return table(schema, name) }
+	// rekeyed notes the re-keyings err asks for, if it does, in ps and
+	// regroup: the statement is then planned again.
+	rekeyed := func(err error, ps *planStatement) bool {
+		var rk *rewrite.RekeyError
+		if !errors.As(err, &rk) || len(ps.Rekeys) > 0 {
+			return false
+		}
+		for _, x := range rk.Rekeys {
+			regroup[x.Column.ID] = x.Group
+			pr := planRekey{Column: qualified(x.Table, x.Column), Group: x.Group, Reveals: rk.Reveals, Statement: ps.Number}
+			ps.Rekeys = append(ps.Rekeys, pr)
+			r.Rekeys = append(r.Rekeys, pr)
+		}
+		return true
+	}
+	// relaxed is the catalog with sensitive columns taken as encrypted: a
+	// statement refused that plans with it is refused because of them.
+	relaxed := func(schema, name string) *catalog.Table {
+		nt := table(schema, name)
+		if nt == nil {
+			return nil
+		}
 		for i := range nt.Columns {
 			if nt.Columns[i].Policy == catalog.Sensitive {
 				nt.Columns[i].Policy = catalog.Encrypted
 			}
 		}
-		return &nt
+		return nt
 	}
 	layers := map[onionKey]string{} // as the workload leaves them
 	peeledBy := map[onionKey]int{}
@@ -261,6 +307,10 @@ func planWorkload(name, src string, stmts []rewrite.Statement, snap *catalog.Sna
 					onionOrder = append(onionOrder, k)
 				}
 				o := onions[k]
+				if g := n.Column.JoinGroup; g != o.JoinGroup {
+					// Re-keyed by an earlier statement (JOIN-ADJ).
+					o.JoinGroup, o.Learns = g, learns(onion.Layer(o.Needed), g)
+				}
 				o.Peel = o.Peel || pn.Action == actionPeel
 				o.Statements = append(o.Statements, ps.Number)
 			}
@@ -278,6 +328,13 @@ func planWorkload(name, src string, stmts []rewrite.Statement, snap *catalog.Sna
 			// PlanQuery rewrites the tree in place: plan a copy, so the
 			// statement can be planned again.
 			p, err := rewrite.PlanQuery(reparse(st), lookup)
+			if rekeyed(err, &ps) {
+				p, err = rewrite.PlanQuery(reparse(st), lookup)
+			}
+			var rk *rewrite.RekeyError
+			if errors.As(err, &rk) {
+				err = rk.Refusal()
+			}
 			if err != nil {
 				var pe *pgconn.PgError
 				if !errors.As(err, &pe) {
@@ -317,21 +374,31 @@ func planWorkload(name, src string, stmts []rewrite.Statement, snap *catalog.Sna
 			var t *catalog.Table
 			for _, rel := range rewrite.Relations(st) {
 				if t == nil {
-					t = snap.Table(rel.Schema, rel.Name)
+					t = table(rel.Schema, rel.Name)
 				}
 			}
 			var needs []rewrite.Need
 			var err error
-			if t != nil && st.Kind == "Update" {
-				var up *rewrite.UpdatePlan
-				if up, err = rewrite.PlanUpdate(reparse(st), t); err == nil {
-					needs = up.Needs
+			for try := 0; try < 2; try++ {
+				if t != nil && st.Kind == "Update" {
+					var up *rewrite.UpdatePlan
+					if up, err = rewrite.PlanUpdate(reparse(st), t); err == nil {
+						needs = up.Needs
+					}
+				} else if t != nil {
+					var dp *rewrite.DeletePlan
+					if dp, err = rewrite.PlanDelete(reparse(st), t); err == nil {
+						needs = dp.Needs
+					}
 				}
-			} else if t != nil {
-				var dp *rewrite.DeletePlan
-				if dp, err = rewrite.PlanDelete(reparse(st), t); err == nil {
-					needs = dp.Needs
+				if !rekeyed(err, &ps) {
+					break
 				}
+				t = table(t.Schema, t.Name)
+			}
+			var rk *rewrite.RekeyError
+			if errors.As(err, &rk) {
+				err = rk.Refusal()
 			}
 			var pe *pgconn.PgError
 			switch {
@@ -442,6 +509,9 @@ func (r *planReport) print(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, s := range r.Statements {
 		fmt.Fprintf(w, "\n[%d] line %d: %s\n", s.Number, s.Line, s.SQL)
+		for _, x := range s.Rekeys {
+			fmt.Fprintf(w, "    re-keys\t%s\tinto join group %s\t(JOIN-ADJ, before it runs)\n", x.Column, x.Group)
+		}
 		switch s.Result {
 		case planPlanned:
 			if s.Note != "" {
@@ -495,6 +565,13 @@ func (r *planReport) print(out io.Writer) error {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Column, s.Onion, s.Layer, learnsWord(onion.Layer(s.Layer)), statementList(s.Statements))
 		}
 	}
+	if len(r.Rekeys) > 0 {
+		fmt.Fprintln(w, "\nColumns the proxy would re-key into join groups (JOIN-ADJ), and what the server would learn:")
+		fmt.Fprintln(w, "COLUMN\tJOIN GROUP\tSTATEMENT\tTHE SERVER WOULD LEARN")
+		for _, x := range r.Rekeys {
+			fmt.Fprintf(w, "%s\t%s\t[%d]\t%s\n", x.Column, x.Group, x.Statement, x.Reveals)
+		}
+	}
 	var refused []int
 	for _, s := range r.Statements {
 		if s.Result == planRefused {
@@ -504,7 +581,7 @@ func (r *planReport) print(out io.Writer) error {
 	if len(refused) > 0 {
 		fmt.Fprintf(w, "\nRefused: %s (the proxy would answer them with the error shown).\n", statementList(refused))
 	}
-	fmt.Fprintf(w, "\n%s would be peeled by this workload; the catalog is unchanged.\n", plural(r.Peels, "onion"))
+	fmt.Fprintf(w, "\n%s would be peeled and %s re-keyed by this workload; the catalog is unchanged.\n", plural(r.Peels, "onion"), plural(len(r.Rekeys), "column"))
 	return w.Flush()
 }
 

@@ -132,17 +132,18 @@ func TestColumnsPlan(t *testing.T) {
 		regexp.MustCompile(`(?m)^\[1\] line 2: SELECT name FROM people WHERE age = 42\n\s+needs\s+public\.people\.age\s+eq=det\s+would be peeled: rnd -> det\n`),
 		regexp.MustCompile(`(?m)^\[2\] line 5: SELECT name FROM people WHERE age BETWEEN \$1 AND 60 ORDER BY age\n\s+needs\s+public\.people\.age\s+ord=ope\s+would be peeled: rnd -> ope\n`),
 		regexp.MustCompile(`(?m)^\[3\] line 6: .*\n\s+needs\s+public\.people\.id\s+eq=det\s+already at det\n\s+needs\s+public\.people\.age\s+eq=det\s+peeled by \[1\] earlier`),
-		regexp.MustCompile(`(?m)^\[4\] line 7: .*JOIN.*\n\s+refused \(0A000\): .*join group`),
+		regexp.MustCompile(`(?m)^\[4\] line 7: .*JOIN.*\n\s+re-keys\s+public\.orders\.cust\s+into join group adj_[0-9a-f]+\s.*\n\s+re-keys\s+public\.people\.age\s+into join group adj_[0-9a-f]+\s.*\n\s+needs\s+public\.orders\.cust\s+eq=det\s+would be peeled`),
 		regexp.MustCompile(`(?m)^\[5\] line 8: SELECT name FROM people WHERE ssn = \$1\n\s+refused \(0A000\): .*sensitive.*\n\s+sensitive\s+public\.people\.ssn\s+eq=det\s+never peeled`),
 		regexp.MustCompile(`(?m)^\[6\] line 10: INSERT .*\n\s+peels nothing`),
 		regexp.MustCompile(`(?m)^\[7\] line 11: SELECT 1\n\s+reads no encrypted table`),
 		regexp.MustCompile(`(?m)^\[8\] line 12: CREATE INDEX .*\n\s+not analysed`),
-		regexp.MustCompile(`(?m)^public\.people\.age\s+eq\s+rnd\s+det\s+peel rnd -> det\s+equality: which rows hold equal values\s+\[1\] \[3\]$`),
+		regexp.MustCompile(`(?m)^public\.people\.age\s+eq\s+rnd\s+det\s+peel rnd -> det\s+equality: which rows hold equal values, across the columns of join group adj_[0-9a-f]+\s+\[1\] \[3\] \[4\]$`),
 		regexp.MustCompile(`(?m)^public\.people\.age\s+ord\s+rnd\s+ope\s+peel rnd -> ope\s+order: .*\s+\[2\]$`),
 		regexp.MustCompile(`(?m)^public\.people\.id\s+eq\s+det\s+det\s+none \(already at det\)\s+equality: .*\s+\[3\]$`),
 		regexp.MustCompile(`(?m)^public\.people\.ssn\s+eq\s+det\s+equality\s+\[5\]$`),
-		regexp.MustCompile(`(?m)^Refused: \[4\] \[5\]`),
-		regexp.MustCompile(`(?m)^2 onions would be peeled by this workload`),
+		regexp.MustCompile(`(?m)^public\.orders\.cust\s+adj_[0-9a-f]+\s+\[4\]\s+which values of orders\.cust and people\.age are equal`),
+		regexp.MustCompile(`(?m)^Refused: \[5\] `),
+		regexp.MustCompile(`(?m)^3 onions would be peeled and 2 columns re-keyed by this workload`),
 	} {
 		if !want.MatchString(out) {
 			t.Fatalf("columns plan output does not match %s:\n%s", want, out)
@@ -158,7 +159,7 @@ func TestColumnsPlan(t *testing.T) {
 	for _, s := range r.Statements {
 		results = append(results, s.Result)
 	}
-	if want := []string{"planned", "planned", "planned", "refused", "refused", "write", "plain", "not analysed"}; !slices.Equal(results, want) {
+	if want := []string{"planned", "planned", "planned", "planned", "refused", "write", "plain", "not analysed"}; !slices.Equal(results, want) {
 		t.Fatalf("--json results %q, want %q\n%s", results, want, out)
 	}
 	if n := r.Statements[0].Needs; len(n) != 1 || n[0] != (planNeed{Column: "public.people.age", Onion: "eq", Layer: "det", Current: "rnd", Action: "peel"}) {
@@ -167,7 +168,10 @@ func TestColumnsPlan(t *testing.T) {
 	if s := r.Statements[4]; s.Code != "0A000" || len(s.Sensitive) != 1 || s.Sensitive[0].Column != "public.people.ssn" {
 		t.Fatalf("--json [5]: %+v", s)
 	}
-	if len(r.Onions) != 3 || r.Peels != 2 || len(r.Sensitive) != 1 || r.Sensitive[0].Layer != "det" || !slices.Equal(r.Sensitive[0].Statements, []int{5}) {
+	if len(r.Rekeys) != 2 || r.Rekeys[0].Group != r.Rekeys[1].Group || r.Rekeys[0].Statement != 4 {
+		t.Fatalf("--json rekeys: %+v", r.Rekeys)
+	}
+	if len(r.Onions) != 4 || r.Peels != 3 || len(r.Sensitive) != 1 || r.Sensitive[0].Layer != "det" || !slices.Equal(r.Sensitive[0].Statements, []int{5}) {
 		t.Fatalf("--json summary: %+v %+v, %d peels", r.Onions, r.Sensitive, r.Peels)
 	}
 

@@ -107,7 +107,8 @@ type Engine struct {
 	colMu   sync.Mutex
 	columns map[string]*onion.Column // by columnKey
 
-	peels atomic.Int64 // onion peels done (Peels)
+	peels  atomic.Int64 // onion peels done (Peels)
+	rekeys atomic.Int64 // columns re-keyed into join groups (Rekeys)
 
 	gatesMu sync.Mutex
 	gates   map[catalog.ID]*writeGate // per table (gate)

@@ -29,6 +29,17 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	lookup := func(schema, name string) *catalog.Table { return tables[schema+"."+name] }
 	orig := st.Clone() // the planners rewrite the tree they get
 	p, err := rewrite.PlanQuery(st, lookup)
+	var rk *rewrite.RekeyError
+	if errors.As(err, &rk) {
+		// Evaluating subqueries first reveals less than re-keying
+		// columns into one join group: prefer it where it runs.
+		if ext == nil && s.aheadOK && s.exec != nil {
+			if ahead, ok := s.subqueriesAhead(orig, lookup, ext, rk.Refusal()); ok {
+				return ahead()
+			}
+		}
+		return nil, err
+	}
 	var agg *rewrite.AggPlan
 	if err != nil {
 		var aggErr error

@@ -58,8 +58,9 @@ type session struct {
 	using    map[string]int
 	txTables map[string]bool
 	// planKeys collects the tables (schema.name) the statement being
-	// planned names.
-	planKeys []string
+	// planned names, and planReleases ends their counts (use).
+	planKeys     []string
+	planReleases []func()
 	// aheadOK is set while the statement being planned may run
 	// statements of its own ahead of it (Exec): the first statement of a
 	// simple-protocol Query.
@@ -209,7 +210,7 @@ func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
 		// Counted before the table is read: a switch of the table
 		// waits for the statement, or the statement for the switch.
 		s.planKeys = append(s.planKeys, key)
-		s.use(key)
+		s.planReleases = append(s.planReleases, s.use(key))
 	}
 	t, err := s.pendingTable(r)
 	if err == nil && t != nil {
@@ -279,7 +280,7 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 	texts := make([]string, len(stmts))
 	var tables []string
 	for i, st := range stmts {
-		s.aheadOK, s.planKeys = i == 0, nil
+		s.aheadOK, s.planKeys, s.planReleases = i == 0, nil, nil
 		p, err := s.plan(st, nil)
 		s.aheadOK = false
 		tables = append(tables, s.planKeys...)
@@ -323,7 +324,7 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 	}
 	if len(stmts) != 1 {
 		for _, st := range stmts {
-			s.planKeys = nil
+			s.planKeys, s.planReleases = nil, nil
 			if p, err := s.plan(st, nil); err != nil || p != nil {
 				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "cannot insert multiple commands into a prepared statement"}
 			}
@@ -331,7 +332,7 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 		return nil, nil
 	}
 	ext := &extended{oids: paramOIDs}
-	s.planKeys = nil
+	s.planKeys, s.planReleases = nil, nil
 	p, err := s.plan(stmts[0], ext)
 	tables := s.planKeys
 	if err != nil {
@@ -412,8 +413,31 @@ func (x *extended) statement(p *stmtPlan) *wire.Statement {
 }
 
 // plan decides what one statement becomes: nil to pass it through. ext is
-// nil for the simple protocol.
+// nil for the simple protocol. A statement that compares columns under
+// different keys whose policies allow re-keying them into one join group
+// (rewrite.RekeyError) waits for the re-keying and is planned again.
 func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
+	orig := st.Clone()
+	p, err := s.planOnce(st, ext)
+	var rk *rewrite.RekeyError
+	if !errors.As(err, &rk) {
+		return p, err
+	}
+	if err := s.rekey(rk); err != nil {
+		return nil, err
+	}
+	if ext != nil {
+		*ext = extended{oids: ext.oids}
+	}
+	p, err = s.planOnce(orig, ext)
+	if errors.As(err, &rk) {
+		return nil, rk.Refusal()
+	}
+	return p, err
+}
+
+// planOnce is plan without re-keying.
+func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	if rewrite.NamesProxySchema(st) {
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42501",
 			Message: "permission denied for schema " + rewrite.ProxySchema + ": it holds the proxy's metadata",

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -105,10 +106,10 @@ func (c *catalogCache) ackedLocked() int64 {
 }
 
 // use counts one statement of this session on table key as in flight
-// until the server has answered it. Unless the statement must not wait
+// until the server has answered it, or release is called. Unless the statement must not wait
 // (see above), it first waits for a switch of the table under way to end,
 // at most switchTimeout.
-func (s *session) use(key string) {
+func (s *session) use(key string) (release func()) {
 	s.mu.Lock()
 	inBlock := s.lastStatus == 'T' || s.lastStatus == 'E'
 	force := s.using[key] > 0 || (inBlock && s.txTables[key])
@@ -122,7 +123,7 @@ func (s *session) use(key string) {
 	}
 	if s.deferFn == nil {
 		s.e.cat.exit(key) // no wire session (tests planning directly)
-		return
+		return func() {}
 	}
 	s.mu.Lock()
 	if s.using == nil {
@@ -131,14 +132,29 @@ func (s *session) use(key string) {
 	s.using[key]++
 	s.txTables[key] = true
 	s.mu.Unlock()
-	s.deferFn(func() {
-		s.mu.Lock()
-		if s.using[key]--; s.using[key] <= 0 {
-			delete(s.using, key)
-		}
-		s.mu.Unlock()
-		s.e.cat.exit(key)
-	})
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.using[key]--; s.using[key] <= 0 {
+				delete(s.using, key)
+			}
+			s.mu.Unlock()
+			s.e.cat.exit(key)
+		})
+	}
+	s.deferFn(release)
+	return release
+}
+
+// releasePlanned ends the counts the statement being planned took (use),
+// before it waits for a rewrite of its tables (a re-keying), which would
+// otherwise wait for it; planning it again takes them again.
+func (s *session) releasePlanned() {
+	for _, f := range s.planReleases {
+		f()
+	}
+	s.planReleases, s.planKeys = nil, nil
 }
 
 // useAll is use for each of keys.

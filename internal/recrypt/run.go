@@ -108,6 +108,45 @@ func (r *Rewriter) BuildOnion(ctx context.Context, schema, table, column string,
 	})
 }
 
+// JoinColumn re-keys encrypted column schema.table.column into join group
+// group (CryptDB's JOIN-ADJ, done by re-encryption): its Eq and Ord
+// onions are encrypted again under the group's keys, at their layers, in
+// the group's cell format, so that the server can compare the column with
+// the group's other columns. A column already in the group is left alone;
+// one in another group is refused (it would leave that group's columns
+// behind).
+func (r *Rewriter) JoinColumn(ctx context.Context, schema, table, column, group string) (*Plan, error) {
+	snap, err := catalog.Load(ctx, r.Conn, r.Keys.MACKey)
+	if err != nil {
+		return nil, err
+	}
+	format := int(onion.FormatLatest)
+	for _, t := range snap.Tables() {
+		for _, c := range t.Columns {
+			if c.JoinGroup == group && c.Policy != catalog.Plain {
+				format = c.CellFormat()
+			}
+		}
+	}
+	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
+		return r.prepareEncrypted(ctx, tx, schema, table, []string{column}, Reencrypt, func(c catalog.Column) (catalog.Column, string, error) {
+			switch c.JoinGroup {
+			case group:
+				return c, "already in join group " + group, nil
+			case "":
+			default:
+				return c, "", fmt.Errorf("column %s.%s is in join group %s; moving it to %s would leave that group's other columns behind", table, column, c.JoinGroup, group)
+			}
+			if err := catalog.CheckJoinGroup(group, c.Policy, c.Capabilities); err != nil {
+				return c, "", fmt.Errorf("column %s.%s: %w", table, column, err)
+			}
+			to := c
+			to.JoinGroup, to.Format = group, format
+			return to, "", nil
+		})
+	})
+}
+
 func (r *Rewriter) rewrite(ctx context.Context, schema, table string, prepare func(pgx.Tx) (*run, error)) (*Plan, error) {
 	unlock, err := r.lockTable(ctx, schema, table)
 	if err != nil {

@@ -2,9 +2,12 @@ package recrypt
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgonion/pgonion/internal/catalog"
 )
 
 // Querier is what the status functions read with.
@@ -54,6 +57,28 @@ func Rewrites(ctx context.Context, q Querier) ([]Underway, error) {
 		err := r.Scan(&u.Schema, &u.Table, &u.Column, &u.Kind, &u.Block, &u.Blocks, &u.Rows, &u.Started, &u.Updated)
 		return u, err
 	})
+}
+
+// UnderwayTargets returns, by column, the forms the rewrites under way on
+// schema.table turn columns into (as recorded; not authenticated: for
+// deciding whether to wait for them, never for reading data).
+func UnderwayTargets(ctx context.Context, q Querier, schema, table string) (map[string]catalog.Column, error) {
+	rows, err := q.Query(ctx, `SELECT r.column_name, r.target FROM pgonion.rewrites r JOIN pgonion.tables t USING (table_id)
+		WHERE t.schema_name = $1 AND t.table_name = $2`, schema, table)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]catalog.Column{}
+	for rows.Next() {
+		var name, target string
+		if err := rows.Scan(&name, &target); err != nil {
+			return nil, err
+		}
+		var c catalog.Column
+		_ = json.Unmarshal([]byte(target), &c) // a scrub's row has no form
+		out[name] = c
+	}
+	return out, rows.Err()
 }
 
 // PlaintextAside lists, as schema.table.column, the adopted columns whose

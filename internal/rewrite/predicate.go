@@ -238,7 +238,11 @@ func (q *planner) aexpr(n *pg_query.Node, e *pg_query.A_Expr, sc *scope, pc pred
 // join condition, or a column against a subquery's result).
 func (q *planner) compareOperands(e *pg_query.A_Expr, l, r *operand, op string, pc predCtx) error {
 	if !sameKeys(l.c, r.c) {
-		return Refusal("comparing encrypted columns %s and %s in %s is not supported: they are encrypted under different keys; declare them in one join group (proxy columns set --join-group) before creating the tables", l.c.name(), r.c.name(), pc.construct)
+		refusal := Refusal("comparing encrypted columns %s and %s in %s is not supported: they are encrypted under different keys; declare them in one join group (proxy columns set --join-group)", l.c.name(), r.c.name(), pc.construct)
+		if rk := rekeyFor(l.c, r.c, op, refusal); rk != nil {
+			return rk
+		}
+		return refusal
 	}
 	var lf, rf func() (*pg_query.Node, error)
 	lt, lerr := parseType(l.c.col.Type)

@@ -66,6 +66,18 @@ func TestPlanQueryGolden(t *testing.T) {
 		}
 		p, err := PlanQuery(stmts[0], lookup)
 		fmt.Fprintf(&out, "-- %s\n", line)
+		var rk *RekeyError
+		if errors.As(err, &rk) {
+			for _, r := range rk.Rekeys {
+				group := r.Group
+				if strings.HasPrefix(group, "adj_") {
+					group = "a new group" // named after the columns' random ids
+				}
+				fmt.Fprintf(&out, "REKEY %s.%s INTO %s\n", r.Table.Name, r.Column.Name, group)
+			}
+			fmt.Fprintf(&out, "  reveals %s\n", rk.Reveals)
+			err = rk.Refusal()
+		}
 		if err != nil {
 			var pe *pgconn.PgError
 			if !errors.As(err, &pe) {

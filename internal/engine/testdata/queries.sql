@@ -474,7 +474,9 @@ SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE 'no such%') -- si
 SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE 'no such%') -- simple: no rows
 SELECT id FROM t1 WHERE n > (SELECT avg(amt) FROM t2) -- simple: avg without an Add onion
 SELECT id, i FROM t1 WHERE i < (SELECT sum(qty * 2) FROM t2 WHERE qty > 0) / 100 -- simple: an expression over the result
-SELECT id FROM t1 WHERE d >= (SELECT max(d) FROM t2) -- simple: columns of different keys
+-- columns of different keys: subqueries evaluated first (simple protocol), else
+-- re-keyed into one join group (JOIN-ADJ)
+SELECT id FROM t1 WHERE d >= (SELECT max(d) FROM t2)
 SELECT id FROM t1 WHERE si = (SELECT si FROM t1 WHERE id = 3) OR si = (SELECT si FROM t1 WHERE id = 4)
 SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE i IS NOT NULL ORDER BY id LIMIT 2) -- error
 SELECT k, sum(n * 2) FROM t1 GROUP BY k HAVING sum(n * 2) > (SELECT sum(amt) FROM t2 WHERE amt < 100) / 50 -- simple: HAVING compared with a subquery
@@ -485,7 +487,9 @@ SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE i IS NOT NULL AND n > (SELEC
 -- correlated subqueries, decorrelated: grouped by their keys ahead, looked up per row
 SELECT id FROM t1 WHERE n > (SELECT 0.5 * avg(amt) FROM t2 WHERE t2.k = t1.k) -- simple: correlated by k
 SELECT id FROM t1 WHERE (SELECT max(qty) - 1 FROM t2 WHERE t2.k = t1.k) IS NULL -- simple: keys without rows and NULL keys
-SELECT t1.id, t1.i FROM t1 WHERE t1.i < (SELECT max(qty) FROM t2 WHERE t2.k = t1.k AND t2.id > 10) ORDER BY t1.id -- simple: correlated, with a condition of its own; ordered
+-- columns of different keys: subqueries evaluated first (simple protocol), else
+-- re-keyed into one join group (JOIN-ADJ)
+SELECT t1.id, t1.i FROM t1 WHERE t1.i < (SELECT max(qty) FROM t2 WHERE t2.k = t1.k AND t2.id > 10) ORDER BY t1.id -- ordered
 SELECT grp, count(*), sum(si) FROM t1 WHERE si > (SELECT min(qty) - 100 FROM t2 WHERE k = t1.k) GROUP BY grp ORDER BY grp -- simple: correlated under a grouped query; ordered
 SELECT id FROM t2 a WHERE qty >= (SELECT avg(b.qty) FROM t2 b WHERE b.k = a.k AND b.code = a.code) -- simple: two keys
 SELECT id FROM t1 WHERE grp = 'a' AND si > -100 AND n > (SELECT avg(amt) FROM t2 WHERE t2.k = t1.k) -- simple: keys restricted by the enclosing conditions
@@ -712,10 +716,12 @@ SELECT sum(secret) FROM t1
 SELECT max(secret) FROM t1
 SELECT a.id FROM t1 a JOIN t1 b ON a.secret = b.secret -- refuse: t1.secret
 SELECT id FROM t1 WHERE secret IN (1, 2) -- empty
-SELECT t1.id FROM t1 JOIN t2 ON t1.k = t2.k2 -- refuse: t2.k2
-SELECT t1.id FROM t1 JOIN t2 ON t1.i = t2.qty -- refuse: t1.i
+-- joins across keys: re-keyed on demand (JOIN-ADJ), t2.k2 into group k, the others
+-- into new groups
+SELECT t1.id FROM t1 JOIN t2 ON t1.k = t2.k2
+SELECT t1.id FROM t1 JOIN t2 ON t1.i = t2.qty
 SELECT t1.id FROM t1 JOIN t3 ON t1.vc = t3.code -- refuse: t1.vc
-SELECT t1.id FROM t1 JOIN t2 ON t1.d = t2.d -- refuse: t1.d
+SELECT t1.id FROM t1 JOIN t2 ON t1.d = t2.d
 SELECT id FROM t1 WHERE si = i
 SELECT id FROM t1 WHERE tx = vc
 SELECT id FROM t1 WHERE pn = eq_i
@@ -745,7 +751,9 @@ SELECT id FROM t1 WHERE si BETWEEN SYMMETRIC 100 AND -100 -- refuse: t1.si
 SELECT t1 FROM t1 -- refuse: t1
 SELECT string_agg(tx, ',') FROM t1 -- refuse: t1.tx
 SELECT array_agg(i) FROM t1 -- refuse: t1.i
-SELECT id FROM t1 WHERE i IN (SELECT qty FROM t2) -- simple: columns of different keys
+-- columns of different keys: subqueries evaluated first (simple protocol), else
+-- re-keyed into one join group (JOIN-ADJ)
+SELECT id FROM t1 WHERE i IN (SELECT qty FROM t2)
 SELECT id FROM t1 WHERE i = (SELECT count(*) FROM t2) -- simple: an aggregate compared with a column; empty
 SELECT avg(DISTINCT i) FROM t1
 SELECT sum(i) OVER () FROM t1 -- refuse: t1.i
