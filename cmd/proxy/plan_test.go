@@ -75,6 +75,9 @@ func TestColumnsPlan(t *testing.T) {
 		"CREATE TABLE people (id int PRIMARY KEY, name text, age int, ssn text)",
 		"CREATE TABLE orders (id int, cust int)",
 		"INSERT INTO people VALUES (1, 'ann', 42, '123-45-6789')",
+		// Server-generated keys and a foreign key to one stay plain.
+		"CREATE TABLE tags (id serial PRIMARY KEY, label text)",
+		"CREATE TABLE tagged (tag int REFERENCES tags, note text)",
 	} {
 		if _, err := c.Exec(ctx, sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)
@@ -89,6 +92,15 @@ func TestColumnsPlan(t *testing.T) {
 	statusBefore, code := proxyCmd("status", "--backend", dsn)
 	if code != 0 {
 		t.Fatalf("status: exit %d\n%s", code, statusBefore)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^public\.tags\.id\s+serial\s+plain\s.*stored unencrypted; the server generates its values \(a sequence default\)\)$`),
+		regexp.MustCompile(`(?m)^public\.tagged\.tag\s+int4\s+plain\s.*stored unencrypted; a foreign key to tags\.id, enforced by the server\)$`),
+		regexp.MustCompile(`(?m)^public\.tags\.label\s+text\s+encrypted\s+eq\s`),
+	} {
+		if !want.MatchString(statusBefore) {
+			t.Fatalf("status does not match %s:\n%s", want, statusBefore)
+		}
 	}
 	cells := regexp.MustCompile(`\s{2,}`)
 	learned := func(status, column string) []string {

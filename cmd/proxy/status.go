@@ -56,13 +56,21 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "no tables are managed by the proxy yet")
 		return nil
 	}
+	why, err := plainReasons(ctx, a)
+	if err != nil {
+		return err
+	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "\nCOLUMN\tTYPE\tPOLICY\tONION\tLAYER\tTHE SERVER CAN LEARN")
 	for _, t := range tables {
 		for _, c := range t.Columns {
 			name := t.Schema + "." + t.Name + "." + c.Name
 			if c.Policy == catalog.Plain {
-				fmt.Fprintf(w, "%s\t%s\tplain\t-\t-\teverything (stored unencrypted)\n", name, c.Type)
+				reason := ""
+				if r := why[t.Schema+"."+t.Physical+"."+c.Name]; r != "" {
+					reason = "; " + r
+				}
+				fmt.Fprintf(w, "%s\t%s\tplain\t-\t-\teverything (stored unencrypted%s)\n", name, c.Type, reason)
 				continue
 			}
 			for i, o := range onionsInOrder(&c) {
@@ -118,4 +126,36 @@ func printRewrites(ctx context.Context, w io.Writer, a *admin) error {
 		fmt.Fprintf(w, "%s is encrypted, but its former plaintext is still on the server (%s%s): run 'proxy encrypt --yes TABLE' to drop it\n", c, c[strings.LastIndex(c, ".")+1:], recrypt.PlaintextSuffix)
 	}
 	return nil
+}
+
+// plainReasons says, by schema.table.column on the server, why a column
+// the proxy stores plain would gain nothing from encryption: the server
+// generates its values (serial, identity, sequence default), or enforces a
+// foreign key from it to another column.
+func plainReasons(ctx context.Context, a *admin) (map[string]string, error) {
+	rows, err := a.conn.Query(ctx, `SELECT n.nspname || '.' || c.relname || '.' || a.attname,
+		CASE WHEN a.attidentity <> '' THEN 'the server generates its values (an identity)'
+			WHEN pg_get_expr(d.adbin, d.adrelid) LIKE 'nextval(%' THEN 'the server generates its values (a sequence default)'
+			ELSE (SELECT 'a foreign key to ' || r.relname || '.' || ra.attname || ', enforced by the server'
+				FROM pg_constraint k JOIN pg_class r ON r.oid = k.confrelid
+				JOIN pg_attribute ra ON ra.attrelid = k.confrelid AND ra.attnum = k.confkey[array_position(k.conkey, a.attnum)]
+				WHERE k.conrelid = c.oid AND k.contype = 'f' AND a.attnum = ANY(k.conkey) ORDER BY k.conname LIMIT 1) END
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pgonion')`)
+	if err != nil {
+		return nil, fmt.Errorf("reading why plain columns are plain: %w", err)
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var col string
+		var why *string
+		if err := rows.Scan(&col, &why); err != nil {
+			return nil, err
+		}
+		if why != nil {
+			out[col] = *why
+		}
+	}
+	return out, rows.Err()
 }

@@ -35,7 +35,7 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := rewrite.PlanCreate(st, rewrite.DefaultSchema, s.withGroupFormats(policy))
+	p, err := rewrite.PlanCreateWith(st, rewrite.DefaultSchema, s.withGroupFormats(policy), s.refPlain)
 	if err != nil {
 		return nil, err
 	}
@@ -43,8 +43,15 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	for _, c := range p.Table.Columns {
 		encrypted = encrypted || c.Policy != catalog.Plain
 	}
+	var notices string
+	for _, n := range p.Notices {
+		notices += "\nRAISE NOTICE USING MESSAGE = " + quoteLiteral(n) + ";"
+	}
 	if !encrypted {
-		return nil, nil
+		if notices == "" {
+			return nil, nil
+		}
+		return &stmtPlan{sql: doBlock(st.SQL + ";" + notices), results: &ddlResult{tag: "CREATE TABLE", e: s.e}}, nil
 	}
 	base, err := s.ddlBase()
 	if err != nil {
@@ -53,7 +60,7 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if err := s.intend(rel.Schema, rel.Name, nil); err != nil {
 		return nil, err
 	}
-	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table)
+	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table) + notices
 	next := base.WithTable(p.Table)
 	body += catalog.SealSQL(s.e.macKey, next, base.Version)
 	if cs.IfNotExists {
@@ -63,6 +70,41 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	}
 	s.planned(next)
 	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "CREATE TABLE", e: s.e}}, nil
+}
+
+// refPlain is the rewrite.RefLookup of CREATE TABLE: whether a column a
+// foreign key references is stored plain (every column of a table the
+// catalog does not list is).
+func (s *session) refPlain(schema, table, column string) (plain, known bool) {
+	t, err := s.lookup(rewrite.Relation{Schema: schema, Name: table})
+	switch {
+	case err != nil:
+		return false, false
+	case t == nil:
+		return true, true
+	case column != "":
+		c := t.Column(column)
+		return c != nil && c.Policy == catalog.Plain, c != nil
+	}
+	// The primary key, as the server has it: an encrypted column's is
+	// on its Eq cell, which the catalog does not list by that name.
+	var keys []string
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	err = s.e.cat.withConn(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT coalesce(array_agg(a.attname::text), '{}') FROM pg_constraint c
+			JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)
+			WHERE c.contype = 'p' AND c.conrelid = to_regclass($1)`, quoteIdent(schema)+"."+quoteIdent(t.Physical)).Scan(&keys)
+	})
+	if err != nil || len(keys) == 0 {
+		return false, false
+	}
+	for _, k := range keys {
+		if c := t.Column(k); c == nil || c.Policy != catalog.Plain {
+			return false, true
+		}
+	}
+	return true, true
 }
 
 // withGroupFormats returns policy with the cell format of each join group
@@ -151,7 +193,7 @@ func (e *Engine) policyFor(rel rewrite.Relation) (rewrite.PolicyFunc, error) {
 	}
 	byColumn := map[string]rewrite.ColumnPolicy{}
 	for _, d := range declared {
-		byColumn[d.Column] = rewrite.ColumnPolicy{Policy: d.Policy, Capabilities: d.Capabilities, JoinGroup: d.JoinGroup}
+		byColumn[d.Column] = rewrite.ColumnPolicy{Policy: d.Policy, Capabilities: d.Capabilities, JoinGroup: d.JoinGroup, Declared: true}
 	}
 	return func(table, column string) rewrite.ColumnPolicy {
 		if p, ok := byColumn[column]; ok {

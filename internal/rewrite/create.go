@@ -95,6 +95,10 @@ type ColumnPolicy struct {
 	// 0 means onion.FormatLatest. The columns of a join group must share
 	// one: give a new member the format of the group's existing columns.
 	Format int
+	// Declared is set for a policy an administrator declared for the
+	// column (proxy columns set), as opposed to the deployment's default:
+	// only a default gives way to the rules for server-generated values.
+	Declared bool
 }
 
 // PolicyFunc returns the policy of table.column (schema-qualified table).
@@ -106,6 +110,10 @@ type CreatePlan struct {
 	SQL string
 	// Table is what to record in the catalog, in the same transaction.
 	Table *catalog.Table
+	// Notices say which columns were stored plain although their policy
+	// is not, and why (server-generated values, foreign keys to plain
+	// columns): the client is told with a NOTICE.
+	Notices []string
 }
 
 // Refusal is a statement the proxy cannot run correctly and securely. It
@@ -121,8 +129,12 @@ func Refusal(format string, a ...any) error {
 // per-row salt column.
 //
 // Decisions:
-//   - serial, identity and DEFAULT on an encrypted column are refused:
-//     the server would generate the value, so it would know it;
+//   - serial, identity and sequence-default columns are stored plain
+//     unless a policy is declared for them (refused when encrypted): the
+//     server generates their values, so it knows them; so are columns
+//     with a foreign key to a plain column (generated.go);
+//   - other DEFAULTs on an encrypted column are refused: the server
+//     would compute the value in plaintext;
 //   - PRIMARY KEY and UNIQUE on an encrypted column are enforced on its Eq
 //     onion, which therefore starts at DET, not RND: the server learns
 //     nothing from equality over values that are all distinct, but it can
@@ -135,6 +147,13 @@ func Refusal(format string, a ...any) error {
 //     without the eq capability, and when its name is not a lowercase
 //     identifier (catalog.CheckJoinGroup).
 func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, error) {
+	return PlanCreateWith(st, schema, policy, nil)
+}
+
+// PlanCreateWith is PlanCreate, with refs telling whether the columns that
+// foreign keys reference in other tables are plain (nil: not known, and
+// the referencing columns keep their policies).
+func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLookup) (*CreatePlan, error) {
 	cs := st.Tree.Stmt.GetCreateStmt()
 	if cs == nil {
 		return nil, fmt.Errorf("rewrite: not a CREATE TABLE statement")
@@ -143,7 +162,6 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		schema = cs.Relation.Schemaname
 	}
 	table := cs.Relation.Relname
-	qualified := schema + "." + table
 	if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.Partbound != nil || cs.OfTypename != nil {
 		return nil, Refusal("CREATE TABLE %s: inheritance, partitioning and typed tables are not supported by the proxy", table)
 	}
@@ -151,6 +169,10 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		return nil, Refusal("CREATE TEMPORARY TABLE %s is not supported by the proxy", table)
 	}
 	t := &catalog.Table{Schema: schema, Name: table, Physical: table}
+	policies, notices, err := createPolicies(cs, schema, table, policy, refs)
+	if err != nil {
+		return nil, err
+	}
 	encrypted := map[string]*catalog.Column{}
 	// The physical columns, in the order the server stores them: the Ord
 	// cells first (the range conditions a scan evaluates on every row
@@ -169,13 +191,7 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 		}
 		pos++
 		names := typeNames(cd.TypeName)
-		if isSerial(names) {
-			pol := policy(qualified, cd.Colname)
-			if pol.Policy != catalog.Plain {
-				return nil, Refusal("%s on encrypted column %s.%s: the server would generate its values in plaintext; declare the column plain, or insert the values through the proxy", names[len(names)-1], table, cd.Colname)
-			}
-		}
-		pol := policy(qualified, cd.Colname)
+		pol := policies[cd.Colname]
 		if pol.Policy == catalog.Plain {
 			if err := catalog.CheckJoinGroup(pol.JoinGroup, pol.Policy, nil); err != nil {
 				return nil, Refusal("column %s.%s: %v", table, cd.Colname, err)
@@ -338,14 +354,14 @@ func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, er
 	}
 	if len(encrypted) == 0 {
 		// Nothing to protect: the table is created as the client wrote it.
-		return &CreatePlan{SQL: st.SQL, Table: t}, nil
+		return &CreatePlan{SQL: st.SQL, Table: t, Notices: notices}, nil
 	}
 	cs.TableElts = slices.Concat(front, []*pg_query.Node{saltColumnDef()}, salts, elts, back)
 	sql, err := st.Deparse()
 	if err != nil {
 		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
 	}
-	return &CreatePlan{SQL: sql, Table: t}, nil
+	return &CreatePlan{SQL: sql, Table: t, Notices: notices}, nil
 }
 
 // uniqueOnEq makes a column's Eq onion start at DET so the server can
