@@ -121,6 +121,11 @@ type Column struct {
 	// KeyVersion counts the rotations of the column's keys (proxy keys
 	// rotate): its keys derive from KeyID.
 	KeyVersion int
+	// Default is the value (its text form) the proxy writes, encrypted,
+	// into a row that omits the column or gives it DEFAULT: the constant
+	// DEFAULT of an encrypted column, which the server cannot apply. nil
+	// for none (NULL).
+	Default *string `json:",omitempty"`
 }
 
 // KeyID is what the column's keys derive from: its id, and from its
@@ -310,10 +315,11 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading tables: %w", err)
 	}
-	// key_version through to_jsonb: migration 0009 loads the catalog
-	// before 0013 adds that column.
+	// key_version and default_value through to_jsonb: migration 0009
+	// loads the catalog before 0013 and 0014 add those columns.
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, coalesce((to_jsonb(c) ->> 'key_version')::int, 0), mac
+		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, coalesce((to_jsonb(c) ->> 'key_version')::int, 0),
+		to_jsonb(c) ->> 'default_value', mac
 		FROM pgonion.columns c ORDER BY table_id, position`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
@@ -323,7 +329,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &mac); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -449,8 +455,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, incremented, cell_format, key_version, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -516,6 +522,9 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 	if c.KeyVersion != 0 {
 		// And from the first rotation on.
 		m.str("key version").int(int64(c.KeyVersion))
+	}
+	if c.Default != nil {
+		m.str("default").str(*c.Default)
 	}
 	return m.sum(key)
 }
@@ -591,9 +600,13 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.JoinGroup != "" {
 			jg = quote(c.JoinGroup)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s);\n",
+		def := "NULL"
+		if c.Default != nil {
+			def = quote(*c.Default)
+		}
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 

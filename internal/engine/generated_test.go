@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -69,5 +71,55 @@ func TestServerGeneratedKeys(t *testing.T) {
 	rows := queryStrings(t, conn, "SELECT a.name, b.title FROM books b JOIN authors a ON a.id = b.author_id ORDER BY b.id")
 	if len(rows) != 2 || rows[0][0] != "Ann" || rows[1][1] != "Second" {
 		t.Fatalf("the join: %v", rows)
+	}
+}
+
+// TestConstantDefaults: a stock sysbench table (serial key, constant
+// DEFAULTs on NOT NULL columns) is created under the default policy; the
+// proxy applies the defaults of the encrypted columns, encrypted, to rows
+// that omit them, give DEFAULT or are DEFAULT VALUES, as the server
+// applies them to the same rows in a plaintext copy.
+func TestConstantDefaults(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, rekeyPolicy)
+	direct := db.direct(t)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		conn := p.connect(t, mode)
+		suffix := map[pgx.QueryExecMode]string{pgx.QueryExecModeSimpleProtocol: "s", pgx.QueryExecModeCacheStatement: "x"}[mode]
+		ddl := "CREATE TABLE %s (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(12) DEFAULT '' NOT NULL, pad CHAR(6) DEFAULT 'p-' NOT NULL, d date DEFAULT '2024-02-29', n text, PRIMARY KEY (id))"
+		enc, plain := "sb"+suffix, "sb"+suffix+"_plain"
+		mustExec(t, conn, fmt.Sprintf(ddl, enc))
+		mustExec(t, direct, fmt.Sprintf(ddl, plain))
+		var physical string
+		if err := direct.QueryRow(ctx, "SELECT string_agg(attname, ',') FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0", enc).Scan(&physical); err != nil || !strings.Contains(physical, "k__eq") {
+			t.Fatalf("%s on the server: %s (%v)", enc, physical, err)
+		}
+		for _, ins := range []string{
+			"INSERT INTO %s (k, c, pad) VALUES (7, 'seven', 'x')",
+			"INSERT INTO %s (n) VALUES ('only n')",
+			"INSERT INTO %s (k, n) VALUES (3, 'k and n'), (DEFAULT, 'default k')",
+			"INSERT INTO %s DEFAULT VALUES",
+			"INSERT INTO %s VALUES (DEFAULT, 11)",
+			"INSERT INTO %s VALUES (DEFAULT, 12, DEFAULT, DEFAULT, NULL, DEFAULT)",
+		} {
+			mustExec(t, conn, fmt.Sprintf(ins, enc))
+			mustExec(t, direct, fmt.Sprintf(ins, plain))
+		}
+		mustExec(t, conn, fmt.Sprintf("INSERT INTO %s (k, n) VALUES ($1, $2)", enc), 21, "param")
+		mustExec(t, direct, fmt.Sprintf("INSERT INTO %s (k, n) VALUES ($1, $2)", plain), 21, "param")
+		mustExec(t, conn, fmt.Sprintf("UPDATE %s SET k = DEFAULT WHERE n = 'only n'", enc))
+		mustExec(t, direct, fmt.Sprintf("UPDATE %s SET k = DEFAULT WHERE n = 'only n'", plain))
+		if _, err := conn.PgConn().CopyFrom(ctx, strings.NewReader("copied\n"), fmt.Sprintf("COPY %s (n) FROM STDIN", enc)); pgCode(err) != "0A000" {
+			t.Fatalf("COPY leaving out columns with defaults: %v, want 0A000", err)
+		}
+		q := "SELECT id, k, c, pad, d, n FROM %s ORDER BY id"
+		got, want := queryStrings(t, conn, fmt.Sprintf(q, enc)), queryStrings(t, direct, fmt.Sprintf(q, plain))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s\nthrough the proxy: %v\nplaintext: %v", mode, got, want)
+		}
+		if n := queryStrings(t, conn, fmt.Sprintf("SELECT count(*) FROM %s WHERE k = 0 AND c = ''", enc)); n[0][0] != "3" {
+			t.Fatalf("%s: rows with the defaults found by equality: %v", mode, n)
+		}
 	}
 }

@@ -551,6 +551,9 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 		return fmt.Errorf("rewrite: ALTER TABLE %s ADD COLUMN %s: planned %d columns", table, cd.Colname, len(cp.Table.Columns))
 	}
 	col := cp.Table.Columns[0]
+	if col.Default != nil {
+		return Refusal("ADD COLUMN %s.%s with a DEFAULT on an encrypted column is not supported: every existing row would need the value encrypted; add the column without it, then set it with UPDATE through the proxy", table, cd.Colname)
+	}
 	col.Position = 1
 	for _, c := range a.nt.Columns {
 		col.Position = max(col.Position, c.Position+1)

@@ -135,6 +135,13 @@ func PlanCopy(st Statement, t *catalog.Table) (*CopyPlan, error) {
 			names = append(names, c.Name)
 		}
 	}
+	if cs.IsFrom {
+		for _, c := range t.Columns {
+			if c.Policy != catalog.Plain && c.Default != nil && !slices.Contains(names, c.Name) {
+				return nil, Refusal("COPY %s FROM STDIN without encrypted column %s.%s, which has a DEFAULT, is not supported yet: list the column and send its values", t.Name, t.Name, c.Name)
+			}
+		}
+	}
 	attlist := []*pg_query.Node{pg_query.MakeStrNode(SaltColumn)}
 	for i, name := range names {
 		if slices.Contains(names[:i], name) {

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -264,13 +265,22 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			case pg_query.ConstrType_CONSTR_PRIMARY, pg_query.ConstrType_CONSTR_UNIQUE:
 				unique = true
 				notNull = notNull || c.Contype == pg_query.ConstrType_CONSTR_PRIMARY
-			case pg_query.ConstrType_CONSTR_DEFAULT, pg_query.ConstrType_CONSTR_IDENTITY, pg_query.ConstrType_CONSTR_GENERATED:
+			case pg_query.ConstrType_CONSTR_DEFAULT:
+				if err := constantDefault(c.RawExpr, &col, typ, table); err != nil {
+					return nil, err
+				}
+			case pg_query.ConstrType_CONSTR_IDENTITY, pg_query.ConstrType_CONSTR_GENERATED:
 				return nil, Refusal("%s on encrypted column %s.%s: the server would compute the value in plaintext", constraintName(c.Contype), table, cd.Colname)
 			default:
 				return nil, Refusal("%s on encrypted column %s.%s is not supported", constraintName(c.Contype), table, cd.Colname)
 			}
 		}
-		if cd.RawDefault != nil || cd.Identity != "" || cd.Generated != "" {
+		if cd.RawDefault != nil {
+			if err := constantDefault(cd.RawDefault, &col, typ, table); err != nil {
+				return nil, err
+			}
+		}
+		if cd.Identity != "" || cd.Generated != "" {
 			return nil, Refusal("a server-side default, identity or generated value on encrypted column %s.%s would be computed in plaintext by the server", table, cd.Colname)
 		}
 		var kinds []onion.Kind
@@ -362,6 +372,34 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
 	}
 	return &CreatePlan{SQL: sql, Table: t, Notices: notices}, nil
+}
+
+// constantDefault records the DEFAULT of encrypted column col, which the
+// proxy applies (Column.Default): a constant, as PostgreSQL reads it for
+// the column's type (with DateStyle ISO, MDY and TimeZone UTC, the
+// session's being unknown here), kept in its text form; NULL is no
+// default. An expression is refused: the server would compute it in
+// plaintext.
+func constantDefault(expr *pg_query.Node, col *catalog.Column, typ onion.Type, table string) error {
+	h := Hole{Column: col}
+	if err := holeValue(expr, &h, table, "DEFAULT of"); err != nil || h.Param > 0 {
+		return Refusal("DEFAULT on encrypted column %s.%s: only a constant default is supported (the proxy applies it); the server would compute an expression in plaintext", table, col.Name)
+	}
+	if h.Const == nil {
+		col.Default = nil
+		return nil
+	}
+	v, err := typ.ParseText([]byte(*h.Const), onion.Env{})
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			return err // as the server reports it
+		}
+		return &pgconn.PgError{Severity: "ERROR", Code: "22P02", Message: fmt.Sprintf("invalid DEFAULT for column %s.%s of type %s: %v", table, col.Name, typ, err)}
+	}
+	text := string(typ.AppendText(nil, v, onion.Env{}))
+	col.Default = &text
+	return nil
 }
 
 // uniqueOnEq makes a column's Eq onion start at DET so the server can

@@ -71,7 +71,11 @@ func describe(p *CreatePlan, err error) string {
 			onions = append(onions, k+"="+v)
 		}
 		sort.Strings(onions)
-		fmt.Fprintf(&b, "  %d %s %s %s [%s] {%s}\n", c.Position, c.Name, c.Type, c.Policy, strings.Join(c.Capabilities, ","), strings.Join(onions, ","))
+		def := ""
+		if c.Default != nil {
+			def = fmt.Sprintf(" default %q", *c.Default)
+		}
+		fmt.Fprintf(&b, "  %d %s %s %s [%s] {%s}%s\n", c.Position, c.Name, c.Type, c.Policy, strings.Join(c.Capabilities, ","), strings.Join(onions, ","), def)
 	}
 	for _, n := range p.Notices {
 		fmt.Fprintf(&b, "  NOTICE %s\n", n)

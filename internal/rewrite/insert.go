@@ -150,6 +150,18 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 			names = append(names, c.Name)
 		}
 	}
+	// Encrypted columns with a DEFAULT the row does not name get it from
+	// the proxy (the server cannot apply it): as if listed with DEFAULT.
+	implicit := len(names)
+	listed := map[string]bool{}
+	for _, n := range names {
+		listed[n] = true
+	}
+	for _, c := range t.Columns {
+		if c.Policy != catalog.Plain && c.Default != nil && !listed[c.Name] {
+			names = append(names, c.Name)
+		}
+	}
 	p := &InsertPlan{Table: t, Rows: len(valuesLists), version: st.version}
 	var cols []*pg_query.Node
 	cols = append(cols, pg_query.MakeResTargetNodeWithName(SaltColumn, -1))
@@ -180,8 +192,17 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 	}
 	for r, vl := range valuesLists {
 		items := vl.GetList().Items
-		if len(items) > len(names) {
+		if len(items) > implicit {
 			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "INSERT has more expressions than target columns"}
+		}
+		if len(ins.Cols) == 0 || len(items) == implicit {
+			// Without a column list a short row takes the defaults of
+			// the columns it leaves out, as on the server; then come
+			// the added defaults.
+			items = slices.Clone(items)
+			for len(items) < len(names) {
+				items = append(items, &pg_query.Node{Node: &pg_query.Node_SetToDefault{SetToDefault: &pg_query.SetToDefault{Location: -1}}})
+			}
 		}
 		var row []*pg_query.Node
 		row = append(row, nil) // the salt, rendered later
@@ -332,6 +353,11 @@ func holeValue(item *pg_query.Node, h *Hole, table, construct string) error {
 		h.Param = int(n.GetParamRef().Number)
 		return nil
 	case n.GetSetToDefault() != nil:
+		if h.Column != nil && h.Column.Default != nil {
+			d := h.Column.Default
+			v := *d
+			h.Const = &v
+		}
 		return nil
 	case n.GetAConst() != nil:
 		c := n.GetAConst()
