@@ -274,8 +274,11 @@ What it protects against: with the new keys, ciphertexts copied earlier
 (backups, replicas, dumps) no longer match the live ones, and the old
 keys, if they leak later, read none of the new cells. It does not
 re-wrap the key store (proxy keys rotate-master does) and does not make
-old copies unreadable to whoever holds the old key store. Columns of a
-join group share their keys with the group and are skipped.`
+old copies unreadable to whoever holds the old key store. A column of a
+join group also moves to the group's next key version (the keys its
+columns share): rotate every table of the group (no TABLE rotates all);
+until then the proxy refuses comparisons between rotated and unrotated
+columns of the group.`
 
 func runKeysRotate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)

@@ -121,6 +121,10 @@ type Column struct {
 	// KeyVersion counts the rotations of the column's keys (proxy keys
 	// rotate): its keys derive from KeyID.
 	KeyVersion int
+	// GroupKeyVersion counts the rotations of the keys of the column's
+	// join group, as this column has them: the group's shared keys derive
+	// from JoinID. The columns of a group compare only at one version.
+	GroupKeyVersion int `json:",omitempty"`
 	// Default is the value (its text form) the proxy writes, encrypted,
 	// into a row that omits the column or gives it DEFAULT: the constant
 	// DEFAULT of an encrypted column, which the server cannot apply. nil
@@ -135,6 +139,19 @@ func (c *Column) KeyID() []byte {
 		return c.ID[:]
 	}
 	return fmt.Appendf(c.ID[:len(c.ID):len(c.ID)], "/key-version-%d", c.KeyVersion)
+}
+
+// JoinID is what the shared keys of the column's join group derive from
+// (nil for none): the group's name, and from its first rotation on the
+// group's key version too.
+func (c *Column) JoinID() []byte {
+	if c.JoinGroup == "" {
+		return nil
+	}
+	if c.GroupKeyVersion == 0 {
+		return []byte(c.JoinGroup)
+	}
+	return fmt.Appendf(nil, "%s/group-key-version-%d", c.JoinGroup, c.GroupKeyVersion)
 }
 
 // CellFormat is c.Format, with 0 read as 1.
@@ -319,7 +336,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 	// loads the catalog before 0013 and 0014 add those columns.
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
 		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, coalesce((to_jsonb(c) ->> 'key_version')::int, 0),
-		to_jsonb(c) ->> 'default_value', mac
+		to_jsonb(c) ->> 'default_value', coalesce((to_jsonb(c) ->> 'group_key_version')::int, 0), mac
 		FROM pgonion.columns c ORDER BY table_id, position`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
@@ -329,7 +346,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &mac); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -455,8 +472,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -525,6 +542,9 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 	}
 	if c.Default != nil {
 		m.str("default").str(*c.Default)
+	}
+	if c.GroupKeyVersion != 0 {
+		m.str("group key version").int(int64(c.GroupKeyVersion))
 	}
 	return m.sum(key)
 }
@@ -604,9 +624,9 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.Default != nil {
 			def = quote(*c.Default)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %s);\n",
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 

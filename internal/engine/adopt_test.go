@@ -581,4 +581,26 @@ func TestRekeyIntoJoinGroup(t *testing.T) {
 	if gerr != nil || werr != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("join after the re-key:\n got %v %v\nwant %v %v", got, gerr, want, werr)
 	}
+
+	// Rotating the group's keys: one table at a time, the join refused in
+	// between (never answered wrongly), whole again at the end.
+	rw := newRewriter(t, db)
+	if _, err := rw.RotateColumns(ctx, "public", "cust", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, fmt.Sprintf(join, "", "")); pgCode(err) != "0A000" || !strings.Contains(err.Error(), "different key versions") {
+		t.Fatalf("join with the group rotated in one table: %v, want 0A000 naming the key versions", err)
+	}
+	if _, err := rw.RotateColumns(ctx, "public", "ord", nil); err != nil {
+		t.Fatal(err)
+	}
+	got, gerr = runSorted(ctx, c, pgx.QueryExecModeSimpleProtocol, fmt.Sprintf(join, "", ""), nil)
+	if gerr != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("join after rotating the group:\n got %v %v\nwant %v", got, gerr, want)
+	}
+	var versions string
+	if err := direct.QueryRow(ctx, `SELECT string_agg(t.table_name || '.' || c.column_name || '=' || c.group_key_version || '/' || c.key_version, ',' ORDER BY t.table_name)
+		FROM pgonion.columns c JOIN pgonion.tables t USING (table_id) WHERE c.join_group = 'custkey'`).Scan(&versions); err != nil || versions != "cust.k=1/1,ord.k=1/1" {
+		t.Fatalf("group and column key versions after the rotation: %q (%v)", versions, err)
+	}
 }

@@ -26,6 +26,7 @@ func TestCorpusThroughRewrites(t *testing.T) {
 	ctx := context.Background()
 	corpus := loadCorpus(t, "testdata/queries.sql")
 	db, _, enc, plain := corpusWorld(t)
+	rotating := false // between the rotations of a join group's tables
 	run := func(stage string, lenient, midway bool) {
 		t.Helper()
 		var problems []string
@@ -43,6 +44,9 @@ func TestCorpusThroughRewrites(t *testing.T) {
 			}
 			if midway && pgCode(gerr) == "55006" {
 				continue // a re-keying refused while the paused rewrite holds the table
+			}
+			if pgCode(gerr) == "0A000" && strings.Contains(gerr.Error(), "different key versions") && rotating {
+				continue // a join group rotated in some of its tables only
 			}
 			if problem := checkCorpusRun(&q, got, gerr, want, werr); problem != "" {
 				problems = append(problems, fmt.Sprintf("queries.sql:%d: %s: %s", q.line, q.sql, problem))
@@ -84,12 +88,14 @@ func TestCorpusThroughRewrites(t *testing.T) {
 	run("after building t2.name's search onion", false, false)
 
 	rotated := 0
+	rotating = true
 	for _, table := range []string{"t1", "t2", "t3", "t4"} {
 		rotated += rewrite("rotating "+table, false, func() (*recrypt.Plan, error) { return rw.RotateColumns(ctx, "public", table, nil) })
 	}
 	if rotated < 10 {
 		t.Fatalf("rotated %d columns", rotated)
 	}
+	rotating = false
 	run("after the rotation", false, false)
 
 	rewrite("re-keying t3.rank into join group k", false, func() (*recrypt.Plan, error) {

@@ -107,17 +107,18 @@ func (s *session) refPlain(schema, table, column string) (plain, known bool) {
 	return true, true
 }
 
-// withGroupFormats returns policy with the cell format of each join group
-// that already has columns (in the catalog or in tables this session
+// withGroupFormats returns policy with the cell format (and key version)
+// of each join group that already has columns (in the catalog or in tables this session
 // created) given to new columns of the group: the columns of a group
 // compare their ciphertexts, so they must share a format, and a group
 // created before FormatCompact keeps FormatSIV. The format decides the
 // physical types of the new columns' cells.
 func (s *session) withGroupFormats(policy rewrite.PolicyFunc) rewrite.PolicyFunc {
-	formats := map[string]int{}
+	formats, versions := map[string]int{}, map[string]int{}
 	note := func(c *catalog.Column) {
 		if c.JoinGroup != "" {
 			formats[c.JoinGroup] = c.CellFormat()
+			versions[c.JoinGroup] = max(versions[c.JoinGroup], c.GroupKeyVersion)
 		}
 	}
 	snap := s.e.cat.snapshot()
@@ -134,7 +135,7 @@ func (s *session) withGroupFormats(policy rewrite.PolicyFunc) rewrite.PolicyFunc
 	return func(table, column string) rewrite.ColumnPolicy {
 		p := policy(table, column)
 		if f, ok := formats[p.JoinGroup]; ok && p.JoinGroup != "" {
-			p.Format = f
+			p.Format, p.GroupKeyVersion = f, versions[p.JoinGroup]
 		}
 		return p
 	}

@@ -200,7 +200,7 @@ func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 		kinds = append(kinds, onion.Kind(k))
 	}
 	slices.Sort(kinds)
-	key := fmt.Sprint(c.ID, c.KeyVersion, c.Type, kinds, c.JoinGroup, c.CellFormat())
+	key := fmt.Sprint(c.ID, c.KeyVersion, c.Type, kinds, c.JoinGroup, c.GroupKeyVersion, c.CellFormat())
 	e.colMu.Lock()
 	oc := e.columns[key]
 	e.colMu.Unlock()
@@ -220,11 +220,7 @@ func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 			return nil, err
 		}
 	}
-	var joinID []byte
-	if c.JoinGroup != "" {
-		joinID = []byte(c.JoinGroup)
-	}
-	oc, err = onion.NewColumnFormat(t, c.KeyID(), joinID, kinds, onion.Format(c.CellFormat()), e.deriver, e.homKey, enc)
+	oc, err = onion.NewColumnFormat(t, c.KeyID(), c.JoinID(), kinds, onion.Format(c.CellFormat()), e.deriver, e.homKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
 	}

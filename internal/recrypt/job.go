@@ -193,11 +193,7 @@ func (r *Rewriter) cipher(c *catalog.Column, t onion.Type) (*onion.Column, error
 		}
 		enc = r.hom
 	}
-	var joinID []byte
-	if c.JoinGroup != "" {
-		joinID = []byte(c.JoinGroup)
-	}
-	oc, err := onion.NewColumnFormat(t, c.KeyID(), joinID, kinds, onion.Format(c.CellFormat()), r.Keys.Deriver, r.Keys.HomKey, enc)
+	oc, err := onion.NewColumnFormat(t, c.KeyID(), c.JoinID(), kinds, onion.Format(c.CellFormat()), r.Keys.Deriver, r.Keys.HomKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
 	}
@@ -224,7 +220,7 @@ func encodeTarget(c catalog.Column) ([]byte, error) { return json.Marshal(c) }
 func sameForm(a, b catalog.Column) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.Type == b.Type && a.Policy == b.Policy &&
 		slices.Equal(a.Capabilities, b.Capabilities) && maps.Equal(a.Onions, b.Onions) &&
-		a.JoinGroup == b.JoinGroup && a.CellFormat() == b.CellFormat() && a.KeyVersion == b.KeyVersion && a.Incremented == b.Incremented
+		a.JoinGroup == b.JoinGroup && a.CellFormat() == b.CellFormat() && a.KeyVersion == b.KeyVersion && a.GroupKeyVersion == b.GroupKeyVersion && a.Incremented == b.Incremented
 }
 
 // Target returns the encrypted form the proxy would give column c of

@@ -257,6 +257,7 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 				for _, oc := range ot.Columns {
 					if oc.JoinGroup == target.JoinGroup && oc.Policy != catalog.Plain {
 						target.Format = oc.Format
+						target.GroupKeyVersion = max(target.GroupKeyVersion, oc.GroupKeyVersion)
 					}
 				}
 			}

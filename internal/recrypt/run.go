@@ -48,15 +48,28 @@ func (r *Rewriter) DecryptColumns(ctx context.Context, schema, table string, col
 // What it protects against: ciphertexts copied before the rotation
 // (backups, replicas, a dump) together with a leaked column key cannot
 // be matched with the current cells, and a key leaked later reads none of
-// the old copies. A column of a join group shares its keys with the
-// group and is left alone.
+// the old copies. A column of a join group also moves to the group's
+// next key version (the keys its columns share): until every table of the
+// group is rotated, the server cannot compare the rotated columns with
+// the others, and the proxy refuses such comparisons (never answers them
+// wrongly).
 func (r *Rewriter) RotateColumns(ctx context.Context, schema, table string, columns []string) (*Plan, error) {
+	groups, err := r.groups(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
 		return r.prepareEncrypted(ctx, tx, schema, table, columns, Reencrypt, func(c catalog.Column) (catalog.Column, string, error) {
-			if c.JoinGroup != "" {
-				return c, "in join group " + c.JoinGroup + ", whose columns share their keys (rotating a group is not supported yet)", nil
-			}
 			to := c
+			if g := groups[c.JoinGroup]; c.JoinGroup != "" {
+				// The group's next version, or the one some of its
+				// columns already have (a rotation of the group's
+				// other tables before this one).
+				to.GroupKeyVersion = g.version
+				if c.GroupKeyVersion >= g.version {
+					to.GroupKeyVersion = g.version + 1
+				}
+			}
 			to.KeyVersion++
 			to.Incremented = false
 			to.Onions = map[string]string{}
@@ -66,6 +79,32 @@ func (r *Rewriter) RotateColumns(ctx context.Context, schema, table string, colu
 			return to, "", nil
 		})
 	})
+}
+
+// groupState is what the catalog says of a join group: its newest key
+// version and its cell format.
+type groupState struct{ version, format int }
+
+// groups reads the join groups of the catalog.
+func (r *Rewriter) groups(ctx context.Context) (map[string]groupState, error) {
+	snap, err := catalog.Load(ctx, r.Conn, r.Keys.MACKey)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]groupState{}
+	for _, t := range snap.Tables() {
+		for _, c := range t.Columns {
+			if c.JoinGroup != "" && c.Policy != catalog.Plain {
+				g, seen := out[c.JoinGroup]
+				if !seen {
+					g.format = c.CellFormat()
+				}
+				g.version = max(g.version, c.GroupKeyVersion)
+				out[c.JoinGroup] = g
+			}
+		}
+	}
+	return out, nil
 }
 
 // ReshapeColumn re-encrypts encrypted column schema.table.column into the
@@ -116,17 +155,14 @@ func (r *Rewriter) BuildOnion(ctx context.Context, schema, table, column string,
 // one in another group is refused (it would leave that group's columns
 // behind).
 func (r *Rewriter) JoinColumn(ctx context.Context, schema, table, column, group string) (*Plan, error) {
-	snap, err := catalog.Load(ctx, r.Conn, r.Keys.MACKey)
+	groups, err := r.groups(ctx)
 	if err != nil {
 		return nil, err
 	}
+	g, exists := groups[group]
 	format := int(onion.FormatLatest)
-	for _, t := range snap.Tables() {
-		for _, c := range t.Columns {
-			if c.JoinGroup == group && c.Policy != catalog.Plain {
-				format = c.CellFormat()
-			}
-		}
+	if exists {
+		format = g.format
 	}
 	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
 		return r.prepareEncrypted(ctx, tx, schema, table, []string{column}, Reencrypt, func(c catalog.Column) (catalog.Column, string, error) {
@@ -141,7 +177,7 @@ func (r *Rewriter) JoinColumn(ctx context.Context, schema, table, column, group 
 				return c, "", fmt.Errorf("column %s.%s: %w", table, column, err)
 			}
 			to := c
-			to.JoinGroup, to.Format = group, format
+			to.JoinGroup, to.Format, to.GroupKeyVersion = group, format, g.version
 			return to, "", nil
 		})
 	})

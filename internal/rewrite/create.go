@@ -96,6 +96,9 @@ type ColumnPolicy struct {
 	// 0 means onion.FormatLatest. The columns of a join group must share
 	// one: give a new member the format of the group's existing columns.
 	Format int
+	// GroupKeyVersion is the key version of the join group's columns (0
+	// before the group's first rotation): a new member takes it.
+	GroupKeyVersion int
 	// Declared is set for a policy an administrator declared for the
 	// column (proxy columns set), as opposed to the deployment's default:
 	// only a default gives way to the rules for server-generated values.
@@ -254,6 +257,9 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			Capabilities: caps, Onions: map[string]string{}, JoinGroup: pol.JoinGroup, Format: int(onion.FormatLatest)}
 		if pol.Format != 0 {
 			col.Format = pol.Format
+		}
+		if col.JoinGroup != "" {
+			col.GroupKeyVersion = pol.GroupKeyVersion
 		}
 		notNull, unique := false, false
 		for _, cn := range cd.Constraints {
