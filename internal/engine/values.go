@@ -5,10 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -255,8 +258,114 @@ func decodeParam(x *encrypted, declared uint32, format int16, raw []byte, env on
 		}
 		return v, nil
 	}
+	if v, ok, err := convertBinaryParam(t, declared, raw, env); ok || err != nil {
+		return v, err
+	}
 	return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
 		Message: fmt.Sprintf("a binary parameter of type OID %d for encrypted column %s.%s (%s) is not supported; send it in text format or as %s", declared, x.table, x.cat.Name, t, t)}
+}
+
+// Type OIDs of the date and time parameters convertBinaryParam reads.
+const (
+	oidDate        = 1082
+	oidTimestamp   = 1114
+	oidTimestamptz = 1184
+)
+
+// pgEpochUnix is where PostgreSQL's binary dates and timestamps count
+// from (2000-01-01 UTC), in Unix seconds.
+const pgEpochUnix = 946_684_800
+
+// fromPGMicros is the UTC time of a binary timestamp (time.Duration would
+// overflow past 292 years).
+func fromPGMicros(us int64) time.Time {
+	sec, rem := us/1_000_000, us%1_000_000
+	if rem < 0 {
+		sec, rem = sec-1, rem+1_000_000
+	}
+	return time.Unix(sec+pgEpochUnix, rem*1000).UTC()
+}
+
+// toPGMicros is the binary timestamp of t.
+func toPGMicros(t time.Time) int64 {
+	return (t.Unix()-pgEpochUnix)*1_000_000 + int64(t.Nanosecond()/1000)
+}
+
+// convertBinaryParam reads a binary parameter of another type than column
+// type t as the server would assign it to the column: a timestamp for a
+// timestamptz column is read in the session's TimeZone (drivers send
+// naive datetimes so), a timestamptz for a timestamp column is shown in
+// it, a date is midnight, an integer fills a numeric. ok is false for
+// other pairs.
+func convertBinaryParam(t onion.Type, declared uint32, raw []byte, env onion.Env) (v onion.Value, ok bool, err error) {
+	badFormat := &pgconn.PgError{Severity: "ERROR", Code: "22P03", Message: "incorrect binary data format in bind parameter"}
+	loc := env.TimeZone
+	if loc == nil {
+		loc = time.UTC
+	}
+	// micros is a timestamp's binary form; wall is whether it is a wall
+	// clock time (timestamp, date) rather than an instant (timestamptz).
+	var micros int64
+	var wall bool
+	switch declared {
+	case oidTimestamp, oidTimestamptz:
+		if len(raw) != 8 {
+			return v, true, badFormat
+		}
+		micros, wall = int64(binary.BigEndian.Uint64(raw)), declared == oidTimestamp
+	case oidDate:
+		if len(raw) != 4 {
+			return v, true, badFormat
+		}
+		days := int64(int32(binary.BigEndian.Uint32(raw)))
+		switch days {
+		case math.MaxInt32:
+			micros = math.MaxInt64
+		case math.MinInt32:
+			micros = math.MinInt64
+		default:
+			micros = days * 86_400_000_000
+		}
+		wall = true
+	case oidInt2, oidInt4, oidInt8:
+		if t.Base != onion.Numeric {
+			return v, false, nil
+		}
+		var i int64
+		switch {
+		case declared == oidInt2 && len(raw) == 2:
+			i = int64(int16(binary.BigEndian.Uint16(raw)))
+		case declared == oidInt4 && len(raw) == 4:
+			i = int64(int32(binary.BigEndian.Uint32(raw)))
+		case declared == oidInt8 && len(raw) == 8:
+			i = int64(binary.BigEndian.Uint64(raw))
+		default:
+			return v, true, badFormat
+		}
+		v, err = t.ParseText(strconv.AppendInt(nil, i, 10), env)
+		return v, true, err
+	default:
+		return v, false, nil
+	}
+	switch t.Base {
+	case onion.Timestamp, onion.Timestamptz:
+	default:
+		return v, false, nil
+	}
+	finite := micros != math.MaxInt64 && micros != math.MinInt64
+	if finite && wall != (t.Base == onion.Timestamp) {
+		// Between a wall clock time and an instant: through the
+		// session's time zone.
+		if wall {
+			w := fromPGMicros(micros)
+			micros = toPGMicros(time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc))
+		} else {
+			l := fromPGMicros(micros).In(loc)
+			micros = toPGMicros(time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), l.Nanosecond(), time.UTC))
+		}
+	}
+	v, err = t.ParseBinary(binary.BigEndian.AppendUint64(nil, uint64(micros)))
+	return v, true, err
 }
 
 // cellBytes reads a bytea or uuid cell of a result row, in binary format
