@@ -40,6 +40,12 @@ type holesPlan struct {
 // the simple protocol, as added parameters at each Bind for the extended
 // protocol.
 func (s *session) planInsert(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
+	// A bulk INSERT ... SELECT * FROM UNNEST of array constants is the
+	// INSERT ... VALUES it means.
+	st, _, err := rewrite.UnnestValues(st)
+	if err != nil {
+		return nil, err
+	}
 	clientRefs := rewrite.ParamRefs(st)
 	p, err := rewrite.PlanInsert(st, t)
 	if err != nil {
