@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -295,6 +296,9 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 			return nil, fmt.Errorf("engine: the Eq onion of %s.%s is still not at DET after peeling it", t.Name, p.PeelEq[0])
 		}
 	}
+	if len(p.PlainForKeys) > 0 {
+		return s.planPlainForKeys(st, t, p, s.withGroupFormats(policy))
+	}
 	body := p.SQL + ";\n"
 	if p.Table != nil {
 		base, err := s.ddlBase()
@@ -314,6 +318,105 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	}
 	// PostgreSQL reports renames of tables and columns as ALTER TABLE too.
 	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil
+}
+
+// planAlterForeignKeys plans an ALTER TABLE that adds foreign keys to
+// other tables, of which some have encrypted columns: every column they
+// reference must be stored plain (the server compares the values); the
+// altered table t (nil: not in the catalog, all plain) is then altered as
+// any ALTER TABLE of it.
+func (s *session) planAlterForeignKeys(st rewrite.Statement, t *catalog.Table, refs []rewrite.ForeignRef) (*stmtPlan, error) {
+	for _, r := range refs {
+		cols := r.Columns
+		if len(cols) == 0 {
+			cols = []string{""}
+		}
+		for _, c := range cols {
+			if plain, known := s.refPlain(r.Table.Schema, r.Table.Name, c); !plain || !known {
+				what := r.Table.Name + "." + c
+				if c == "" {
+					what = "the primary key of " + r.Table.Name
+				}
+				return nil, rewrite.Refusal("%s with a FOREIGN KEY to %s is not supported: it is not stored plain (or not known), and the server compares the values of a foreign key", statementName(st), what)
+			}
+		}
+	}
+	if t == nil {
+		return nil, nil
+	}
+	return s.planAlter(st, t)
+}
+
+// planPlainForKeys runs ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY
+// whose referencing columns are encrypted under the default policy
+// (rewrite.AlterPlan.PlainForKeys): when they reference plain columns,
+// they are stored plain first, as CREATE TABLE would have stored them,
+// in the same DO block, which refuses if the table has rows (their
+// ciphertexts would have to be decrypted: proxy decrypt does that).
+func (s *session) planPlainForKeys(st rewrite.Statement, t *catalog.Table, p *rewrite.AlterPlan, policy rewrite.PolicyFunc) (*stmtPlan, error) {
+	for _, c := range append([]string{}, p.Referenced...) {
+		if plain, known := s.refPlain(p.References.Schema, p.References.Name, c); !plain || !known {
+			return nil, rewrite.Refusal("FOREIGN KEY over encrypted column %s.%s is not supported: it references %s.%s, which is not stored plain", t.Name, p.PlainForKeys[0], p.References.Name, c)
+		}
+	}
+	if len(p.Referenced) == 0 {
+		if plain, _ := s.refPlain(p.References.Schema, p.References.Name, ""); !plain {
+			return nil, rewrite.Refusal("FOREIGN KEY over encrypted column %s.%s is not supported: it references the primary key of %s, which is not stored plain (or not known)", t.Name, p.PlainForKeys[0], p.References.Name)
+		}
+	}
+	rel := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
+	nt := t.Clone()
+	var b strings.Builder
+	fmt.Fprintf(&b, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n", rel)
+	fmt.Fprintf(&b, "IF EXISTS (SELECT 1 FROM %s) THEN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = %s, HINT = %s; END IF;\n", rel,
+		quoteLiteral(fmt.Sprintf("%s needs %s.%s stored plain (the server enforces a foreign key on equal values), but %s has rows, encrypted", statementName(st), t.Name, p.PlainForKeys[0], t.Name)),
+		quoteLiteral(fmt.Sprintf("Decrypt the column first (proxy decrypt %s %s), then run the statement again.", t.Name, strings.Join(p.PlainForKeys, " "))))
+	for _, name := range p.PlainForKeys {
+		i := slices.IndexFunc(nt.Columns, func(c catalog.Column) bool { return c.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("engine: no column %s.%s to store plain", t.Name, name)
+		}
+		old := nt.Columns[i]
+		cells, err := rewrite.PhysicalColumns(&old)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "ALTER TABLE %s ADD COLUMN %s %s;\n", rel, quoteIdent(name), old.Type)
+		fmt.Fprintf(&b, "IF (SELECT attnotnull FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s) THEN ALTER TABLE %s ALTER COLUMN %s SET NOT NULL; END IF;\n",
+			quoteLiteral(rel), quoteLiteral(rewrite.EqColumn(name)), rel, quoteIdent(name))
+		names := make([]string, len(cells))
+		for j, pc := range cells {
+			names[j] = quoteLiteral(pc.Name)
+		}
+		// An index over the cells would silently go with them.
+		fmt.Fprintf(&b, "IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey::int2[]) WHERE i.indrelid = %s::regclass AND a.attname IN (%s)) THEN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = %s; END IF;\n",
+			quoteLiteral(rel), strings.Join(names, ", "), quoteLiteral(fmt.Sprintf("%s needs %s.%s stored plain, but an index or key of %s is over it: drop it, add the foreign key, then create it again", statementName(st), t.Name, name, t.Name)))
+		for _, pc := range cells {
+			fmt.Fprintf(&b, "ALTER TABLE %s DROP COLUMN %s;\n", rel, quoteIdent(pc.Name))
+		}
+		nt.Columns[i] = catalog.Column{ID: old.ID, Position: old.Position, Name: old.Name, Type: old.Type, Policy: catalog.Plain}
+		fmt.Fprintf(&b, "RAISE NOTICE USING MESSAGE = %s;\n", quoteLiteral(fmt.Sprintf("column %s.%s is now stored plain: it references %s, which is stored plain, and the server enforces the foreign key on equal values", t.Name, name, p.References.Name)))
+	}
+	p2, err := rewrite.PlanAlter(st, nt, policy)
+	if err != nil {
+		return nil, err
+	}
+	if len(p2.PlainForKeys) > 0 || len(p2.PeelEq) > 0 {
+		return nil, fmt.Errorf("engine: %s still needs columns changed after storing %s plain", statementName(st), strings.Join(p.PlainForKeys, ", "))
+	}
+	b.WriteString(p2.SQL + ";\n")
+	if p2.Table != nil {
+		nt = p2.Table
+	}
+	base, err := s.ddlBase()
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(catalog.UpdateTableSQL(s.e.macKey, nt))
+	next := base.WithTable(nt)
+	b.WriteString(catalog.SealSQL(s.e.macKey, next, base.Version))
+	s.planned(next)
+	return &stmtPlan{sql: doBlock(b.String()), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil
 }
 
 // planIndex creates the indexes of the onions an index on encrypted

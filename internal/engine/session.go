@@ -517,6 +517,9 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 		if single && len(rels) == 1 {
 			return s.planAlter(st, t)
 		}
+		if target, refs, ok := rewrite.AlterForeignKeys(st); ok {
+			return s.planAlterForeignKeys(st, byName[target.Schema+"."+target.Name], refs)
+		}
 	case "Index":
 		if single && len(rels) == 1 {
 			return s.planIndex(st, t)

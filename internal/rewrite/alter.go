@@ -37,6 +37,17 @@ type AlterPlan struct {
 	// needs deterministic ciphertexts. The engine peels them (as for a
 	// query) and plans the statement again.
 	PeelEq []string
+	// PlainForKeys lists the encrypted columns, under the default policy
+	// (none declared), that ADD CONSTRAINT ... FOREIGN KEY names as its
+	// referencing columns: a foreign key is enforced by the server on
+	// equal values, so they must be stored plain first (the rule of
+	// CREATE TABLE, applied late because ORMs add their foreign keys
+	// after creating the tables). The engine checks that they reference
+	// plain columns, stores them plain (on an empty table) and plans the
+	// statement again. References and Referenced name what they point at.
+	PlainForKeys []string
+	References   *Relation
+	Referenced   []string
 }
 
 // ddlMaxIdentifier is the longest identifier PostgreSQL keeps
@@ -357,9 +368,14 @@ func ddlColumnSubcommand(t pg_query.AlterTableType) bool {
 
 // ddlAlter is the state of one ALTER TABLE being planned.
 type ddlAlter struct {
-	orig      *catalog.Table
-	nt        *catalog.Table // the evolving copy
-	policy    PolicyFunc
+	orig   *catalog.Table
+	nt     *catalog.Table // the evolving copy
+	policy PolicyFunc
+	// plainFK, fkTable and fkColumns: AlterPlan.PlainForKeys and what
+	// its foreign key references.
+	plainFK   []string
+	fkTable   *Relation
+	fkColumns []string
 	version   int32 // parse tree format, to build statements
 	changed   bool  // nt differs from orig
 	rewritten bool  // the subcommands differ from the client's
@@ -380,7 +396,7 @@ func ddlPlanAlterTable(st Statement, at *pg_query.AlterTableStmt, t *catalog.Tab
 			return nil, err
 		}
 	}
-	plan := &AlterPlan{SQL: st.SQL, PeelEq: a.peel}
+	plan := &AlterPlan{SQL: st.SQL, PeelEq: a.peel, PlainForKeys: a.plainFK, References: a.fkTable, Referenced: a.fkColumns}
 	if a.changed {
 		plan.Table = a.nt
 	}
@@ -659,6 +675,21 @@ func (a *ddlAlter) addConstraint(n *pg_query.Node, cmd *pg_query.AlterTableCmd, 
 	if len(refs) == 0 {
 		a.keep(n)
 		return nil
+	}
+	if c.Contype == pg_query.ConstrType_CONSTR_FOREIGN && c.Pktable != nil && a.plainFK == nil {
+		fk := stringList(c.FkAttrs)
+		undeclared := true
+		for _, r := range refs {
+			undeclared = undeclared && slices.Contains(fk, r) && !a.policy(a.nt.Schema+"."+a.nt.Name, r).Declared
+		}
+		if undeclared {
+			rel := Relation{Schema: c.Pktable.Schemaname, Name: c.Pktable.Relname}
+			if rel.Schema == "" {
+				rel.Schema = a.nt.Schema
+			}
+			a.plainFK, a.fkTable, a.fkColumns = refs, &rel, stringList(c.PkAttrs)
+			return nil
+		}
 	}
 	if c.Contype != pg_query.ConstrType_CONSTR_PRIMARY && c.Contype != pg_query.ConstrType_CONSTR_UNIQUE {
 		return Refusal("%s over encrypted column %s.%s is not supported: the server cannot evaluate it over ciphertexts", name, table, refs[0])

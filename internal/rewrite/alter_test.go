@@ -236,6 +236,11 @@ func TestPlanAlterGolden(t *testing.T) {
 			fmt.Fprintf(&out, "%s\n\n", ddlError(err))
 			continue
 		}
+		if len(plan.PlainForKeys) > 0 {
+			// The engine stores the columns plain first, then plans again.
+			fmt.Fprintf(&out, "PLAIN FOR FOREIGN KEY %v REFERENCES %s %v\n\n", plan.PlainForKeys, plan.References.Name, plan.Referenced)
+			continue
+		}
 		fmt.Fprintf(&out, "%s\n", plan.SQL)
 		if plan.Table == nil {
 			out.WriteString("  catalog: unchanged\n")

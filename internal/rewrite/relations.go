@@ -69,3 +69,46 @@ func PhysicalColumns(c *catalog.Column) ([]onion.PhysicalColumn, error) {
 	_, layout, err := columnLayout(c)
 	return layout, err
 }
+
+// ForeignRef is what a FOREIGN KEY constraint references: a table and its
+// columns (none: its primary key).
+type ForeignRef struct {
+	Table   Relation
+	Columns []string
+}
+
+// AlterForeignKeys reports whether st is an ALTER TABLE whose only
+// relations besides the table it alters are the tables its FOREIGN KEY
+// constraints reference, and returns that table and those references.
+func AlterForeignKeys(st Statement) (target Relation, refs []ForeignRef, ok bool) {
+	at := st.Tree.GetStmt().GetAlterTableStmt()
+	if at == nil || at.Relation == nil {
+		return target, nil, false
+	}
+	rel := func(rv *pg_query.RangeVar) Relation {
+		r := Relation{Schema: rv.Schemaname, Name: rv.Relname}
+		if r.Schema == "" {
+			r.Schema = DefaultSchema
+		}
+		return r
+	}
+	target = rel(at.Relation)
+	pk := map[*pg_query.RangeVar]bool{}
+	for _, n := range at.Cmds {
+		c := n.GetAlterTableCmd().GetDef().GetConstraint()
+		if c.GetContype() == pg_query.ConstrType_CONSTR_FOREIGN && c.Pktable != nil {
+			pk[c.Pktable] = true
+			refs = append(refs, ForeignRef{Table: rel(c.Pktable), Columns: stringList(c.PkAttrs)})
+		}
+	}
+	if len(refs) == 0 {
+		return target, nil, false
+	}
+	ok = true
+	walkRangeVars(at.ProtoReflect(), func(rv *pg_query.RangeVar) {
+		if rv != at.Relation && !pk[rv] {
+			ok = false
+		}
+	})
+	return target, refs, ok
+}
