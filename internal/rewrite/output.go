@@ -459,6 +459,16 @@ func (l *level) sortOn(it *sortItem, c *encCol) error {
 			return Refusal("ORDER BY ... USING on encrypted text column %s is not supported", c.name())
 		}
 	}
+	if text && c.col.Policy == catalog.Encrypted && !hasCapability(c.col, onion.KindOrd) {
+		// No Ord onion (text gets none by default): the proxy sorts on
+		// the decrypted values; the server learns nothing of the order.
+		it.text, it.unordered = c, true
+		sb.Node = c.ref("_eq")
+		if plainDistinct(l.sel.DistinctClause) && l.mode != modeTop {
+			return Refusal("ORDER BY on encrypted column %s in a DISTINCT subquery is not supported", c.name())
+		}
+		return nil
+	}
 	if err := l.q.need(c, onion.KindOrd); err != nil {
 		return err
 	}

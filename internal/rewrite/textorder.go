@@ -115,6 +115,9 @@ type sortItem struct {
 	// output showing its decrypted value of a row (-1 when none).
 	text *encCol
 	out  int
+	// unordered is set for a text key without an Ord onion: the server
+	// cannot order it at all, the proxy sorts the rows by it.
+	unordered bool
 	// cipher is an encrypted non-text key's OPE ciphertext expression
 	// (its Ord onion), or cipherOut >= 0 the output column holding it
 	// (MIN or MAX).
@@ -173,7 +176,13 @@ func (l *level) proxySort(hidden func(*pg_query.Node) int, visible int) error {
 			pushLimit = true
 		}
 	}
-	full := pushLimit || withTies
+	if items[j].unordered {
+		// No prefix to order or tie on: the server sends every row
+		// ordered by the keys before this one, the proxy sorts the rest.
+		pushLimit = false
+		sel.LimitCount, sel.LimitOption = nil, pg_query.LimitOption_LIMIT_OPTION_DEFAULT
+	}
+	full := pushLimit || withTies || items[j].unordered
 	for _, it := range items[j+1:] {
 		if it.text != nil {
 			full = true
@@ -212,7 +221,9 @@ func (l *level) proxySort(hidden func(*pg_query.Node) int, visible int) error {
 		}
 		ps.Run = append(ps.Run, k)
 	}
-	ps.Run = append(ps.Run, hidden(items[j].text.ref("_ord")))
+	if !items[j].unordered {
+		ps.Run = append(ps.Run, hidden(items[j].text.ref("_ord")))
+	}
 	ps.Keys = append(ps.Keys, SortKey{Kind: SortValue, Column: value(items[j]), Desc: desc(items[j].sb), NullsFirst: nullsFirst(items[j].sb)})
 	if full {
 		for _, it := range items[j+1:] {
@@ -230,7 +241,10 @@ func (l *level) proxySort(hidden func(*pg_query.Node) int, visible int) error {
 			}
 		}
 	}
-	if pushLimit {
+	switch {
+	case items[j].unordered:
+		sel.SortClause = sel.SortClause[:j]
+	case pushLimit:
 		// The later keys are the proxy's: ties on the server are on the
 		// keys up to the text key's prefix.
 		sel.SortClause = sel.SortClause[:j+1]

@@ -692,6 +692,10 @@ SELECT id FROM t1 WHERE si + 1 > 5
 SELECT id FROM t1 WHERE upper(tx) = 'ALPHA' -- refuse: t1.tx
 SELECT min(tx) FROM t1
 SELECT id, name FROM t2 ORDER BY name
+SELECT id FROM t2 ORDER BY name DESC NULLS LAST, id LIMIT 7 OFFSET 2 -- ordered
+SELECT DISTINCT name FROM t2 ORDER BY name DESC -- ordered
+SELECT id, name FROM t2 WHERE qty > 0 ORDER BY k, name NULLS FIRST, id -- ordered
+SELECT id FROM t2 ORDER BY name, id LIMIT $1 -- ordered; params: 4
 SELECT id FROM t2 WHERE name > 'b'
 SELECT id FROM t1 WHERE tx > 'b' OR si > 0
 SELECT id FROM t1 WHERE NOT (tx > 'b')
