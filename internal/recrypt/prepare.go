@@ -121,6 +121,7 @@ func dependents(ctx context.Context, q pgx.Tx, rel string, num int16) ([]string,
 		AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (SELECT 1 FROM pg_trigger g WHERE g.oid = d.objid AND g.tgname LIKE 'pgonion\_rewrite\_%'))
 		AND NOT (d.classid = 'pg_class'::regclass AND EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = d.objid AND c.relkind IN ('i', 'I')))
 		AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (SELECT 1 FROM pg_constraint k WHERE k.oid = d.objid AND k.contype IN ('p', 'u', 'x') AND k.conrelid = d.refobjid))
+		AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (SELECT 1 FROM pg_constraint k WHERE k.oid = d.objid AND k.contype = 'c' AND k.conname LIKE 'pgonion\_not\_null\_%'))
 		ORDER BY 1`, rel, num)
 	if err != nil {
 		return nil, err

@@ -390,6 +390,23 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 		err := tx.QueryRow(ctx, "SELECT attnotnull FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped", ru.rel, col).Scan(&nn)
 		return nn, err
 	}
+	// encryptedNotNull reports whether encrypted column name is NOT NULL:
+	// its Eq cell, or (a column with an Add onion) rewrite.NotNullCheck.
+	encryptedNotNull := func(name, eq string) (bool, error) {
+		nn, err := notNull(eq)
+		if err != nil || nn {
+			return nn, err
+		}
+		err = tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass($1) AND conname = $2)", ru.rel, rewrite.NotNullCheckName(name)).Scan(&nn)
+		return nn, err
+	}
+	// setNotNull makes the new form std of column name NOT NULL.
+	setNotNull := func(name string, std *form) string {
+		if std.cell("_add") != "" {
+			return fmt.Sprintf("ALTER TABLE %s ADD %s", ru.rel, rewrite.NotNullCheckSQL(name))
+		}
+		return fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET NOT NULL", ru.rel, quoteIdent(std.cell("_eq")))
+	}
 	dropIndexes, addIndexes := ru.indexSwap()
 	ddl := dropIndexes
 	for _, j := range ru.jobs {
@@ -410,11 +427,12 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 			aside := j.plain + PlaintextSuffix
 			ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", ru.rel, quoteIdent(j.plain), quoteIdent(aside)))
 			if nn {
-				alter([]string{"ALTER COLUMN " + quoteIdent(aside) + " DROP NOT NULL", "ALTER COLUMN " + quoteIdent(j.new.cell("_eq")) + " SET NOT NULL"})
+				alter([]string{"ALTER COLUMN " + quoteIdent(aside) + " DROP NOT NULL"})
+				ddl = append(ddl, setNotNull(j.name, j.new))
 			}
 			continue
 		}
-		nn, err := notNull(j.old.cell("_eq"))
+		nn, err := encryptedNotNull(j.name, j.old.cell("_eq"))
 		if err != nil {
 			return err
 		}
@@ -439,7 +457,7 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 			ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO %s", ru.rel, quoteIdent(pc.Name), quoteIdent(std.cell(pc.Suffix))))
 		}
 		if nn {
-			alter([]string{"ALTER COLUMN " + quoteIdent(std.cell("_eq")) + " SET NOT NULL"})
+			ddl = append(ddl, setNotNull(j.name, std))
 		}
 	}
 	for _, s := range append(ddl, addIndexes...) {

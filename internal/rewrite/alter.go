@@ -504,6 +504,18 @@ func (a *ddlAlter) subcommand(n *pg_query.Node, cmd *pg_query.AlterTableCmd) err
 		a.dropCatalogColumn(col.Name)
 		return nil
 	case pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull:
+		if _, hasAdd := col.Onions[string(onion.KindAdd)]; hasAdd {
+			// NOT NULL of a column with an Add onion is NotNullCheck (an
+			// increment leaves the Eq cell NULL).
+			drop := &pg_query.AlterTableCmd{Subtype: pg_query.AlterTableType_AT_DropConstraint, Name: NotNullCheckName(col.Name), MissingOk: true, Behavior: pg_query.DropBehavior_DROP_RESTRICT}
+			eq := &pg_query.AlterTableCmd{Subtype: pg_query.AlterTableType_AT_DropNotNull, Name: EqColumn(col.Name)}
+			a.emit(drop)
+			a.emit(eq)
+			if cmd.Subtype == pg_query.AlterTableType_AT_SetNotNull {
+				a.emit(&pg_query.AlterTableCmd{Subtype: pg_query.AlterTableType_AT_AddConstraint, Def: NotNullCheck(col.Name)})
+			}
+			return nil
+		}
 		c := proto.Clone(cmd).(*pg_query.AlterTableCmd)
 		c.Name = EqColumn(col.Name)
 		a.emit(c)

@@ -306,8 +306,16 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				return nil, err
 			}
 		}
+		// NOT NULL on the Eq cell, but for a column with an Add onion:
+		// an increment leaves its value there only (the Eq cell NULL),
+		// so the constraint is that one of the two is set.
+		_, hasAdd := col.Onions[string(onion.KindAdd)]
+		eitherCell := notNull && hasAdd && !unique
+		if eitherCell {
+			back = append(back, NotNullCheck(cd.Colname))
+		}
 		for _, pc := range layout {
-			def := columnDef(pc.Name, pc.SQLType, notNull && pc.Kind == onion.KindEq)
+			def := columnDef(pc.Name, pc.SQLType, notNull && !eitherCell && pc.Kind == onion.KindEq)
 			switch {
 			case pc.Kind == onion.KindOrd:
 				front = append(front, def)
@@ -378,6 +386,33 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
 	}
 	return &CreatePlan{SQL: sql, Table: t, Notices: notices}, nil
+}
+
+// NotNullCheckName names the constraint that stands for NOT NULL on an
+// encrypted column with an Add onion (NotNullCheck).
+func NotNullCheckName(column string) string {
+	return ddlDerivedName("pgonion_not_null_"+column, "")
+}
+
+// NotNullCheck is NOT NULL of encrypted column c with an Add onion:
+// CHECK (c__eq IS NOT NULL OR c__add IS NOT NULL), named
+// NotNullCheckName(c). An increment on the server leaves a row's value in
+// its Add cell only, with the Eq cell NULL.
+func NotNullCheck(column string) *pg_query.Node {
+	isSet := func(cell string) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{
+			Arg:          pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(cell)}, -1),
+			Nulltesttype: pg_query.NullTestType_IS_NOT_NULL, Location: -1}}}
+	}
+	expr := pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, []*pg_query.Node{isSet(EqColumn(column)), isSet(physicalPrefix(column) + "_add")}, -1)
+	return &pg_query.Node{Node: &pg_query.Node_Constraint{Constraint: &pg_query.Constraint{
+		Contype: pg_query.ConstrType_CONSTR_CHECK, Conname: NotNullCheckName(column), RawExpr: expr, InitiallyValid: true, Location: -1}}}
+}
+
+// NotNullCheckSQL is NotNullCheck as a table constraint clause.
+func NotNullCheckSQL(column string) string {
+	id := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+	return fmt.Sprintf("CONSTRAINT %s CHECK (%s IS NOT NULL OR %s IS NOT NULL)", id(NotNullCheckName(column)), id(EqColumn(column)), id(physicalPrefix(column)+"_add"))
 }
 
 // constantDefault records the DEFAULT of encrypted column col, which the
