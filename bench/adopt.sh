@@ -48,24 +48,9 @@ bindir=${PGBINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tai
 [ -x "$bindir/initdb" ] && [ -x "$bindir/pgbench" ] || { echo "adopt.sh: no PostgreSQL server binaries and pgbench (set PGBINDIR)" >&2; exit 1; }
 PGBENCH=$bindir/pgbench PSQL=$bindir/psql
 
-work=$(mktemp -d /tmp/pgonion-adopt.XXXXXX)
-chmod 755 "$work"
-asPG=()
-if [ "$(id -u)" = 0 ]; then asPG=(runuser -u postgres --); chown postgres "$work"; fi
-proxy_pid=""
-cleanup() {
-  if [ -n "$proxy_pid" ]; then kill "$proxy_pid" 2>/dev/null || true; wait "$proxy_pid" 2>/dev/null || true; fi
-  timeout 60 "${asPG[@]}" "$bindir/pg_ctl" -D "$work/data" -m fast stop >/dev/null 2>&1 || true
-  if [ -n "${KEEP_WORK:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-die() { echo "adopt.sh: $*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ready() {
-  for _ in $(seq 300); do "$bindir/pg_isready" -q -h 127.0.0.1 -p "$1" && return 0; sleep 0.1; done
-  die "nothing answers on port $1"
-}
+# shellcheck source=lib/workdir.sh
+. "$root/bench/lib/workdir.sh"
+bench_workdir adopt
 # cpu PID...: user+system seconds of the processes (and their waited-for children).
 cpu() {
   local total=0 p

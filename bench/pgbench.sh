@@ -120,26 +120,10 @@ bounded() {
   timeout --foreground -k 10 "$t" "$@"
 }
 
-work=$(mktemp -d /tmp/pgonion-pgbench.XXXXXX)
-chmod 755 "$work"
-asPG=()
-if [ "$(id -u)" = 0 ]; then asPG=(runuser -u postgres --); chown postgres "$work"; fi
-proxy_pid=""
-cleanup() {
-  if [ -n "$proxy_pid" ]; then kill "$proxy_pid" 2>/dev/null || true; wait "$proxy_pid" 2>/dev/null || true; fi
-  timeout 60 "${asPG[@]}" "$bindir/pg_ctl" -D "$work/data" -m fast stop >/dev/null 2>&1 || true
-  if [ -n "${KEEP_WORK:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-die() { echo "pgbench.sh: $*" >&2; exit 1; }
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=lib/workdir.sh
+. "$root/bench/lib/workdir.sh"
+bench_workdir pgbench
 PGPORT=$(free_port) PROXYPORT=$(free_port)
-wait_ready() {
-  for _ in $(seq 300); do "$bindir/pg_isready" -q -h 127.0.0.1 -p "$1" && return 0; sleep 0.1; done
-  die "nothing answers on port $1"
-}
 load_start=$(awk '{print $1, $2, $3}' /proc/loadavg)
 
 echo "building the proxy..." >&2

@@ -35,20 +35,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bindir=${PGBINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 [ -x "$bindir/initdb" ] || { echo "sysbench.sh: no PostgreSQL server binaries (set PGBINDIR)" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/pgonion-sysbench.XXXXXX)
-chmod 755 "$work"
-asPG=()
-if [ "$(id -u)" = 0 ]; then asPG=(runuser -u postgres --); chown postgres "$work"; fi
-proxy_pid=""
-cleanup() {
-  if [ -n "$proxy_pid" ]; then kill "$proxy_pid" 2>/dev/null || true; wait "$proxy_pid" 2>/dev/null || true; fi
-  timeout 60 "${asPG[@]}" "$bindir/pg_ctl" -D "$work/data" -m fast stop >/dev/null 2>&1 || true
-  if [ -n "${KEEP_WORK:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-die() { echo "sysbench.sh: $*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# shellcheck source=lib/workdir.sh
+. "$root/bench/lib/workdir.sh"
+bench_workdir sysbench
 PGPORT=$(free_port) PROXYPORT=$(free_port)
 
 echo "building the proxy..." >&2
@@ -64,7 +53,7 @@ timeout 120 "$work/proxy" keys init "${keys[@]}" >/dev/null 2>&1 || die "proxy k
 "$work/proxy" serve --listen "127.0.0.1:$PROXYPORT" --auth trust --log-level warn "${keys[@]}" \
   --backend "postgres://postgres@127.0.0.1:$PGPORT/encrypted?sslmode=disable" 2>"$work/proxy.log" &
 proxy_pid=$!
-for _ in $(seq 300); do "$bindir/pg_isready" -q -h 127.0.0.1 -p "$PROXYPORT" && break; sleep 0.1; done
+wait_ready "$PROXYPORT"
 
 sb() { # sb PORT DB WORKLOAD COMMAND...
   local port=$1 db=$2 workload=$3

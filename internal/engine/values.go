@@ -241,16 +241,9 @@ func decodeParam(x *encrypted, declared uint32, format int16, raw []byte, env on
 		if t.Base != onion.SmallInt && t.Base != onion.Integer && t.Base != onion.BigInt {
 			break
 		}
-		var i int64
-		switch {
-		case declared == oidInt2 && len(raw) == 2:
-			i = int64(int16(binary.BigEndian.Uint16(raw)))
-		case declared == oidInt4 && len(raw) == 4:
-			i = int64(int32(binary.BigEndian.Uint32(raw)))
-		case declared == oidInt8 && len(raw) == 8:
-			i = int64(binary.BigEndian.Uint64(raw))
-		default:
-			return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22P03", Message: "incorrect binary data format in bind parameter"}
+		i, err := binaryInt(declared, raw)
+		if err != nil {
+			return onion.Value{}, err
 		}
 		v := onion.IntValue(i)
 		if !t.Valid(v) {
@@ -263,6 +256,19 @@ func decodeParam(x *encrypted, declared uint32, format int16, raw []byte, env on
 	}
 	return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
 		Message: fmt.Sprintf("a binary parameter of type OID %d for encrypted column %s.%s (%s) is not supported; send it in text format or as %s", declared, x.table, x.cat.Name, t, t)}
+}
+
+// binaryInt reads a binary int2, int4 or int8 parameter.
+func binaryInt(declared uint32, raw []byte) (int64, error) {
+	switch {
+	case declared == oidInt2 && len(raw) == 2:
+		return int64(int16(binary.BigEndian.Uint16(raw))), nil
+	case declared == oidInt4 && len(raw) == 4:
+		return int64(int32(binary.BigEndian.Uint32(raw))), nil
+	case declared == oidInt8 && len(raw) == 8:
+		return int64(binary.BigEndian.Uint64(raw)), nil
+	}
+	return 0, &pgconn.PgError{Severity: "ERROR", Code: "22P03", Message: "incorrect binary data format in bind parameter"}
 }
 
 // Type OIDs of the date and time parameters convertBinaryParam reads.
@@ -331,16 +337,9 @@ func convertBinaryParam(t onion.Type, declared uint32, raw []byte, env onion.Env
 		if t.Base != onion.Numeric {
 			return v, false, nil
 		}
-		var i int64
-		switch {
-		case declared == oidInt2 && len(raw) == 2:
-			i = int64(int16(binary.BigEndian.Uint16(raw)))
-		case declared == oidInt4 && len(raw) == 4:
-			i = int64(int32(binary.BigEndian.Uint32(raw)))
-		case declared == oidInt8 && len(raw) == 8:
-			i = int64(binary.BigEndian.Uint64(raw))
-		default:
-			return v, true, badFormat
+		i, err := binaryInt(declared, raw)
+		if err != nil {
+			return v, true, err
 		}
 		v, err = t.ParseText(strconv.AppendInt(nil, i, 10), env)
 		return v, true, err
