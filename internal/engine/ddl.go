@@ -270,9 +270,7 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 		// server as a parameter, never in SQL text), then the statement
 		// is planned again on the new catalog.
 		if pt, _ := s.pendingTable(rewrite.Relation{Schema: t.Schema, Name: t.Name}); pt != nil {
-			return nil, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
-				Message: fmt.Sprintf("%s on encrypted column %s.%s of a table created in this open transaction is not supported: its Eq onion would have to be peeled first", statementName(st), t.Name, p.PeelEq[0]),
-				Hint:    "Declare the key in CREATE TABLE, or commit the CREATE TABLE first."}
+			return s.planKeyOnNewTable(st, pt, p.PeelEq, s.withGroupFormats(policy))
 		}
 		var needs []rewrite.Need
 		for _, name := range p.PeelEq {
@@ -347,6 +345,49 @@ func (s *session) planAlterForeignKeys(st rewrite.Statement, t *catalog.Table, r
 	return s.planAlter(st, t)
 }
 
+// planKeyOnNewTable runs ADD PRIMARY KEY / UNIQUE over encrypted columns
+// whose Eq onion is at RND, of a table created in this session's open
+// transaction (ORMs add keys in the migration that creates the table).
+// Another connection cannot peel such a table, but an empty one needs no
+// peel: its columns are recorded at DET and the statement runs, in one DO
+// block that refuses if the table has rows (their cells are at RND).
+func (s *session) planKeyOnNewTable(st rewrite.Statement, t *catalog.Table, columns []string, policy rewrite.PolicyFunc) (*stmtPlan, error) {
+	nt := t.Clone()
+	for _, name := range columns {
+		c := nt.Column(name)
+		if c == nil {
+			return nil, fmt.Errorf("engine: no column %s.%s to key", t.Name, name)
+		}
+		c.Onions[string(onion.KindEq)] = string(onion.LayerDET)
+	}
+	p, err := rewrite.PlanAlter(st, nt, policy)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.PeelEq) > 0 || len(p.PlainForKeys) > 0 {
+		return nil, fmt.Errorf("engine: %s still needs columns changed after recording %s at DET", statementName(st), strings.Join(columns, ", "))
+	}
+	rel := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
+	var b strings.Builder
+	fmt.Fprintf(&b, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n", rel)
+	fmt.Fprintf(&b, "IF EXISTS (SELECT 1 FROM %s) THEN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = %s, HINT = %s; END IF;\n", rel,
+		quoteLiteral(fmt.Sprintf("%s on encrypted column %s.%s of a table created in this open transaction, which has rows, is not supported: its Eq onion would have to be peeled first", statementName(st), t.Name, columns[0])),
+		quoteLiteral("Declare the key in CREATE TABLE, or commit the CREATE TABLE first."))
+	b.WriteString(p.SQL + ";\n")
+	if p.Table != nil {
+		nt = p.Table
+	}
+	base, err := s.ddlBase()
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(catalog.UpdateTableSQL(s.e.macKey, nt))
+	next := base.WithTable(nt)
+	b.WriteString(catalog.SealSQL(s.e.macKey, next, base.Version))
+	s.planned(next)
+	return &stmtPlan{sql: doBlock(b.String()), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil
+}
+
 // planPlainForKeys runs ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY
 // whose referencing columns are encrypted under the default policy
 // (rewrite.AlterPlan.PlainForKeys): when they reference plain columns,
@@ -381,19 +422,43 @@ func (s *session) planPlainForKeys(st rewrite.Statement, t *catalog.Table, p *re
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&b, "ALTER TABLE %s ADD COLUMN %s %s;\n", rel, quoteIdent(name), old.Type)
-		fmt.Fprintf(&b, "IF (SELECT attnotnull FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s) THEN ALTER TABLE %s ALTER COLUMN %s SET NOT NULL; END IF;\n",
-			quoteLiteral(rel), quoteLiteral(rewrite.EqColumn(name)), rel, quoteIdent(name))
 		names := make([]string, len(cells))
 		for j, pc := range cells {
 			names[j] = quoteLiteral(pc.Name)
 		}
-		// An index over the cells would silently go with them.
-		fmt.Fprintf(&b, "IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey::int2[]) WHERE i.indrelid = %s::regclass AND a.attname IN (%s)) THEN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = %s; END IF;\n",
-			quoteLiteral(rel), strings.Join(names, ", "), quoteLiteral(fmt.Sprintf("%s needs %s.%s stored plain, but an index or key of %s is over it: drop it, add the foreign key, then create it again", statementName(st), t.Name, name, t.Name)))
+		// The keys and indexes over the cells are dropped and made again
+		// over the plain column (the table is empty: that is cheap); an
+		// index over the Ord cell only served the encrypted form.
+		cellsArr := "ARRAY[" + strings.Join(names, ", ") + "]::name[]"
+		attnums := fmt.Sprintf("(SELECT array_agg(attnum) FROM pg_attribute WHERE attrelid = %s::regclass AND attname = ANY(%s))", quoteLiteral(rel), cellsArr)
+		word := func(cell string) string { return quoteLiteral(`\m` + cell + `\M`) }
+		fmt.Fprintf(&b, `DECLARE r record; defs text[] := '{}'; keys text[] := '{}'; kinds text[] := '{}'; BEGIN
+FOR r IN SELECT c.conname::text AS name, pg_get_constraintdef(c.oid) AS def, 'c' AS kind FROM pg_constraint c
+		WHERE c.conrelid = %[1]s::regclass AND c.contype IN ('p', 'u') AND c.conkey && %[2]s
+	UNION ALL SELECT x.relname::text, pg_get_indexdef(i.indexrelid), 'i' FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+		WHERE i.indrelid = %[1]s::regclass AND i.indkey::int2[] && %[2]s AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+LOOP
+	IF r.kind = 'c' THEN EXECUTE format('ALTER TABLE %%s DROP CONSTRAINT %%I', %[1]s, r.name);
+	ELSE EXECUTE format('DROP INDEX %%I.%%I', %[3]s, r.name); END IF;
+	CONTINUE WHEN r.def ~ %[4]s;
+	keys := keys || r.name; kinds := kinds || r.kind; defs := defs || regexp_replace(r.def, %[5]s, %[6]s, 'g');
+END LOOP;
+ALTER TABLE %[7]s ADD COLUMN %[8]s %[9]s;
+IF (SELECT attnotnull FROM pg_attribute WHERE attrelid = %[1]s::regclass AND attname = %[10]s)
+	OR EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = %[1]s::regclass AND conname = %[11]s) THEN
+	ALTER TABLE %[7]s ALTER COLUMN %[8]s SET NOT NULL;
+END IF;
+`, quoteLiteral(rel), attnums, quoteLiteral(t.Schema), word(rewrite.OrdColumn(name)), word(rewrite.EqColumn(name)), quoteLiteral(quoteIdent(name)),
+			rel, quoteIdent(name), old.Type, quoteLiteral(rewrite.EqColumn(name)), quoteLiteral(rewrite.NotNullCheckName(name)))
 		for _, pc := range cells {
 			fmt.Fprintf(&b, "ALTER TABLE %s DROP COLUMN %s;\n", rel, quoteIdent(pc.Name))
 		}
+		fmt.Fprintf(&b, `FOR i IN 1 .. coalesce(array_length(defs, 1), 0) LOOP
+	IF kinds[i] = 'c' THEN EXECUTE format('ALTER TABLE %%s ADD CONSTRAINT %%I %%s', %s, keys[i], defs[i]);
+	ELSE EXECUTE defs[i]; END IF;
+END LOOP;
+END;
+`, quoteLiteral(rel))
 		nt.Columns[i] = catalog.Column{ID: old.ID, Position: old.Position, Name: old.Name, Type: old.Type, Policy: catalog.Plain}
 		fmt.Fprintf(&b, "RAISE NOTICE USING MESSAGE = %s;\n", quoteLiteral(fmt.Sprintf("column %s.%s is now stored plain: it references %s, which is stored plain, and the server enforces the foreign key on equal values", t.Name, name, p.References.Name)))
 	}

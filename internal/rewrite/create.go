@@ -28,6 +28,9 @@ func physicalPrefix(column string) string { return column + "_" }
 // EqColumn is the server-side column of an encrypted column's Eq onion.
 func EqColumn(column string) string { return physicalPrefix(column) + "_eq" }
 
+// OrdColumn is the server-side column of an encrypted column's Ord onion.
+func OrdColumn(column string) string { return physicalPrefix(column) + "_ord" }
+
 // StrongestLayer is the layer an onion of kind k starts at.
 func StrongestLayer(k onion.Kind) string {
 	switch k {

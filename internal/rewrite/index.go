@@ -68,7 +68,8 @@ const IndexOrdSuffix = "_ord"
 //     parenthesised bare column, ((c)), counts as the column itself, as in
 //     PostgreSQL);
 //   - an operator class, collation or operator-class options on an
-//     encrypted column (other than gin_trgm_ops with gin): the server
+//     encrypted column (other than gin_trgm_ops with gin, and the
+//     *_pattern_ops classes, dropped: see patternOps): the server
 //     compares ciphertexts as bytea, so they would not mean what they say;
 //   - gin over an encrypted column without a Search onion, and access
 //     methods other than btree, hash and gin over an encrypted column.
@@ -143,7 +144,7 @@ func PlanIndex(st Statement, t *catalog.Table) (string, error) {
 			if c == nil {
 				continue
 			}
-			if len(elems[i].Opclass) > 0 || len(elems[i].Collation) > 0 || len(elems[i].Opclassopts) > 0 {
+			if len(elems[i].Opclass) > 0 && !patternOps(elems[i].Opclass) || len(elems[i].Collation) > 0 || len(elems[i].Opclassopts) > 0 {
 				return "", Refusal("operator class or collation on encrypted column %s.%s in an index is not supported: the server compares its ciphertexts as bytea", table, c.Name)
 			}
 			if is.Unique {
@@ -206,6 +207,20 @@ func PlanIndex(st Statement, t *catalog.Table) (string, error) {
 		stmts[i] = sql
 	}
 	return strings.Join(stmts, "; "), nil
+}
+
+// patternOps reports whether an operator class is one of the *_pattern_ops
+// classes (text, varchar, bpchar), which index a column for LIKE 'prefix%'
+// (ORMs create them beside the column's own index). Over an encrypted
+// column the index is over its Eq onion like any other: LIKE is the
+// search onion's and the proxy's, so the class has nothing to add.
+func patternOps(opclass []*pg_query.Node) bool {
+	names := stringList(opclass)
+	switch names[len(names)-1] {
+	case "text_pattern_ops", "varchar_pattern_ops", "bpchar_pattern_ops":
+		return true
+	}
+	return false
 }
 
 // ddlIndexElemColumn returns the column an index element names: its
