@@ -168,7 +168,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Close stops the catalog listener and the Paillier randomness pool.
+// Close stops the onion builds under way (build.go), the catalog
+// listener and the Paillier randomness pool.
 func (e *Engine) Close() {
 	e.builds.stop()
 	e.work.Close()
