@@ -297,25 +297,13 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	if len(p.PlainForKeys) > 0 {
 		return s.planPlainForKeys(st, t, p, s.withGroupFormats(policy))
 	}
-	body := p.SQL + ";\n"
-	if p.Table != nil {
-		base, err := s.ddlBase()
-		if err != nil {
+	if p.Table != nil && (p.Table.Schema != t.Schema || p.Table.Name != t.Name) {
+		// Renamed or moved: a new name with encrypted columns.
+		if err := s.intend(p.Table.Schema, p.Table.Name, nil); err != nil {
 			return nil, err
 		}
-		if p.Table.Schema != t.Schema || p.Table.Name != t.Name {
-			// Renamed or moved: a new name with encrypted columns.
-			if err := s.intend(p.Table.Schema, p.Table.Name, nil); err != nil {
-				return nil, err
-			}
-		}
-		body += catalog.UpdateTableSQL(s.e.macKey, p.Table)
-		next := base.WithTable(p.Table)
-		body += catalog.SealSQL(s.e.macKey, next, base.Version)
-		s.planned(next)
 	}
-	// PostgreSQL reports renames of tables and columns as ALTER TABLE too.
-	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil
+	return s.alterBlock(p.SQL+";\n", p.Table)
 }
 
 // planAlterForeignKeys plans an ALTER TABLE that adds foreign keys to
@@ -345,6 +333,31 @@ func (s *session) planAlterForeignKeys(st rewrite.Statement, t *catalog.Table, r
 	return s.planAlter(st, t)
 }
 
+// alterBlock is the DO block of an ALTER TABLE: body, then, when nt is
+// not nil, the catalog recording nt, sealed; the session's catalog moves
+// on to it.
+func (s *session) alterBlock(body string, nt *catalog.Table) (*stmtPlan, error) {
+	if nt != nil {
+		base, err := s.ddlBase()
+		if err != nil {
+			return nil, err
+		}
+		body += catalog.UpdateTableSQL(s.e.macKey, nt)
+		next := base.WithTable(nt)
+		body += catalog.SealSQL(s.e.macKey, next, base.Version)
+		s.planned(next)
+	}
+	// PostgreSQL reports renames of tables and columns as ALTER TABLE too.
+	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil
+}
+
+// emptyTableGuard starts a DO block that locks table rel (quoted) and
+// refuses with message and hint when it has rows.
+func emptyTableGuard(rel, message, hint string) string {
+	return fmt.Sprintf("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\nIF EXISTS (SELECT 1 FROM %s) THEN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = %s, HINT = %s; END IF;\n",
+		rel, rel, quoteLiteral(message), quoteLiteral(hint))
+}
+
 // planKeyOnNewTable runs ADD PRIMARY KEY / UNIQUE over encrypted columns
 // whose Eq onion is at RND, of a table created in this session's open
 // transaction (ORMs add keys in the migration that creates the table).
@@ -368,24 +381,13 @@ func (s *session) planKeyOnNewTable(st rewrite.Statement, t *catalog.Table, colu
 		return nil, fmt.Errorf("engine: %s still needs columns changed after recording %s at DET", statementName(st), strings.Join(columns, ", "))
 	}
 	rel := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
-	var b strings.Builder
-	fmt.Fprintf(&b, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n", rel)
-	fmt.Fprintf(&b, "IF EXISTS (SELECT 1 FROM %s) THEN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = %s, HINT = %s; END IF;\n", rel,
-		quoteLiteral(fmt.Sprintf("%s on encrypted column %s.%s of a table created in this open transaction, which has rows, is not supported: its Eq onion would have to be peeled first", statementName(st), t.Name, columns[0])),
-		quoteLiteral("Declare the key in CREATE TABLE, or commit the CREATE TABLE first."))
-	b.WriteString(p.SQL + ";\n")
+	body := emptyTableGuard(rel,
+		fmt.Sprintf("%s on encrypted column %s.%s of a table created in this open transaction, which has rows, is not supported: its Eq onion would have to be peeled first", statementName(st), t.Name, columns[0]),
+		"Declare the key in CREATE TABLE, or commit the CREATE TABLE first.")
 	if p.Table != nil {
 		nt = p.Table
 	}
-	base, err := s.ddlBase()
-	if err != nil {
-		return nil, err
-	}
-	b.WriteString(catalog.UpdateTableSQL(s.e.macKey, nt))
-	next := base.WithTable(nt)
-	b.WriteString(catalog.SealSQL(s.e.macKey, next, base.Version))
-	s.planned(next)
-	return &stmtPlan{sql: doBlock(b.String()), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil
+	return s.alterBlock(body+p.SQL+";\n", nt)
 }
 
 // planPlainForKeys runs ALTER TABLE ... ADD CONSTRAINT ... FOREIGN KEY
@@ -408,10 +410,9 @@ func (s *session) planPlainForKeys(st rewrite.Statement, t *catalog.Table, p *re
 	rel := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
 	nt := t.Clone()
 	var b strings.Builder
-	fmt.Fprintf(&b, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;\n", rel)
-	fmt.Fprintf(&b, "IF EXISTS (SELECT 1 FROM %s) THEN RAISE EXCEPTION USING ERRCODE = '0A000', MESSAGE = %s, HINT = %s; END IF;\n", rel,
-		quoteLiteral(fmt.Sprintf("%s needs %s.%s stored plain (the server enforces a foreign key on equal values), but %s has rows, encrypted", statementName(st), t.Name, p.PlainForKeys[0], t.Name)),
-		quoteLiteral(fmt.Sprintf("Decrypt the column first (proxy decrypt %s %s), then run the statement again.", t.Name, strings.Join(p.PlainForKeys, " "))))
+	b.WriteString(emptyTableGuard(rel,
+		fmt.Sprintf("%s needs %s.%s stored plain (the server enforces a foreign key on equal values), but %s has rows, encrypted", statementName(st), t.Name, p.PlainForKeys[0], t.Name),
+		fmt.Sprintf("Decrypt the column first (proxy decrypt %s %s), then run the statement again.", t.Name, strings.Join(p.PlainForKeys, " "))))
 	for _, name := range p.PlainForKeys {
 		i := slices.IndexFunc(nt.Columns, func(c catalog.Column) bool { return c.Name == name })
 		if i < 0 {
@@ -473,15 +474,7 @@ END;
 	if p2.Table != nil {
 		nt = p2.Table
 	}
-	base, err := s.ddlBase()
-	if err != nil {
-		return nil, err
-	}
-	b.WriteString(catalog.UpdateTableSQL(s.e.macKey, nt))
-	next := base.WithTable(nt)
-	b.WriteString(catalog.SealSQL(s.e.macKey, next, base.Version))
-	s.planned(next)
-	return &stmtPlan{sql: doBlock(b.String()), results: &ddlResult{tag: "ALTER TABLE", e: s.e}}, nil
+	return s.alterBlock(b.String(), nt)
 }
 
 // planIndex creates the indexes of the onions an index on encrypted
