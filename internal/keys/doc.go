@@ -66,7 +66,16 @@
 // process memory are not protected beyond what the Go runtime offers
 // (copies made by the garbage collector are not wiped).
 //
-// File format, version 1 (integers big-endian):
+// # Root key generations
+//
+// The root key can be replaced (RotateRoot): the new one is of the next
+// generation (the first is 0) and becomes current; earlier ones stay in
+// the store, so data not yet re-encrypted still decrypts, until
+// RetireRoot removes them. The database records each column's generation
+// (DeriverAt gives its Deriver). Rotating the root key changes every data
+// key; rotating the master key changes none.
+//
+// File format, version 2 (integers big-endian):
 //
 //	offset  size  field
 //	     0    16  magic "pgonion-keystore"
@@ -85,11 +94,19 @@
 // info = "pgonion keystore kek v1", 32 bytes). The file ends exactly after
 // the ciphertext. The payload (plaintext) is
 //
-//	root key      32 bytes
+//	generation    uint32, of the current root key
+//	root key      32 bytes, the current one
+//	earlier       uint16, the number of earlier root keys kept
+//	earlier times, in strictly increasing order of generation (each below
+//	the current one):
+//	  uint32 generation, 32-byte root key
 //	count         uint16, the number of secrets
 //	count times, in strictly increasing order of name:
 //	  uint8 name length, name (1 to 64 bytes of a-z 0-9 . _ -),
 //	  uint32 value length, value (at most 1 MiB)
+//
+// Version 1, written before root rotation, is read too: its payload is
+// the root key (generation 0), the count and the secrets.
 //
 // A fresh salt per write gives every file its own key-encryption key, so
 // the random nonce is never repeated under one key. Opening distinguishes

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -22,8 +23,8 @@ import (
 
 const (
 	// FormatVersion is the key store file format version this package
-	// writes, and the only one it reads.
-	FormatVersion = 1
+	// writes. It reads it and version 1 (a store with one root key).
+	FormatVersion = 2
 
 	// StoreIDSize is the size of a store id.
 	StoreIDSize = 16
@@ -55,6 +56,10 @@ const (
 
 	maxCiphertext = 16 << 20
 	minCiphertext = RootKeySize + 2 + tagSize
+
+	// MaxRootGenerations bounds the root keys a store keeps: the current
+	// one and those not retired yet.
+	MaxRootGenerations = 1 << 10
 
 	kekInfo = "pgonion keystore kek v1"
 )
@@ -152,9 +157,18 @@ type Store struct {
 	version          int
 	id               StoreID
 	created, wrapped time.Time
+	gen              int // the current root key generation
 	root             [RootKeySize]byte
 	secrets          map[string][]byte
 	deriver          *Deriver
+	// older holds the root keys of earlier generations, kept until
+	// RetireRoot: data not re-encrypted yet still needs them.
+	older map[int]*oldRoot
+}
+
+type oldRoot struct {
+	root    [RootKeySize]byte
+	deriver *Deriver
 }
 
 // New returns a new, unsaved store with a random id and root key, created
@@ -165,6 +179,7 @@ func New() *Store {
 		id:      newStoreID(),
 		created: time.Now().UTC().Truncate(time.Second),
 		secrets: map[string][]byte{},
+		older:   map[int]*oldRoot{},
 	}
 	rand.Read(s.root[:])
 	s.initDeriver()
@@ -172,11 +187,18 @@ func New() *Store {
 }
 
 func (s *Store) initDeriver() {
-	d, err := NewDeriver(s.root[:])
+	s.deriver = mustDeriver(s.root[:])
+	for _, o := range s.older {
+		o.deriver = mustDeriver(o.root[:])
+	}
+}
+
+func mustDeriver(root []byte) *Deriver {
+	d, err := NewDeriver(root)
 	if err != nil {
 		panic(err) // impossible: the root key has the right size
 	}
-	s.deriver = d
+	return d
 }
 
 // ID returns the store's id.
@@ -193,10 +215,36 @@ func (s *Store) Created() time.Time { return s.created }
 // UTC), or the zero time for a store that was never written.
 func (s *Store) Wrapped() time.Time { return s.wrapped }
 
-// Deriver returns the Deriver of the store's data keys: the root key is
-// its input key material. The master key plays no part in it, so
-// rotating the master key changes no data key.
+// Deriver returns the Deriver of the store's data keys under its current
+// root key (generation Generation): the root key is its input key
+// material. The master key plays no part in it, so rotating the master
+// key changes no data key.
 func (s *Store) Deriver() *Deriver { return s.deriver }
+
+// Generation returns the generation of the store's current root key: 0
+// for the root key the store was created with, one more at each
+// RotateRoot.
+func (s *Store) Generation() int { return s.gen }
+
+// DeriverAt returns the Deriver of root key generation gen, and whether
+// the store holds that root key (the current one, or an earlier one not
+// retired yet).
+func (s *Store) DeriverAt(gen int) (*Deriver, bool) {
+	if gen == s.gen {
+		return s.deriver, true
+	}
+	if o := s.older[gen]; o != nil {
+		return o.deriver, true
+	}
+	return nil, false
+}
+
+// Generations returns the generations of the root keys the store holds,
+// in increasing order; the last is the current one.
+func (s *Store) Generations() []int {
+	gens := slices.Sorted(maps.Keys(s.older))
+	return append(gens, s.gen)
+}
 
 // Secret returns a copy of the secret called name, and whether it exists.
 func (s *Store) Secret(name string) ([]byte, bool) {
@@ -372,6 +420,67 @@ func AddSecret(path string, master MasterKey, name string, value []byte) (*Store
 	return updateStore(path, master, master, func(s *Store) error { return s.addSecret(name, value) })
 }
 
+// RotateRoot gives the key store at path a new, random root key, of the
+// next generation, and adds the secrets (for example the new
+// generation's other key pairs) in the same atomic rewrite. The former
+// root key is kept: data encrypted under it still decrypts, until it is
+// re-encrypted and the root key retired (RetireRoot). Secret names must
+// be free, as for AddSecret. It returns the updated store.
+//
+// A root rotation protects data re-encrypted after it from a root key
+// that leaked (with a copy of the store and its master key): once every
+// column is re-encrypted and the old root key retired, that key opens
+// none of the current ciphertexts. Copies of the data taken before
+// (backups, WAL archives) are still under the old key.
+func RotateRoot(path string, master MasterKey, secrets map[string][]byte) (*Store, error) {
+	if master.isZero() {
+		return nil, errors.New("keys: RotateRoot with the zero master key")
+	}
+	return updateStore(path, master, master, func(s *Store) error {
+		if len(s.older)+1 >= MaxRootGenerations {
+			return fmt.Errorf("keys: the store already keeps %d root keys; retire earlier ones first", len(s.older)+1)
+		}
+		for _, name := range slices.Sorted(maps.Keys(secrets)) {
+			if err := s.addSecret(name, secrets[name]); err != nil {
+				return err
+			}
+		}
+		s.older[s.gen] = &oldRoot{root: s.root, deriver: s.deriver}
+		s.gen++
+		rand.Read(s.root[:])
+		s.deriver = mustDeriver(s.root[:])
+		return nil
+	})
+}
+
+// RetireRoot removes the root key of generation gen from the key store at
+// path, with the secrets named (those of them it holds), in one atomic
+// rewrite. The current root key cannot be retired; a generation the
+// store no longer holds is not an error. Data still encrypted under the
+// retired key can no longer be decrypted with this store: retire a
+// generation only once nothing uses it. It returns the updated store.
+func RetireRoot(path string, master MasterKey, gen int, secrets ...string) (*Store, error) {
+	if master.isZero() {
+		return nil, errors.New("keys: RetireRoot with the zero master key")
+	}
+	return updateStore(path, master, master, func(s *Store) error {
+		if gen == s.gen {
+			return fmt.Errorf("keys: root key generation %d is the current one; it cannot be retired", gen)
+		}
+		if o := s.older[gen]; o != nil {
+			clear(o.root[:])
+			delete(s.older, gen)
+		}
+		for _, name := range secrets {
+			if v, ok := s.secrets[name]; ok {
+				clear(v)
+				delete(s.secrets, name)
+			}
+		}
+		return nil
+	})
+}
+
 // updateStore opens the store at path under oldMaster while holding its lock,
 // applies change, and writes it back wrapped under newMaster.
 func updateStore(path string, oldMaster, newMaster MasterKey, change func(*Store) error) (*Store, error) {
@@ -486,13 +595,13 @@ func parseHeader(data []byte, name string) (Header, int, error) {
 		Wrapped: time.Unix(int64(binary.BigEndian.Uint64(data[offWrapped:])), 0).UTC(),
 	}
 	copy(h.StoreID[:], data[offID:])
-	if h.Version != FormatVersion {
+	if h.Version != FormatVersion && h.Version != 1 {
 		advice := "if a newer pgonion wrote it, use that; otherwise the file is damaged: restore it from a backup"
-		if h.Version < FormatVersion {
+		if h.Version < 1 {
 			advice = "the file is damaged: restore it from a backup"
 		}
 		return Header{}, 0, errorf([]error{ErrCorrupt, ErrUnsupportedVersion},
-			"key store %s has format version %d, which this pgonion cannot read (it reads version %d); %s", name, h.Version, FormatVersion, advice)
+			"key store %s has format version %d, which this pgonion cannot read (it reads versions 1 to %d); %s", name, h.Version, FormatVersion, advice)
 	}
 	if data[offKDF] != kdfHKDFSHA256 || data[offAEAD] != aeadAES256GCM {
 		return Header{}, 0, errorf(corrupt, "key store %s is corrupt (unknown key derivation %d or cipher %d)%s", name, data[offKDF], data[offAEAD], restore)
@@ -522,8 +631,8 @@ func decode(data []byte, master MasterKey, name string) (*Store, error) {
 			"cannot open key store %s: wrong master key, or the file was damaged or tampered with (the two cannot be told apart); use the master key the store was created or last rotated with, and if that is the one in use, restore the key store from a backup", name)
 	}
 	defer clear(payload)
-	s := &Store{version: h.Version, id: h.StoreID, created: h.Created, wrapped: h.Wrapped}
-	if err := s.parsePayload(payload); err != nil {
+	s := &Store{version: h.Version, id: h.StoreID, created: h.Created, wrapped: h.Wrapped, older: map[int]*oldRoot{}}
+	if err := s.parsePayload(payload, h.Version); err != nil {
 		return nil, errorf(corrupt, "key store %s is corrupt (its authenticated content is malformed: %v); restore it from a backup", name, err)
 	}
 	s.initDeriver()
@@ -574,17 +683,24 @@ func (s *Store) seal(master MasterKey) []byte {
 }
 
 func (s *Store) payloadSize() int {
-	n := RootKeySize + 2
+	n := 4 + RootKeySize + 2 + len(s.older)*(4+RootKeySize) + 2
 	for name, v := range s.secrets {
 		n += 1 + len(name) + 4 + len(v)
 	}
 	return n
 }
 
-// payload encodes the secret content (see the package documentation).
+// payload encodes the secret content in format FormatVersion (see the
+// package documentation).
 func (s *Store) payload() []byte {
 	p := make([]byte, 0, s.payloadSize())
+	p = binary.BigEndian.AppendUint32(p, uint32(s.gen))
 	p = append(p, s.root[:]...)
+	p = binary.BigEndian.AppendUint16(p, uint16(len(s.older)))
+	for _, g := range slices.Sorted(maps.Keys(s.older)) {
+		p = binary.BigEndian.AppendUint32(p, uint32(g))
+		p = append(p, s.older[g].root[:]...)
+	}
 	p = binary.BigEndian.AppendUint16(p, uint16(len(s.secrets)))
 	for _, name := range s.SecretNames() {
 		v := s.secrets[name]
@@ -596,13 +712,48 @@ func (s *Store) payload() []byte {
 	return p
 }
 
-func (s *Store) parsePayload(p []byte) error {
-	if len(p) < RootKeySize+2 {
+// parsePayload decodes the payload of a file of format version: version
+// 1 holds one root key, of generation 0.
+func (s *Store) parsePayload(p []byte, version int) error {
+	if version >= 2 {
+		if len(p) < 4+RootKeySize+2 {
+			return errors.New("too short")
+		}
+		gen := binary.BigEndian.Uint32(p)
+		copy(s.root[:], p[4:])
+		n := int(binary.BigEndian.Uint16(p[4+RootKeySize:]))
+		p = p[4+RootKeySize+2:]
+		if n >= MaxRootGenerations || gen >= 1<<31 {
+			return fmt.Errorf("%d earlier root keys, generation %d", n, gen)
+		}
+		s.gen = int(gen)
+		prev := -1
+		for i := range n {
+			if len(p) < 4+RootKeySize {
+				return fmt.Errorf("earlier root key %d is truncated", i)
+			}
+			g := int(binary.BigEndian.Uint32(p))
+			if g <= prev || g >= s.gen {
+				return fmt.Errorf("earlier root key generation %d is out of order", g)
+			}
+			prev = g
+			o := &oldRoot{}
+			copy(o.root[:], p[4:])
+			s.older[g] = o
+			p = p[4+RootKeySize:]
+		}
+	} else {
+		if len(p) < RootKeySize {
+			return errors.New("too short")
+		}
+		copy(s.root[:], p)
+		p = p[RootKeySize:]
+	}
+	if len(p) < 2 {
 		return errors.New("too short")
 	}
-	copy(s.root[:], p)
-	count := int(binary.BigEndian.Uint16(p[RootKeySize:]))
-	p = p[RootKeySize+2:]
+	count := int(binary.BigEndian.Uint16(p))
+	p = p[2:]
 	if count > MaxSecrets {
 		return fmt.Errorf("%d secrets", count)
 	}
@@ -638,8 +789,15 @@ func (s *Store) parsePayload(p []byte) error {
 // sameContent reports whether s and o have the same id, creation time,
 // root key and secrets.
 func (s *Store) sameContent(o *Store) bool {
-	if s.id != o.id || !s.created.Equal(o.created) || subtle.ConstantTimeCompare(s.root[:], o.root[:]) != 1 || len(s.secrets) != len(o.secrets) {
+	if s.id != o.id || !s.created.Equal(o.created) || s.gen != o.gen || subtle.ConstantTimeCompare(s.root[:], o.root[:]) != 1 ||
+		len(s.secrets) != len(o.secrets) || len(s.older) != len(o.older) {
 		return false
+	}
+	for g, r := range s.older {
+		q, ok := o.older[g]
+		if !ok || subtle.ConstantTimeCompare(r.root[:], q.root[:]) != 1 {
+			return false
+		}
 	}
 	for name, v := range s.secrets {
 		w, ok := o.secrets[name]

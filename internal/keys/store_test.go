@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,7 +216,7 @@ func TestOpenErrors(t *testing.T) {
 	}{
 		{"missing", filepath.Join(dir, "nope.keystore"), master, []error{fs.ErrNotExist}, []string{"does not exist", "proxy keys init", "backup"}},
 		{"wrong master", path, GenerateMasterKey(), []error{ErrWrongKeyOrTampered}, []string{"wrong master key", "tampered", "cannot be told apart"}},
-		{"newer version", write("v2", withVersion(2)), master, []error{ErrCorrupt, ErrUnsupportedVersion}, []string{"format version 2", "reads version 1", "newer pgonion"}},
+		{"newer version", write("v3", withVersion(3)), master, []error{ErrCorrupt, ErrUnsupportedVersion}, []string{"format version 3", "reads versions 1 to 2", "newer pgonion"}},
 		{"version 0", write("v0", withVersion(0)), master, []error{ErrCorrupt, ErrUnsupportedVersion}, []string{"format version 0", "damaged"}},
 		{"not a key store", write("text", []byte("hello, world\n")), master, []error{ErrCorrupt}, []string{"not a pgonion key store"}},
 		{"master key file as store", masterFile, master, []error{ErrCorrupt}, []string{"not a pgonion key store"}},
@@ -446,12 +447,18 @@ func TestConcurrentAddSecret(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	right, wrong := GenerateMasterKey(), GenerateMasterKey()
 	var valid [][]byte
-	for _, secrets := range [][]string{nil, {"paillier"}, {"a", "b", "c"}} {
+	for i, secrets := range [][]string{nil, {"paillier"}, {"a", "b", "c"}} {
 		s := New()
 		for _, name := range secrets {
 			if err := s.SetSecret(name, []byte("value of "+name)); err != nil {
 				f.Fatal(err)
 			}
+		}
+		if i == 2 {
+			// Earlier root generations, as RotateRoot leaves them.
+			s.older[0] = &oldRoot{root: s.root}
+			s.older[3] = &oldRoot{}
+			s.gen = 7
 		}
 		s.wrapped = time.Now().UTC().Truncate(time.Second)
 		data := s.seal(right)
@@ -484,4 +491,124 @@ func FuzzDecode(f *testing.F) {
 		}
 		_, _, _ = parseHeader(data, "fuzz")
 	})
+}
+
+// sealVersion1 returns s as a format 1 file (one root key, no
+// generation), as pgonion wrote before root rotation.
+func sealVersion1(t *testing.T, s *Store, master MasterKey) []byte {
+	t.Helper()
+	if s.gen != 0 || len(s.older) != 0 {
+		t.Fatal("a format 1 store has one root key, of generation 0")
+	}
+	data := s.seal(master)
+	hdr := bytes.Clone(data[:headerSize])
+	binary.BigEndian.PutUint16(hdr[offVersion:], 1)
+	full := s.payload()
+	// Format 2 starts with the generation and ends the root keys with a
+	// count of earlier ones: drop both.
+	payload := append(bytes.Clone(full[4:4+RootKeySize]), full[4+RootKeySize+2:]...)
+	binary.BigEndian.PutUint32(hdr[offLength:], uint32(len(payload)+tagSize))
+	aead := newAEAD(master, hdr[offSalt:offSalt+saltSize])
+	return aead.Seal(hdr, hdr[offNonce:offNonce+nonceSize], payload, hdr)
+}
+
+func TestReadsVersion1(t *testing.T) {
+	master := GenerateMasterKey()
+	s := New()
+	if err := s.SetSecret("paillier", []byte("pk")); err != nil {
+		t.Fatal(err)
+	}
+	s.wrapped = time.Now().UTC().Truncate(time.Second)
+	path := filepath.Join(t.TempDir(), "v1.keystore")
+	if err := os.WriteFile(path, sealVersion1(t, s, master), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Open(path, master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameStore(t, got, s)
+	if got.Version() != 1 || got.Generation() != 0 || !slices.Equal(got.Generations(), []int{0}) {
+		t.Errorf("version %d, generation %d, generations %v", got.Version(), got.Generation(), got.Generations())
+	}
+	// Any change writes the current format, keys unchanged.
+	up, err := AddSecret(path, master, "other", []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Version() != FormatVersion || up.root != s.root {
+		t.Errorf("after AddSecret: version %d, root kept %v", up.Version(), up.root == s.root)
+	}
+}
+
+func TestRotateAndRetireRoot(t *testing.T) {
+	path, master, s := newTestStore(t)
+	key := func(st *Store, gen int) []byte {
+		t.Helper()
+		d, ok := st.DeriverAt(gen)
+		if !ok {
+			t.Fatalf("no root key of generation %d (store holds %v)", gen, st.Generations())
+		}
+		k, err := d.Derive([]byte("col"), "eq", "det", 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	k0 := key(s, 0)
+	r1, err := RotateRoot(path, master, map[string][]byte{"paillier.1": []byte("second pair")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Generation() != 1 || !slices.Equal(r1.Generations(), []int{0, 1}) {
+		t.Fatalf("generation %d, generations %v", r1.Generation(), r1.Generations())
+	}
+	if !bytes.Equal(key(r1, 0), k0) {
+		t.Error("the former root key's keys changed")
+	}
+	k1 := key(r1, 1)
+	if bytes.Equal(k1, k0) {
+		t.Error("the new root key derives the old keys")
+	}
+	if d := r1.Deriver(); d != func() *Deriver { d, _ := r1.DeriverAt(1); return d }() {
+		t.Error("Deriver is not the current generation's")
+	}
+	if v, ok := r1.Secret("paillier.1"); !ok || string(v) != "second pair" {
+		t.Errorf("secret added with the rotation: %q %v", v, ok)
+	}
+	// A name taken refuses the whole rotation.
+	if _, err := RotateRoot(path, master, map[string][]byte{"paillier": nil}); !errors.Is(err, ErrSecretExists) {
+		t.Errorf("rotation with a taken secret name: %v", err)
+	}
+	r2, err := RotateRoot(path, master, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r2.Generations(), []int{0, 1, 2}) || !bytes.Equal(key(r2, 1), k1) {
+		t.Fatalf("generations %v", r2.Generations())
+	}
+	if _, err := RetireRoot(path, master, 2); err == nil || !strings.Contains(err.Error(), "current") {
+		t.Errorf("retiring the current root key: %v", err)
+	}
+	got, err := RetireRoot(path, master, 0, "paillier", "no-such-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.DeriverAt(0); ok || !slices.Equal(got.Generations(), []int{1, 2}) {
+		t.Errorf("after retiring 0: generations %v", got.Generations())
+	}
+	if _, ok := got.Secret("paillier"); ok {
+		t.Error("the retired generation's secret is still there")
+	}
+	if _, err := RetireRoot(path, master, 0); err != nil {
+		t.Errorf("retiring again: %v", err)
+	}
+	back, err := Open(path, master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(key(back, 1), k1) || back.Generation() != 2 || back.ID() != s.ID() {
+		t.Error("the store read back differs")
+	}
+	assertNoTempFiles(t, filepath.Dir(path))
 }
