@@ -8,14 +8,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/keyring"
 	"github.com/pgonion/pgonion/internal/keys"
 )
 
 // admin is what the administrative commands work with: the key store, the
 // backend and its verified catalog.
 type admin struct {
-	store  *keys.Store
+	store *keys.Store
+	ring  *keyring.Ring
+	// macKey is the catalog's key, of root key generation gen.
 	macKey []byte
+	gen    int
 	conn   *pgx.Conn
 	snap   *catalog.Snapshot
 }
@@ -33,7 +37,7 @@ func openAdmin(ctx context.Context, backend string, k *keyFlags, migrate bool) (
 	if err != nil {
 		return nil, err
 	}
-	macKey, err := catalog.MACKey(store.Deriver())
+	ring, err := keyring.New(store)
 	if err != nil {
 		return nil, err
 	}
@@ -42,10 +46,16 @@ func openAdmin(ctx context.Context, backend string, k *keyFlags, migrate bool) (
 		return nil, fmt.Errorf("cannot reach the backend: %w\nhint: check --backend", err)
 	}
 	if migrate {
-		if _, err := applyMigrations(ctx, conn, func() ([]byte, error) { return macKey, nil }); err != nil {
+		// Only a catalog from before root rotations needs the key.
+		if _, err := applyMigrations(ctx, conn, func() ([]byte, error) { return ring.MACKey(0) }); err != nil {
 			conn.Close(ctx)
 			return nil, fmt.Errorf("migrating the backend's pgonion schema: %w", err)
 		}
+	}
+	gen, macKey, err := catalogKey(ctx, conn, ring)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
 	}
 	snap, err := catalog.Load(ctx, conn, macKey)
 	if err != nil {
@@ -56,7 +66,21 @@ func openAdmin(ctx context.Context, backend string, k *keyFlags, migrate bool) (
 		conn.Close(ctx)
 		return nil, fmt.Errorf("this database's encrypted data belongs to key store %s, not to %s\nhint: give the key store that encrypted it with --keystore", snap.StoreID, store.ID())
 	}
-	return &admin{store: store, macKey: macKey, conn: conn, snap: snap}, nil
+	return &admin{store: store, ring: ring, macKey: macKey, gen: gen, conn: conn, snap: snap}, nil
+}
+
+// catalogKey returns the generation and key the catalog q reads is
+// authenticated under.
+func catalogKey(ctx context.Context, q catalog.Querier, ring *keyring.Ring) (int, []byte, error) {
+	gen, err := catalog.MACGeneration(ctx, q)
+	if err != nil {
+		return 0, nil, err
+	}
+	key, err := ring.MACKey(gen)
+	if err != nil {
+		return 0, nil, fmt.Errorf("the catalog is authenticated under root key generation %d: %w\nhint: give the newest copy of the key store with --keystore", gen, err)
+	}
+	return gen, key, nil
 }
 
 func (a *admin) close(ctx context.Context) { a.conn.Close(ctx) }

@@ -132,6 +132,7 @@ var keysSubcommands = []command{
 	{"rotate-master", "re-wrap the key store under a new master key (data keys unchanged)", runKeysRotateMaster},
 	{"check", "open the key store with the master key and describe it", runKeysCheck},
 	{"rotate", "re-encrypt columns under fresh keys, online ([SCHEMA.]TABLE[.COLUMN] ...)", runKeysRotate},
+	{"rotate-root", "replace the root key every key derives from, re-encrypting every column, online", runKeysRotateRoot},
 }
 
 func keysUsage(w io.Writer) {
@@ -151,7 +152,7 @@ Subcommands:
 
 func runKeys(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("missing subcommand: init, rotate-master, rotate or check")
+		return usagef("missing subcommand: init, rotate-master, rotate, rotate-root or check")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -163,7 +164,7 @@ func runKeys(args []string, stdout, stderr io.Writer) error {
 			return c.run(args[1:], stdout, stderr)
 		}
 	}
-	return usagef("unknown subcommand %q: want init, rotate-master, rotate or check", args[0])
+	return usagef("unknown subcommand %q: want init, rotate-master, rotate, rotate-root or check", args[0])
 }
 
 // keysFlagSet returns the flag set of `proxy keys NAME`.

@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/pgonion/pgonion/internal/catalog"
-	"github.com/pgonion/pgonion/internal/engine"
 	"github.com/pgonion/pgonion/internal/recrypt"
 	"github.com/pgonion/pgonion/internal/rewrite"
-	"github.com/pgonion/pgonion/internal/schemes/hom"
 )
 
 const encryptUsage = `Usage:
@@ -410,13 +408,7 @@ func (f *rewriteFlags) open(ctx context.Context, stderr io.Writer) (*admin, *rec
 
 // newRewriter is the Rewriter of an admin command.
 func newRewriter(a *admin, batch int64, dryRun, quiet bool, stderr io.Writer) (*recrypt.Rewriter, error) {
-	keys := recrypt.Keys{MACKey: a.macKey, Deriver: a.store.Deriver()}
-	if b, ok := a.store.Secret(engine.PaillierSecret); ok {
-		var err error
-		if keys.HomKey, err = hom.UnmarshalPrivateKey(b); err != nil {
-			return nil, fmt.Errorf("the key store's Paillier key: %w", err)
-		}
-	}
+	keys := recrypt.Keys{MACKey: a.macKey, Ring: a.ring, Generation: a.gen}
 	rw := &recrypt.Rewriter{Conn: a.conn, Keys: keys, BatchBlocks: batch, DryRun: dryRun}
 	if !quiet {
 		rw.Progress = progressPrinter(stderr)

@@ -113,7 +113,7 @@ func startEngine(ctx context.Context, dsn string, f *serveFlags, log *slog.Logge
 		return nil, err
 	}
 	policy := func(table, column string) rewrite.ColumnPolicy { return rewrite.ColumnPolicy{Policy: pol} }
-	eng, err := engine.New(ctx, engine.Config{Backend: dsn, Store: store, Policy: policy, Logger: log,
+	eng, err := engine.New(ctx, engine.Config{Backend: dsn, Store: store, Reopen: f.keys.open, Policy: policy, Logger: log,
 		MaxStatementSize: f.maxStatement, MaxHeldBytes: f.maxHeld})
 	if err != nil {
 		return nil, fmt.Errorf("starting the encryption engine: %w", err)

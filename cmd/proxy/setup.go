@@ -8,16 +8,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/keyring"
 	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 )
-
-// paillierSecret names the Paillier private key in the key store.
-const paillierSecret = "paillier"
 
 // newKeyStore returns a new, unsaved key store with a fresh root key and a
 // fresh Paillier key pair (hom.DefaultBits).
@@ -31,7 +30,7 @@ func newKeyStore() (*keys.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.SetSecret(paillierSecret, b); err != nil {
+	if err := s.SetSecret(keyring.PaillierSecret(s.Generation()), b); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -59,7 +58,12 @@ func prepareBackend(ctx context.Context, dsn string, kf *keyFlags, log *slog.Log
 		if err != nil {
 			return nil, err
 		}
-		return catalog.MACKey(store.Deriver())
+		ring, err := keyring.New(store)
+		if err != nil {
+			return nil, err
+		}
+		// Only a catalog from before root rotations needs the key.
+		return ring.MACKey(0)
 	})
 	for _, m := range applied {
 		log.Info("applied migration", "name", m.Name)
@@ -76,11 +80,30 @@ func prepareBackend(ctx context.Context, dsn string, kf *keyFlags, log *slog.Log
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
-	macKey, err := catalog.MACKey(store.Deriver())
+	ring, err := keyring.New(store)
 	if err != nil {
 		return nil, err
 	}
-	if err := catalog.BindKeyStore(ctx, tx, macKey, store.ID().String()); err != nil {
+	gen, err := catalog.MACGeneration(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	var bound *string
+	if err := tx.QueryRow(ctx, "SELECT (SELECT store_id::text FROM pgonion.keystore)").Scan(&bound); err != nil {
+		return nil, err
+	}
+	if bound == nil {
+		gen = store.Generation() // a new binding: the current root key
+	}
+	macKey, err := ring.MACKey(gen)
+	if err != nil && !strings.EqualFold(*bound, store.ID().String()) {
+		// Another key store's data: say that.
+		err = catalog.BindKeyStoreAt(ctx, tx, nil, store.ID().String(), gen)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the catalog is authenticated under root key generation %d: %w\nhint: give the newest copy of the key store with --keystore", gen, err)
+	}
+	if err := catalog.BindKeyStoreAt(ctx, tx, macKey, store.ID().String(), gen); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {

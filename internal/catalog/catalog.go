@@ -125,6 +125,10 @@ type Column struct {
 	// join group, as this column has them: the group's shared keys derive
 	// from JoinID. The columns of a group compare only at one version.
 	GroupKeyVersion int `json:",omitempty"`
+	// RootGeneration is the generation of the key store's root key that
+	// the column's keys (and its join group's, as it has them) derive
+	// from (keys.Store.DeriverAt).
+	RootGeneration int `json:",omitempty"`
 	// Default is the value (its text form) the proxy writes, encrypted,
 	// into a row that omits the column or gives it DEFAULT: the constant
 	// DEFAULT of an encrypted column, which the server cannot apply. nil
@@ -336,7 +340,8 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 	// loads the catalog before 0013 and 0014 add those columns.
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
 		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, coalesce((to_jsonb(c) ->> 'key_version')::int, 0),
-		to_jsonb(c) ->> 'default_value', coalesce((to_jsonb(c) ->> 'group_key_version')::int, 0), mac
+		to_jsonb(c) ->> 'default_value', coalesce((to_jsonb(c) ->> 'group_key_version')::int, 0),
+		coalesce((to_jsonb(c) ->> 'root_generation')::int, 0), mac
 		FROM pgonion.columns c ORDER BY table_id, position`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
@@ -346,7 +351,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &c.RootGeneration, &mac); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -377,7 +382,15 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 
 // BindKeyStore records which key store the database's encrypted data
 // belongs to, or checks that it is storeID when one is recorded already.
+// A new binding authenticates the catalog under the first root key
+// generation (BindKeyStoreAt gives another).
 func BindKeyStore(ctx context.Context, tx Execer, macKey []byte, storeID string) error {
+	return BindKeyStoreAt(ctx, tx, macKey, storeID, 0)
+}
+
+// BindKeyStoreAt is BindKeyStore for a key store whose root key is of
+// generation gen: macKey must be its catalog key.
+func BindKeyStoreAt(ctx context.Context, tx Execer, macKey []byte, storeID string, gen int) error {
 	var have *string
 	if err := tx.QueryRow(ctx, "SELECT (SELECT store_id::text FROM pgonion.keystore FOR UPDATE)").Scan(&have); err != nil {
 		return err
@@ -385,7 +398,7 @@ func BindKeyStore(ctx context.Context, tx Execer, macKey []byte, storeID string)
 	switch {
 	case have == nil:
 		return change(ctx, tx, macKey, func() error {
-			_, err := tx.Exec(ctx, "INSERT INTO pgonion.keystore (store_id) VALUES ($1)", storeID)
+			_, err := tx.Exec(ctx, "INSERT INTO pgonion.keystore (store_id, mac_generation) VALUES ($1, $2)", storeID, gen)
 			return err
 		})
 	case !strings.EqualFold(*have, storeID):
@@ -472,8 +485,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, c.RootGeneration, columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -545,6 +558,9 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 	}
 	if c.GroupKeyVersion != 0 {
 		m.str("group key version").int(int64(c.GroupKeyVersion))
+	}
+	if c.RootGeneration != 0 {
+		m.str("root generation").int(int64(c.RootGeneration))
 	}
 	return m.sum(key)
 }
@@ -624,9 +640,9 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.Default != nil {
 			def = quote(*c.Default)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %s);\n",
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %d, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, c.RootGeneration, byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 

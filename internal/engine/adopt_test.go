@@ -15,9 +15,9 @@ import (
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/embedpg"
 	"github.com/pgonion/pgonion/internal/engine"
+	"github.com/pgonion/pgonion/internal/keyring"
 	"github.com/pgonion/pgonion/internal/recrypt"
 	"github.com/pgonion/pgonion/internal/rewrite"
-	"github.com/pgonion/pgonion/internal/schemes/hom"
 )
 
 // adoptPolicy keeps acct.id plain and encrypts the rest.
@@ -56,16 +56,19 @@ func newRewriter(t *testing.T, db *encDB) *recrypt.Rewriter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(ctx) })
-	macKey, err := catalog.MACKey(db.store.Deriver())
+	ring, err := keyring.New(db.store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := recrypt.Keys{MACKey: macKey, Deriver: db.store.Deriver()}
-	if b, ok := db.store.Secret(engine.PaillierSecret); ok {
-		if k.HomKey, err = hom.UnmarshalPrivateKey(b); err != nil {
-			t.Fatal(err)
-		}
+	gen, err := catalog.MACGeneration(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
 	}
+	macKey, err := ring.MACKey(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := recrypt.Keys{MACKey: macKey, Ring: ring, Generation: gen}
 	return &recrypt.Rewriter{Conn: conn, Keys: k, BatchBlocks: 2}
 }
 

@@ -91,7 +91,12 @@ func (e *Engine) buildOnion(ctx context.Context, w rewrite.Need) {
 		return
 	}
 	defer conn.Close(context.Background())
-	r := &recrypt.Rewriter{Conn: conn, Keys: recrypt.Keys{MACKey: e.macKey, Deriver: e.deriver, HomKey: e.homKey}}
+	keys, err := e.rewriteKeys(ctx, conn)
+	if err != nil {
+		e.log.Warn("building an onion on first need: the catalog's key", append(what, "err", err)...)
+		return
+	}
+	r := &recrypt.Rewriter{Conn: conn, Keys: keys}
 	e.log.Info("building an onion on first need", what...)
 	began := time.Now()
 	plan, err := r.BuildOnion(ctx, w.Table.Schema, w.Table.Name, w.Column.Name, w.Kind)

@@ -22,8 +22,10 @@ import (
 // does not know (so a table created through another proxy a moment ago is
 // never mistaken for a plain one).
 type catalogCache struct {
-	dsn    string
-	macKey []byte
+	dsn string
+	// macKey returns the catalog's authentication key, as the catalog
+	// q reads records its generation.
+	macKey func(ctx context.Context, q catalog.Querier) ([]byte, error)
 	log    *slog.Logger
 
 	snap atomic.Pointer[catalog.Snapshot]
@@ -75,7 +77,7 @@ type catalogCache struct {
 	listen sync.WaitGroup
 }
 
-func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.Logger) (*catalogCache, error) {
+func openCatalogCache(ctx context.Context, dsn string, macKey func(context.Context, catalog.Querier) ([]byte, error), log *slog.Logger) (*catalogCache, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("engine: connecting to the backend: %w", err)
@@ -90,7 +92,12 @@ func openCatalogCache(ctx context.Context, dsn string, macKey []byte, log *slog.
 		conn.Close(ctx)
 		return nil, fmt.Errorf("engine: registering with the backend: %w", err)
 	}
-	snap, err := catalog.Load(ctx, conn, macKey)
+	key, err := macKey(ctx, conn)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	snap, err := catalog.Load(ctx, conn, key)
 	if err != nil {
 		conn.Close(ctx)
 		return nil, err
@@ -195,7 +202,11 @@ func (c *catalogCache) loadIfChanged(ctx context.Context, conn *pgx.Conn, v int6
 	if v == cur && c.broken.Load() == nil {
 		return nil
 	}
-	snap, err := catalog.Load(ctx, conn, c.macKey)
+	key, err := c.macKey(ctx, conn)
+	if err != nil {
+		return c.fail(err)
+	}
+	snap, err := catalog.Load(ctx, conn, key)
 	if err != nil {
 		if errors.Is(err, catalog.ErrTampered) || errors.Is(err, catalog.ErrUnsealed) {
 			return c.fail(err)

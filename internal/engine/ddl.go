@@ -61,9 +61,9 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if err := s.intend(rel.Schema, rel.Name, nil); err != nil {
 		return nil, err
 	}
-	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey, p.Table) + notices
+	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey(), p.Table) + notices
 	next := base.WithTable(p.Table)
-	body += catalog.SealSQL(s.e.macKey, next, base.Version)
+	body += catalog.SealSQL(s.e.macKey(), next, base.Version)
 	if cs.IfNotExists {
 		qualified := quoteIdent(rel.Schema) + "." + quoteIdent(rel.Name)
 		body = fmt.Sprintf("IF to_regclass(%s) IS NULL THEN\n%s\nELSE\nRAISE NOTICE 'relation %% already exists, skipping', %s USING ERRCODE = '42P07';\nEND IF;",
@@ -115,28 +115,18 @@ func (s *session) refPlain(schema, table, column string) (plain, known bool) {
 // created before FormatCompact keeps FormatSIV. The format decides the
 // physical types of the new columns' cells.
 func (s *session) withGroupFormats(policy rewrite.PolicyFunc) rewrite.PolicyFunc {
-	formats, versions := map[string]int{}, map[string]int{}
-	note := func(c *catalog.Column) {
-		if c.JoinGroup != "" {
-			formats[c.JoinGroup] = c.CellFormat()
-			versions[c.JoinGroup] = max(versions[c.JoinGroup], c.GroupKeyVersion)
-		}
-	}
 	snap := s.e.cat.snapshot()
 	s.mu.Lock()
 	if s.txCat != nil {
 		snap = s.txCat
 	}
 	s.mu.Unlock()
-	for _, ot := range snap.Tables() {
-		for i := range ot.Columns {
-			note(&ot.Columns[i])
-		}
-	}
+	groups, gen := snap.Groups(), s.e.generation()
 	return func(table, column string) rewrite.ColumnPolicy {
 		p := policy(table, column)
-		if f, ok := formats[p.JoinGroup]; ok && p.JoinGroup != "" {
-			p.Format, p.GroupKeyVersion = f, versions[p.JoinGroup]
+		p.RootGeneration = gen
+		if g, ok := groups[p.JoinGroup]; ok && p.JoinGroup != "" {
+			p.Format, p.GroupKeyVersion, p.RootGeneration = g.Format, g.Newest.Version, g.Newest.Generation
 		}
 		return p
 	}
@@ -183,8 +173,11 @@ func (e *Engine) policyFor(rel rewrite.Relation) (rewrite.PolicyFunc, error) {
 	defer cancel()
 	var declared []catalog.ColumnPolicy
 	err := e.cat.withConn(ctx, func(conn *pgx.Conn) error {
-		var err error
-		declared, err = catalog.Policies(ctx, conn, e.macKey, rel.Schema, rel.Name)
+		key, err := e.catalogKeyOf(ctx, conn)
+		if err != nil {
+			return err
+		}
+		declared, err = catalog.Policies(ctx, conn, key, rel.Schema, rel.Name)
 		return err
 	})
 	if err != nil {
@@ -245,7 +238,7 @@ func (s *session) planDrop(st rewrite.Statement) (*stmtPlan, error) {
 		body += catalog.DropTableSQL(t.ID)
 		next = next.WithoutTable(t.ID)
 	}
-	body += catalog.SealSQL(s.e.macKey, next, base.Version)
+	body += catalog.SealSQL(s.e.macKey(), next, base.Version)
 	s.planned(next)
 	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "DROP TABLE", e: s.e}}, nil
 }
@@ -342,9 +335,9 @@ func (s *session) alterBlock(body string, nt *catalog.Table) (*stmtPlan, error) 
 		if err != nil {
 			return nil, err
 		}
-		body += catalog.UpdateTableSQL(s.e.macKey, nt)
+		body += catalog.UpdateTableSQL(s.e.macKey(), nt)
 		next := base.WithTable(nt)
-		body += catalog.SealSQL(s.e.macKey, next, base.Version)
+		body += catalog.SealSQL(s.e.macKey(), next, base.Version)
 		s.planned(next)
 	}
 	// PostgreSQL reports renames of tables and columns as ALTER TABLE too.

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/keyring"
 	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -51,9 +51,6 @@ func workError(what string, err error) error {
 		Hint: "The server may be out of connection slots; retry."}
 }
 
-// PaillierSecret names the Paillier private key in the key store.
-const PaillierSecret = "paillier"
-
 // Config configures an Engine.
 type Config struct {
 	// Backend is the libpq DSN of the server, with the proxy's own
@@ -62,6 +59,10 @@ type Config struct {
 	Backend string
 	// Store is the opened key store the database's data is encrypted under.
 	Store *keys.Store
+	// Reopen reads the key store file again: the engine calls it when the
+	// catalog or a column needs a root key generation Store lacks (after
+	// a root rotation by another process). nil: never.
+	Reopen func() (*keys.Store, error)
 	// Policy decides how the columns of a new table are stored; nil
 	// encrypts every column with every onion its type supports.
 	Policy rewrite.PolicyFunc
@@ -90,13 +91,15 @@ type Engine struct {
 	log     *slog.Logger
 	maxStmt int
 	maxHeld int64
-	deriver *keys.Deriver
-	macKey  []byte
-	homKey  *hom.PrivateKey // nil when the store holds no Paillier key
+	// Keys (keys.go).
+	ring     atomic.Pointer[keyring.Ring]
+	catKey   atomic.Pointer[catalogKey]
+	reopen   func() (*keys.Store, error)
+	keyMu    sync.Mutex // serializes reading the key store again
+	reopened time.Time
 
-	homOnce sync.Once
-	homEnc  *hom.Encrypter
-	homErr  error
+	homMu  sync.Mutex
+	homEnc map[int]*hom.Encrypter // pooled, by root key generation
 
 	cat *catalogCache
 	// work holds the few connections of the proxy's own transactions
@@ -128,7 +131,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		log:     cfg.Logger,
 		maxStmt: cmp.Or(cfg.MaxStatementSize, DefaultMaxStatementSize),
 		maxHeld: cmp.Or(cfg.MaxHeldBytes, DefaultMaxHeldBytes),
-		deriver: cfg.Store.Deriver(),
+		reopen:  cfg.Reopen,
+		homEnc:  map[int]*hom.Encrypter{},
 		columns: map[string]*onion.Column{},
 	}
 	if e.policy == nil {
@@ -137,16 +141,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	var err error
-	if e.macKey, err = catalog.MACKey(e.deriver); err != nil {
-		return nil, err
+	ring, err := keyring.New(cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if b, ok := cfg.Store.Secret(PaillierSecret); ok {
-		if e.homKey, err = hom.UnmarshalPrivateKey(b); err != nil {
-			return nil, fmt.Errorf("engine: the key store's Paillier key: %w", err)
-		}
-	}
-	if e.cat, err = openCatalogCache(ctx, cfg.Backend, e.macKey, e.log); err != nil {
+	e.ring.Store(ring)
+	if e.cat, err = openCatalogCache(ctx, cfg.Backend, e.catalogKeyOf, e.log); err != nil {
 		return nil, err
 	}
 	if id := e.cat.snapshot().StoreID; id != "" && !strings.EqualFold(id, cfg.Store.ID().String()) {
@@ -174,9 +174,11 @@ func (e *Engine) Close() {
 	e.builds.stop()
 	e.work.Close()
 	e.cat.close()
-	if e.homEnc != nil {
-		e.homEnc.Close()
+	e.homMu.Lock()
+	for _, enc := range e.homEnc {
+		enc.Close()
 	}
+	e.homMu.Unlock()
 }
 
 // DefaultPolicy encrypts every column with every onion its type supports.
@@ -194,14 +196,15 @@ func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.In
 }
 
 // column returns the encryptor of an encrypted catalog column, built once
-// per (column id, type, onions, join group, cell format).
+// per (column id, key version, type, onions, join group and its keys,
+// cell format), under the keys of its root key generation.
 func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 	kinds := make([]onion.Kind, 0, len(c.Onions))
 	for k := range c.Onions {
 		kinds = append(kinds, onion.Kind(k))
 	}
 	slices.Sort(kinds)
-	key := fmt.Sprint(c.ID, c.KeyVersion, c.Type, kinds, c.JoinGroup, c.GroupKeyVersion, c.CellFormat())
+	key := fmt.Sprint(c.ID, c.KeyVersion, c.Type, kinds, c.JoinGroup, c.GroupKey(), c.CellFormat())
 	e.colMu.Lock()
 	oc := e.columns[key]
 	e.colMu.Unlock()
@@ -212,16 +215,22 @@ func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 	if err != nil {
 		return nil, err
 	}
+	ring, err := e.keysFor(c.RootGeneration)
+	if err != nil {
+		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
+	}
+	d, _ := ring.Deriver(c.RootGeneration)
+	homKey := ring.Paillier(c.RootGeneration)
 	var enc *hom.Encrypter
 	if slices.Contains(kinds, onion.KindAdd) {
-		if e.homKey == nil {
-			return nil, fmt.Errorf("column %s has an Add onion, but the key store holds no Paillier key", c.Name)
+		if homKey == nil {
+			return nil, fmt.Errorf("column %s has an Add onion, but the key store holds no Paillier key of root key generation %d", c.Name, c.RootGeneration)
 		}
-		if enc, err = e.paillier(); err != nil {
+		if enc, err = e.paillier(c.RootGeneration, homKey); err != nil {
 			return nil, err
 		}
 	}
-	oc, err = onion.NewColumnFormat(t, c.KeyID(), c.JoinID(), kinds, onion.Format(c.CellFormat()), e.deriver, e.homKey, enc)
+	oc, err = onion.NewColumnFormat(t, c.KeyID(), c.JoinID(), kinds, onion.Format(c.CellFormat()), d, homKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
 	}
@@ -229,13 +238,4 @@ func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 	e.columns[key] = oc
 	e.colMu.Unlock()
 	return oc, nil
-}
-
-// paillier returns the shared pooled Paillier encrypter, started on first
-// use (its fixed-base tables take about 0.1 s to build).
-func (e *Engine) paillier() (*hom.Encrypter, error) {
-	e.homOnce.Do(func() {
-		e.homEnc, e.homErr = hom.NewEncrypter(e.homKey, hom.EncrypterOptions{PoolSize: 1024, Workers: max(1, runtime.GOMAXPROCS(0)/2)})
-	})
-	return e.homEnc, e.homErr
 }

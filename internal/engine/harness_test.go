@@ -18,6 +18,7 @@ import (
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/embedpg"
 	"github.com/pgonion/pgonion/internal/engine"
+	"github.com/pgonion/pgonion/internal/keyring"
 	"github.com/pgonion/pgonion/internal/keys"
 	"github.com/pgonion/pgonion/internal/pgtest"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -41,7 +42,7 @@ func testStore(t testing.TB) *keys.Store {
 		t.Fatal(err)
 	}
 	s := keys.New()
-	if err := s.SetSecret(engine.PaillierSecret, b); err != nil {
+	if err := s.SetSecret(keyring.PaillierSecret(0), b); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -104,7 +104,7 @@ func (s *session) markIncrements(t *catalog.Table, ids []catalog.ID) (string, er
 			return "", err
 		}
 	}
-	body, next, err := catalog.MarkIncrementedSQL(s.e.macKey, base, marked)
+	body, next, err := catalog.MarkIncrementedSQL(s.e.macKey(), base, marked)
 	if err != nil {
 		return "", err
 	}

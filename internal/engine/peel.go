@@ -128,7 +128,11 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 	if err := lockTableCatalog(ctx, tx, n.Table.ID); err != nil {
 		return 0, false, err
 	}
-	snap, err := catalog.Load(ctx, tx, e.macKey)
+	macKey, err := e.catalogKeyOf(ctx, tx)
+	if err != nil {
+		return 0, false, err
+	}
+	snap, err := catalog.Load(ctx, tx, macKey)
 	if err != nil {
 		return 0, false, err
 	}
@@ -190,7 +194,7 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 			updated.Columns[i].Onions[string(n.Kind)] = string(n.Layer)
 		}
 	}
-	if err := catalog.UpdateTable(ctx, tx, e.macKey, updated); err != nil {
+	if err := catalog.UpdateTable(ctx, tx, macKey, updated); err != nil {
 		return 0, false, err
 	}
 	if err := tx.Commit(ctx); err != nil {

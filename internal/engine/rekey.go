@@ -71,7 +71,11 @@ func (e *Engine) rekeyColumn(ctx context.Context, r rewrite.Rekey, reveals strin
 		return fmt.Errorf("engine: re-keying %s.%s: %w", r.Table.Name, r.Column.Name, err)
 	}
 	defer conn.Close(context.Background())
-	rw := &recrypt.Rewriter{Conn: conn, Keys: recrypt.Keys{MACKey: e.macKey, Deriver: e.deriver, HomKey: e.homKey}}
+	keys, err := e.rewriteKeys(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("engine: re-keying %s.%s: %w", r.Table.Name, r.Column.Name, err)
+	}
+	rw := &recrypt.Rewriter{Conn: conn, Keys: keys}
 	e.log.Info("re-keying a column into a join group so that the server can compare it (JOIN-ADJ)", append(what, "reveals", reveals)...)
 	began := time.Now()
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {

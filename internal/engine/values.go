@@ -423,13 +423,14 @@ func (x *encrypted) sum(cells []byte) (onion.Value, error) {
 	if size == 0 || len(cells)%size != 0 {
 		return onion.Value{}, fmt.Errorf("failed to decrypt a sum of column %s.%s: %w", x.table, x.cat.Name, onion.ErrDecrypt)
 	}
-	acc := x.e.homKey.NewAccumulator()
+	sk := x.oc.PaillierKey()
+	acc := sk.NewAccumulator()
 	for i := 0; i < len(cells); i += size {
 		if err := acc.AddBytes(cells[i : i+size]); err != nil {
 			return onion.Value{}, fmt.Errorf("failed to decrypt a sum of column %s.%s: %w", x.table, x.cat.Name, onion.ErrDecrypt)
 		}
 	}
-	v, err := x.oc.DecryptSum(x.e.homKey.AppendCiphertext(nil, acc.Sum()))
+	v, err := x.oc.DecryptSum(sk.AppendCiphertext(nil, acc.Sum()))
 	if err != nil {
 		return v, fmt.Errorf("failed to decrypt a sum of column %s.%s: %w", x.table, x.cat.Name, err)
 	}

@@ -840,6 +840,10 @@ func (c *Column) encryptHOM(m *big.Int) (*hom.Ciphertext, error) {
 	return c.homSK.Encrypt(nil, m)
 }
 
+// PaillierKey returns the Paillier key of the column's Add onion (nil for
+// a column without one): sums of its cells decrypt under it.
+func (c *Column) PaillierKey() *hom.PrivateKey { return c.homSK }
+
 // AddCiphertextSize is the size of an Add cell.
 func (c *Column) AddCiphertextSize() int {
 	if c.homSK == nil {

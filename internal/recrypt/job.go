@@ -109,12 +109,12 @@ func (r *Rewriter) newJob(kind Kind, from, to catalog.Column) (*job, error) {
 	var err error
 	switch kind {
 	case Encrypt:
-		j.new, err = r.form(to, to.Name)
+		j.new, err = r.form(to, to.Name, true)
 	case Decrypt:
-		j.old, err = r.form(from, from.Name)
+		j.old, err = r.form(from, from.Name, false)
 	case Reencrypt:
-		if j.old, err = r.form(from, from.Name); err == nil {
-			j.new, err = r.form(to, to.Name+NextSuffix)
+		if j.old, err = r.form(from, from.Name, false); err == nil {
+			j.new, err = r.form(to, to.Name+NextSuffix, true)
 		}
 	default:
 		err = fmt.Errorf("recrypt: unknown rewrite %q", kind)
@@ -145,8 +145,9 @@ func (f *form) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
 }
 
 // form returns the encrypted form of column c with its cells named after
-// prefix (c.Name, or a shadow's name).
-func (r *Rewriter) form(c catalog.Column, prefix string) (*form, error) {
+// prefix (c.Name, or a shadow's name); writes says whether the rewrite
+// encrypts into it (or only decrypts from it).
+func (r *Rewriter) form(c catalog.Column, prefix string, writes bool) (*form, error) {
 	f := &form{col: c}
 	named := c
 	named.Name = prefix
@@ -166,34 +167,45 @@ func (r *Rewriter) form(c catalog.Column, prefix string) (*form, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.oc, err = r.cipher(&c, t); err != nil {
+	if f.oc, err = r.cipher(&c, t, writes); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
 // cipher returns the onion cipher of encrypted column c, as the proxy
-// builds it (engine.Engine.column).
-func (r *Rewriter) cipher(c *catalog.Column, t onion.Type) (*onion.Column, error) {
+// builds it (engine.Engine.column), under the keys of its root key
+// generation. A cipher the rewrite writes with gets the pooled Paillier
+// encrypter of its generation.
+func (r *Rewriter) cipher(c *catalog.Column, t onion.Type, writes bool) (*onion.Column, error) {
 	kinds := make([]onion.Kind, 0, len(c.Onions))
 	for k := range c.Onions {
 		kinds = append(kinds, onion.Kind(k))
 	}
 	slices.Sort(kinds)
+	d, err := r.Keys.Ring.Deriver(c.RootGeneration)
+	if err != nil {
+		return nil, fmt.Errorf("column %s: %w", c.Name, err)
+	}
+	homKey := r.Keys.Ring.Paillier(c.RootGeneration)
 	var enc *hom.Encrypter
 	if slices.Contains(kinds, onion.KindAdd) {
-		if r.Keys.HomKey == nil {
-			return nil, fmt.Errorf("column %s has an Add onion, but the key store holds no Paillier key", c.Name)
+		if homKey == nil {
+			return nil, fmt.Errorf("column %s has an Add onion, but the key store holds no Paillier key of root key generation %d", c.Name, c.RootGeneration)
 		}
-		if r.hom == nil {
-			var err error
-			if r.hom, err = hom.NewEncrypter(r.Keys.HomKey, hom.EncrypterOptions{PoolSize: 256, Workers: max(1, runtime.GOMAXPROCS(0)-1)}); err != nil {
-				return nil, err
+		if writes {
+			if r.hom == nil {
+				r.hom = map[int]*hom.Encrypter{}
+			}
+			if enc = r.hom[c.RootGeneration]; enc == nil {
+				if enc, err = hom.NewEncrypter(homKey, hom.EncrypterOptions{PoolSize: 256, Workers: max(1, runtime.GOMAXPROCS(0)-1)}); err != nil {
+					return nil, err
+				}
+				r.hom[c.RootGeneration] = enc
 			}
 		}
-		enc = r.hom
 	}
-	oc, err := onion.NewColumnFormat(t, c.KeyID(), c.JoinID(), kinds, onion.Format(c.CellFormat()), r.Keys.Deriver, r.Keys.HomKey, enc)
+	oc, err := onion.NewColumnFormat(t, c.KeyID(), c.JoinID(), kinds, onion.Format(c.CellFormat()), d, homKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
 	}
@@ -220,7 +232,7 @@ func encodeTarget(c catalog.Column) ([]byte, error) { return json.Marshal(c) }
 func sameForm(a, b catalog.Column) bool {
 	return a.ID == b.ID && a.Name == b.Name && a.Type == b.Type && a.Policy == b.Policy &&
 		slices.Equal(a.Capabilities, b.Capabilities) && maps.Equal(a.Onions, b.Onions) &&
-		a.JoinGroup == b.JoinGroup && a.CellFormat() == b.CellFormat() && a.KeyVersion == b.KeyVersion && a.GroupKeyVersion == b.GroupKeyVersion && a.Incremented == b.Incremented
+		a.JoinGroup == b.JoinGroup && a.CellFormat() == b.CellFormat() && a.KeyVersion == b.KeyVersion && a.GroupKey() == b.GroupKey() && a.Incremented == b.Incremented
 }
 
 // Target returns the encrypted form the proxy would give column c of

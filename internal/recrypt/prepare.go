@@ -253,15 +253,9 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 		if err := shapeForIndexes(indexes, name, table, &target); err != nil {
 			return nil, err
 		}
-		if target.JoinGroup != "" {
-			for _, ot := range snap.Tables() {
-				for _, oc := range ot.Columns {
-					if oc.JoinGroup == target.JoinGroup && oc.Policy != catalog.Plain {
-						target.Format = oc.Format
-						target.GroupKeyVersion = max(target.GroupKeyVersion, oc.GroupKeyVersion)
-					}
-				}
-			}
+		target.RootGeneration = r.Keys.Generation
+		if g, ok := snap.Groups()[target.JoinGroup]; ok && target.JoinGroup != "" {
+			target.Format, target.GroupKeyVersion, target.RootGeneration = g.Format, g.Newest.Version, g.Newest.Generation
 		}
 		a, ok := byName[name]
 		if !ok {

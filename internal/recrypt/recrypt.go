@@ -40,7 +40,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgonion/pgonion/internal/keys"
+	"github.com/pgonion/pgonion/internal/keyring"
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 )
 
@@ -66,9 +66,13 @@ var ErrBusy = errors.New("recrypt: another rewrite of this table is running")
 
 // Keys are what a rewrite encrypts and decrypts with.
 type Keys struct {
-	MACKey  []byte
-	Deriver *keys.Deriver
-	HomKey  *hom.PrivateKey // nil when the key store holds no Paillier key
+	// MACKey authenticates the catalog: the catalog key of Generation.
+	MACKey []byte
+	// Ring gives each column the keys of its root key generation.
+	Ring *keyring.Ring
+	// Generation is the root key generation the catalog is authenticated
+	// under (catalog.MACGeneration): columns encrypted or rotated get it.
+	Generation int
 }
 
 // Progress reports how far a rewrite is.
@@ -104,7 +108,7 @@ type Rewriter struct {
 	// backfill and the catch-up), leaving the server to the application.
 	MaxRate float64
 
-	hom *hom.Encrypter
+	hom map[int]*hom.Encrypter // by root key generation
 }
 
 func (r *Rewriter) batchBlocks() int64 {

@@ -61,14 +61,13 @@ func (r *Rewriter) RotateColumns(ctx context.Context, schema, table string, colu
 	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
 		return r.prepareEncrypted(ctx, tx, schema, table, columns, Reencrypt, func(c catalog.Column) (catalog.Column, string, error) {
 			to := c
+			to.RootGeneration = r.Keys.Generation
 			if g := groups[c.JoinGroup]; c.JoinGroup != "" {
-				// The group's next version, or the one some of its
-				// columns already have (a rotation of the group's
-				// other tables before this one).
-				to.GroupKeyVersion = g.version
-				if c.GroupKeyVersion >= g.version {
-					to.GroupKeyVersion = g.version + 1
-				}
+				// The group's next keys, or those some of its columns
+				// have already (a rotation of the group's other tables
+				// before this one).
+				k := g.RotatedGroupKey(c.GroupKey(), r.Keys.Generation)
+				to.RootGeneration, to.GroupKeyVersion = k.Generation, k.Version
 			}
 			to.KeyVersion++
 			to.Incremented = false
@@ -81,30 +80,13 @@ func (r *Rewriter) RotateColumns(ctx context.Context, schema, table string, colu
 	})
 }
 
-// groupState is what the catalog says of a join group: its newest key
-// version and its cell format.
-type groupState struct{ version, format int }
-
 // groups reads the join groups of the catalog.
-func (r *Rewriter) groups(ctx context.Context) (map[string]groupState, error) {
+func (r *Rewriter) groups(ctx context.Context) (map[string]catalog.Group, error) {
 	snap, err := catalog.Load(ctx, r.Conn, r.Keys.MACKey)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]groupState{}
-	for _, t := range snap.Tables() {
-		for _, c := range t.Columns {
-			if c.JoinGroup != "" && c.Policy != catalog.Plain {
-				g, seen := out[c.JoinGroup]
-				if !seen {
-					g.format = c.CellFormat()
-				}
-				g.version = max(g.version, c.GroupKeyVersion)
-				out[c.JoinGroup] = g
-			}
-		}
-	}
-	return out, nil
+	return snap.Groups(), nil
 }
 
 // ReshapeColumn re-encrypts encrypted column schema.table.column into the
@@ -160,9 +142,9 @@ func (r *Rewriter) JoinColumn(ctx context.Context, schema, table, column, group 
 		return nil, err
 	}
 	g, exists := groups[group]
-	format := int(onion.FormatLatest)
+	format, key := int(onion.FormatLatest), g.Newest
 	if exists {
-		format = g.format
+		format = g.Format
 	}
 	return r.rewrite(ctx, schema, table, func(tx pgx.Tx) (*run, error) {
 		return r.prepareEncrypted(ctx, tx, schema, table, []string{column}, Reencrypt, func(c catalog.Column) (catalog.Column, string, error) {
@@ -177,7 +159,13 @@ func (r *Rewriter) JoinColumn(ctx context.Context, schema, table, column, group 
 				return c, "", fmt.Errorf("column %s.%s: %w", table, column, err)
 			}
 			to := c
-			to.JoinGroup, to.Format, to.GroupKeyVersion = group, format, g.version
+			to.JoinGroup, to.Format = group, format
+			if exists {
+				// The group's keys as its newest columns have them.
+				to.RootGeneration, to.GroupKeyVersion = key.Generation, key.Version
+			} else {
+				to.GroupKeyVersion = 0
+			}
 			return to, "", nil
 		})
 	})
@@ -194,10 +182,10 @@ func (r *Rewriter) rewrite(ctx context.Context, schema, table string, prepare fu
 	}
 	defer func() {
 		// The Paillier encrypter a cipher started, with its goroutines.
-		if r.hom != nil {
-			r.hom.Close()
-			r.hom = nil
+		for _, enc := range r.hom {
+			enc.Close()
 		}
+		r.hom = nil
 	}()
 	var ru *run
 	err = pgx.BeginFunc(ctx, r.Conn, func(tx pgx.Tx) error {
@@ -449,7 +437,7 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 			continue
 		}
 		// Reencrypt: the new cells take the standard names.
-		std, err := r.form(j.to, j.to.Name)
+		std, err := r.form(j.to, j.to.Name, false)
 		if err != nil {
 			return err
 		}

@@ -102,6 +102,9 @@ type ColumnPolicy struct {
 	// GroupKeyVersion is the key version of the join group's columns (0
 	// before the group's first rotation): a new member takes it.
 	GroupKeyVersion int
+	// RootGeneration is the root key generation a new encrypted column's
+	// keys derive from: the catalog's, or its join group's.
+	RootGeneration int
 	// Declared is set for a policy an administrator declared for the
 	// column (proxy columns set), as opposed to the deployment's default:
 	// only a default gives way to the rules for server-generated values.
@@ -260,6 +263,9 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			Capabilities: caps, Onions: map[string]string{}, JoinGroup: pol.JoinGroup, Format: int(onion.FormatLatest)}
 		if pol.Format != 0 {
 			col.Format = pol.Format
+		}
+		if col.Policy != catalog.Plain {
+			col.RootGeneration = pol.RootGeneration
 		}
 		if col.JoinGroup != "" {
 			col.GroupKeyVersion = pol.GroupKeyVersion

@@ -238,7 +238,7 @@ func (q *planner) aexpr(n *pg_query.Node, e *pg_query.A_Expr, sc *scope, pc pred
 // join condition, or a column against a subquery's result).
 func (q *planner) compareOperands(e *pg_query.A_Expr, l, r *operand, op string, pc predCtx) error {
 	if g := l.c.col.JoinGroup; g != "" && g == r.c.col.JoinGroup && !sameKeys(l.c, r.c) {
-		return Refusal("comparing encrypted columns %s and %s in %s is not supported now: they are in join group %s at different key versions (%d and %d): a rotation of the group's keys is under way or unfinished; rotate the keys of its other tables too (proxy keys rotate)", l.c.name(), r.c.name(), pc.construct, g, l.c.col.GroupKeyVersion, r.c.col.GroupKeyVersion)
+		return Refusal("comparing encrypted columns %s and %s in %s is not supported now: they are in join group %s at different keys (%s and %s): a rotation of the group's keys is under way or unfinished; rotate the keys of its other tables too (proxy keys rotate)", l.c.name(), r.c.name(), pc.construct, g, l.c.col.GroupKey(), r.c.col.GroupKey())
 	}
 	if !sameKeys(l.c, r.c) {
 		refusal := Refusal("comparing encrypted columns %s and %s in %s is not supported: they are encrypted under different keys; declare them in one join group (proxy columns set --join-group)", l.c.name(), r.c.name(), pc.construct)

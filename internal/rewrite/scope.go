@@ -151,7 +151,7 @@ func sameKeys(a, b *encCol) bool {
 	if a.col.ID == b.col.ID {
 		return true
 	}
-	return a.col.JoinGroup != "" && a.col.JoinGroup == b.col.JoinGroup && a.col.GroupKeyVersion == b.col.GroupKeyVersion
+	return a.col.JoinGroup != "" && a.col.JoinGroup == b.col.JoinGroup && a.col.GroupKey() == b.col.GroupKey()
 }
 
 // item returns the item named qualifier, searching outward.
