@@ -352,6 +352,11 @@ key. Exits with status 1 and the reason if the store cannot be opened.`))
 	fmt.Fprintf(stdout, "created:        %s\n", s.Created().Format(time.RFC3339))
 	fmt.Fprintf(stdout, "last written:   %s\n", s.Wrapped().Format(time.RFC3339))
 	fmt.Fprintf(stdout, "master key:     %s\n", source)
+	root := fmt.Sprintf("generation %d", s.Generation())
+	if gens := s.Generations(); len(gens) > 1 {
+		root += fmt.Sprintf(" (earlier ones kept until a rotation ends: %v)", gens[:len(gens)-1])
+	}
+	fmt.Fprintf(stdout, "root key:       %s\n", root)
 	fmt.Fprintf(stdout, "secrets:        %s\n", secrets)
 	fmt.Fprintln(stdout, "ok: the master key opens the key store, and the file is intact")
 	return nil

@@ -109,7 +109,7 @@ func TestKeysLifecycle(t *testing.T) {
 
 	// check opens the store and prints its id, and no key.
 	o, e, c = run(nil, "keys", "check")
-	wantRun(t, "check", o, e, c, 0, "store id:       "+id, "format version: 1", "secrets:        paillier", "master key:     file "+oldFile, "ok:")
+	wantRun(t, "check", o, e, c, 0, "store id:       "+id, "format version: 2", "root key:       generation 0", "secrets:        paillier", "master key:     file "+oldFile, "ok:")
 
 	// rotate-master generates the new master key and re-wraps the store.
 	o, e, c = run(nil, "keys", "rotate-master", "--new-master-key-file", "new.master")

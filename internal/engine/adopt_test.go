@@ -591,7 +591,7 @@ func TestRekeyIntoJoinGroup(t *testing.T) {
 	if _, err := rw.RotateColumns(ctx, "public", "cust", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, fmt.Sprintf(join, "", "")); pgCode(err) != "0A000" || !strings.Contains(err.Error(), "different key versions") {
+	if _, err := c.Exec(ctx, fmt.Sprintf(join, "", "")); pgCode(err) != "0A000" || !strings.Contains(err.Error(), "at different keys") {
 		t.Fatalf("join with the group rotated in one table: %v, want 0A000 naming the key versions", err)
 	}
 	if _, err := rw.RotateColumns(ctx, "public", "ord", nil); err != nil {

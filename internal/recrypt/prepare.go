@@ -152,7 +152,9 @@ func (r *Rewriter) recordedRewrites(ctx context.Context, q pgx.Tx, id catalog.ID
 			return nil, err
 		}
 		rec.kind = Kind(kind)
-		if rec.kind != Encrypt && rec.kind != Decrypt {
+		switch rec.kind {
+		case Encrypt, Decrypt, Reencrypt:
+		default:
 			continue // a scrub (Scrub)
 		}
 		if !hmac.Equal(mac, targetMAC(r.Keys.MACKey, id, rec.kind, []byte(target))) {
