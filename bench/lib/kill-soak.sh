@@ -1,5 +1,5 @@
 # bench/lib/kill-soak.sh: the loop shared by the kill -9 soak scripts
-# (peel-soak.sh, recrypt-soak.sh): parse -n KILLS -r ROWS -s SEED -k, run
+# (peel-soak.sh, recrypt-soak.sh, rotate-root-soak.sh): parse -n KILLS -r ROWS -s SEED -k, run
 # one crash test of cmd/proxy with that many kills, print its per-kill
 # lines and summary, exit non-zero on failure. Sourced, not run.
 #

@@ -329,9 +329,14 @@ func rewriteColumn(a *admin, t *catalog.Table, c *catalog.Column, want catalog.C
 	default:
 		var to catalog.Column
 		if to, err = recrypt.Target(t.Schema, t.Name, *c, policy); err == nil {
-			to.KeyVersion, to.Format = c.KeyVersion, c.Format
-			if to.JoinGroup != "" && to.JoinGroup != c.JoinGroup {
-				to.Format = groupFormat(a.snap, to.JoinGroup, to.Format)
+			// Its keys stay, unless it moves into another group: it
+			// takes that group's keys and format, if it has columns.
+			to.KeyVersion, to.Format, to.RootGeneration, to.GroupKeyVersion = c.KeyVersion, c.Format, c.RootGeneration, c.GroupKeyVersion
+			if to.JoinGroup != c.JoinGroup {
+				to.GroupKeyVersion = 0
+				if g, ok := a.snap.Groups()[to.JoinGroup]; ok && to.JoinGroup != "" {
+					to.Format, to.RootGeneration, to.GroupKeyVersion = g.Format, g.Newest.Generation, g.Newest.Version
+				}
 			}
 			plan, err = rw.ReshapeColumn(ctx, t.Schema, t.Name, c.Name, to)
 		}
@@ -344,19 +349,6 @@ func rewriteColumn(a *admin, t *catalog.Table, c *catalog.Column, want catalog.C
 		fmt.Fprintf(stdout, "its former plaintext is kept aside as %s%s\nhint: run 'proxy encrypt --yes %s.%s' to drop it\n", c.Name, recrypt.PlaintextSuffix, t.Schema, t.Name)
 	}
 	return nil
-}
-
-// groupFormat is the cell format of join group's existing columns (def
-// when it has none): a group's columns share one.
-func groupFormat(snap *catalog.Snapshot, group string, def int) int {
-	for _, t := range snap.Tables() {
-		for _, c := range t.Columns {
-			if c.JoinGroup == group && c.Policy != catalog.Plain {
-				return c.Format
-			}
-		}
-	}
-	return def
 }
 
 // narrowColumn applies a policy to an existing column when that only

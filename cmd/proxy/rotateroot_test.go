@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,16 +26,24 @@ import (
 // TestRotateRoot replaces the root key with `proxy keys rotate-root`
 // while an application writes through a running `proxy serve`, killing
 // the command with SIGKILL at random moments (PGONION_ROOT_KILLS times,
-// default 6). After each kill every row reads back through the proxy as
-// the plaintext copy says; at the end every column and the catalog are
-// under the new generation, the old root key is gone from the key store,
-// and joins, sums and range queries answer as on plaintext, through the
-// proxy that started with the old key store (it reads the file again).
+// default 20; bench/rotate-root-soak.sh runs 100). After each kill every
+// row reads back through the proxy as the plaintext copy says; at the end
+// every column and the catalog are under the new generation, the old root
+// key is gone from the key store, and joins, sums and range queries
+// answer as on plaintext, through the proxy that started with the old key
+// store (it reads the file again) and through one started afresh.
 func TestRotateRoot(t *testing.T) {
-	kills := crashEnvInt(t, "PGONION_ROOT_KILLS", 6)
-	const nrows = 800
+	kills := crashEnvInt(t, "PGONION_ROOT_KILLS", 20)
+	nrows := crashEnvInt(t, "PGONION_ROOT_ROWS", 300)
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("%d kills, seed %d", kills, seed)
+	if s := os.Getenv("PGONION_ROOT_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("PGONION_ROOT_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("%d kills, %d rows, PGONION_ROOT_SEED=%d", kills, nrows, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
@@ -226,7 +236,11 @@ func TestRotateRoot(t *testing.T) {
 		if !finished {
 			killed++
 		}
-		t.Logf("run %d: finished %v (killed after %v otherwise)", i+1, finished, delay.Round(time.Millisecond))
+		what := "killed"
+		if finished {
+			what = "finished before the kill"
+		}
+		t.Logf("kill %d: rotate-root %s after %v", i+1, what, delay.Round(time.Millisecond))
 		same(fmt.Sprintf("after run %d", i+1), true)
 	}
 	if kills >= 4 && killed == 0 {
@@ -283,7 +297,9 @@ func TestRotateRoot(t *testing.T) {
 	if !strings.Contains(must("keys", "check"), fmt.Sprintf("root key:       generation %d\n", gen)) {
 		t.Error("keys check does not show the generation")
 	}
-	must("status", "--backend", dsn)
+	if st := must("status", "--backend", dsn); !strings.Contains(st, fmt.Sprintf("root key generation %d (the catalog is authenticated under generation %d)", gen, gen)) || strings.Contains(st, "under way") {
+		t.Errorf("proxy status after the rotations:\n%s", st)
+	}
 	// A proxy started now, with the new key store, answers the same.
 	addr2 := freeAddr(t)
 	srv2 := startedIn(t, dir, regexp.MustCompile("proxy listening"), "serve", "--listen", addr2, "--backend", dsn, "--auth", "trust")

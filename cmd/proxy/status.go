@@ -47,6 +47,10 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "key store %s (not yet bound to this database)\n", a.store.ID())
 	} else {
 		fmt.Fprintf(stdout, "key store %s, catalog version %d\n", a.store.ID(), snap.Version)
+		fmt.Fprintf(stdout, "root key generation %d (the catalog is authenticated under generation %d)\n", a.store.Generation(), a.gen)
+		if older := olderColumns(snap, a.store.Generation()); len(older) > 0 || a.gen < a.store.Generation() {
+			fmt.Fprintf(stdout, "a root key rotation is under way: %d columns still under earlier generations; run 'proxy keys rotate-root' to finish it\n", len(older))
+		}
 	}
 	if err := printRewrites(ctx, stdout, a); err != nil {
 		return err
