@@ -169,6 +169,17 @@ type Table struct {
 	Physical string // the table on the server (in Schema)
 	Version  int64  // bumped on every change to the table or its columns
 	Columns  []Column
+	// Checks are the CHECK constraints over encrypted columns, which
+	// the proxy evaluates on every write (the server cannot).
+	Checks []Check `json:",omitempty"`
+}
+
+// Check is a CHECK constraint the proxy enforces.
+type Check struct {
+	Name string
+	// Expr is the constraint's expression, as SQL over the table's
+	// logical column names.
+	Expr string
 }
 
 // newVersion prepares a new table for recording: ids for the table and
@@ -190,6 +201,7 @@ func (t *Table) newVersion() {
 func (t *Table) Clone() *Table {
 	out := *t
 	out.Columns = slices.Clone(t.Columns)
+	out.Checks = slices.Clone(t.Checks)
 	for i := range out.Columns {
 		c := &out.Columns[i]
 		c.Onions = maps.Clone(c.Onions)
@@ -319,14 +331,16 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 	}
 	byID := map[ID]*Table{}
 	macs := map[ID][]byte{}
-	rows, err := q.Query(ctx, "SELECT table_id, schema_name, table_name, physical_name, version, mac FROM pgonion.tables")
+	// checks through to_jsonb: migration 0009 loads the catalog before
+	// 0017 adds it.
+	rows, err := q.Query(ctx, "SELECT table_id, schema_name, table_name, physical_name, version, to_jsonb(t) -> 'checks', mac FROM pgonion.tables t")
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading tables: %w", err)
 	}
 	for rows.Next() {
 		t := &Table{}
 		var mac []byte
-		if err := rows.Scan(&t.ID, &t.Schema, &t.Name, &t.Physical, &t.Version, &mac); err != nil {
+		if err := rows.Scan(&t.ID, &t.Schema, &t.Name, &t.Physical, &t.Version, &t.Checks, &mac); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("catalog: reading tables: %w", err)
 		}
@@ -413,8 +427,8 @@ func BindKeyStoreAt(ctx context.Context, tx Execer, macKey []byte, storeID strin
 func CreateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error {
 	return change(ctx, tx, macKey, func() error {
 		t.newVersion()
-		if _, err := tx.Exec(ctx, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES ($1, $2, $3, $4, $5, $6)",
-			t.ID, t.Schema, t.Name, t.Physical, t.Version, tableMAC(macKey, t)); err != nil {
+		if _, err := tx.Exec(ctx, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, checks, mac) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+			t.ID, t.Schema, t.Name, t.Physical, t.Version, checksJSON(t), tableMAC(macKey, t)); err != nil {
 			return fmt.Errorf("catalog: recording table %s.%s: %w", t.Schema, t.Name, err)
 		}
 		for i := range t.Columns {
@@ -442,8 +456,8 @@ func updateTable(ctx context.Context, tx Execer, macKey []byte, t *Table) error 
 	next := t.Version + 1
 	old := t.Version
 	t.Version = next
-	tag, err := tx.Exec(ctx, "UPDATE pgonion.tables SET schema_name = $2, table_name = $3, physical_name = $4, version = $5, mac = $6 WHERE table_id = $1 AND version = $7",
-		t.ID, t.Schema, t.Name, t.Physical, t.Version, tableMAC(macKey, t), old)
+	tag, err := tx.Exec(ctx, "UPDATE pgonion.tables SET schema_name = $2, table_name = $3, physical_name = $4, version = $5, checks = $6, mac = $7 WHERE table_id = $1 AND version = $8",
+		t.ID, t.Schema, t.Name, t.Physical, t.Version, checksJSON(t), tableMAC(macKey, t), old)
 	if err != nil {
 		t.Version = old
 		return fmt.Errorf("catalog: updating table %s.%s: %w", t.Schema, t.Name, err)
@@ -525,6 +539,13 @@ func tableMAC(key []byte, t *Table) []byte {
 	for _, id := range ids {
 		m.str(id)
 	}
+	if len(t.Checks) > 0 {
+		// Only when there are any, so tables keep the MAC they had.
+		m.str("checks").int(int64(len(t.Checks)))
+		for _, c := range t.Checks {
+			m.str(c.Name).str(c.Expr)
+		}
+	}
 	return m.sum(key)
 }
 
@@ -585,8 +606,8 @@ func (id ID) UUIDValue() (pgtype.UUID, error) { return pgtype.UUID{Bytes: id, Va
 func CreateTableSQL(macKey []byte, t *Table) string {
 	t.newVersion()
 	var b strings.Builder
-	fmt.Fprintf(&b, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, mac) VALUES (%s, %s, %s, %s, %d, %s);\n",
-		uuidLit(t.ID), quote(t.Schema), quote(t.Name), quote(t.Physical), t.Version, byteaLit(tableMAC(macKey, t)))
+	fmt.Fprintf(&b, "INSERT INTO pgonion.tables (table_id, schema_name, table_name, physical_name, version, checks, mac) VALUES (%s, %s, %s, %s, %d, %s, %s);\n",
+		uuidLit(t.ID), quote(t.Schema), quote(t.Name), quote(t.Physical), t.Version, checksLit(t), byteaLit(tableMAC(macKey, t)))
 	writeColumnsSQL(&b, macKey, t)
 	return b.String()
 }
@@ -604,8 +625,8 @@ func UpdateTableSQL(macKey []byte, t *Table) string {
 	old := t.Version
 	t.Version++
 	var b strings.Builder
-	fmt.Fprintf(&b, "UPDATE pgonion.tables SET schema_name = %s, table_name = %s, physical_name = %s, version = %d, mac = %s WHERE table_id = %s AND version = %d;\n",
-		quote(t.Schema), quote(t.Name), quote(t.Physical), t.Version, byteaLit(tableMAC(macKey, t)), uuidLit(t.ID), old)
+	fmt.Fprintf(&b, "UPDATE pgonion.tables SET schema_name = %s, table_name = %s, physical_name = %s, version = %d, checks = %s, mac = %s WHERE table_id = %s AND version = %d;\n",
+		quote(t.Schema), quote(t.Name), quote(t.Physical), t.Version, checksLit(t), byteaLit(tableMAC(macKey, t)), uuidLit(t.ID), old)
 	fmt.Fprintf(&b, "IF NOT FOUND THEN RAISE EXCEPTION 'table %%.%% was changed concurrently by another proxy', %s, %s USING ERRCODE = '40001'; END IF;\n", quote(t.Schema), quote(t.Name))
 	fmt.Fprintf(&b, "DELETE FROM pgonion.columns WHERE table_id = %s;\n", uuidLit(t.ID))
 	writeColumnsSQL(&b, macKey, t)
@@ -644,6 +665,27 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
 			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, c.RootGeneration, byteaLit(columnMAC(macKey, t, c)))
 	}
+}
+
+// checksJSON is the stored form of t's checks: nil (NULL) for none.
+func checksJSON(t *Table) []byte {
+	if len(t.Checks) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(t.Checks)
+	if err != nil {
+		panic(err) // impossible: strings only
+	}
+	return b
+}
+
+// checksLit is checksJSON as a SQL literal.
+func checksLit(t *Table) string {
+	b := checksJSON(t)
+	if b == nil {
+		return "NULL"
+	}
+	return quote(string(b)) + "::jsonb"
 }
 
 // quote is a SQL string literal (standard_conforming_strings on).

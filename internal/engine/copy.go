@@ -26,7 +26,11 @@ func (s *session) planCopy(st rewrite.Statement, t *catalog.Table, ext *extended
 	if err != nil || p == nil {
 		return nil, err
 	}
-	cc := &copyColumns{table: t.Name, opts: p.Options, names: p.Columns()}
+	checks, err := s.e.checksOf(t)
+	if err != nil {
+		return nil, err
+	}
+	cc := &copyColumns{table: t.Name, opts: p.Options, names: p.Columns(), checks: checks}
 	for _, f := range p.Fields {
 		cf := copyField{suffixes: f.Suffixes}
 		if f.Column != nil {
@@ -58,6 +62,7 @@ type copyColumns struct {
 	names  []string // the client's columns, for messages and HEADER MATCH
 	fields []copyField
 	opts   pgcopy.Options
+	checks *rowChecks // the table's proxy-enforced CHECKs
 }
 
 type copyField struct {
@@ -200,6 +205,11 @@ func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
 func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) {
 	var w pgcopy.Writer
 	w.Reset(dst)
+	var vals map[catalog.ID]onion.Value // of the row, for the checks
+	if c.cc.checks != nil {
+		vals = map[catalog.ID]onion.Value{}
+	}
+	value := func(col *catalog.Column) (onion.Value, bool) { v, ok := vals[col.ID]; return v, ok }
 	for _, row := range rows {
 		salt := rnd.NewSalt()
 		w.Bytea(salt)
@@ -220,6 +230,9 @@ func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) 
 					return nil, withCopyContext(err, c.cc.table, row.line, c.cc.names[i])
 				}
 			}
+			if vals != nil {
+				vals[f.x.cat.ID] = v
+			}
 			cells, err := f.x.encrypt(v, salt)
 			if err != nil {
 				return nil, fmt.Errorf("failed to encrypt a value of %s.%s (COPY line %d): %w", c.cc.table, c.cc.names[i], row.line, err)
@@ -238,6 +251,18 @@ func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) 
 					w.Bytea(b)
 				}
 			}
+		}
+		if vals != nil {
+			// Columns the COPY leaves out are NULL (it refuses those with
+			// a default).
+			if err := c.cc.checks.verify(value, false, c.env); err != nil {
+				var pe *pgconn.PgError
+				if errors.As(err, &pe) {
+					pe.Where = fmt.Sprintf("COPY %s, line %d", c.cc.table, row.line)
+				}
+				return nil, err
+			}
+			clear(vals)
 		}
 		w.EndRow()
 	}

@@ -40,6 +40,9 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := planChecks(p.Table); err != nil {
+		return nil, err // a CHECK the proxy could not evaluate
+	}
 	encrypted := false
 	for _, c := range p.Table.Columns {
 		encrypted = encrypted || c.Policy != catalog.Plain

@@ -117,6 +117,8 @@ type Engine struct {
 	gates   map[catalog.ID]*writeGate // per table (gate)
 
 	builds builds // onions built on first need (build.go)
+
+	checkCache sync.Map // table id and version -> *rowChecks (check.go)
 }
 
 // New opens the engine's connections to the backend and loads the catalog.

@@ -34,6 +34,10 @@ type holesPlan struct {
 	// (pgonion.apply_change of its argument) before render.
 	marks []catalog.ID
 	guard func(arg *pg_query.Node)
+	// checks are the table's proxy-enforced CHECKs; rows from
+	// partialFrom on are updates of some columns only.
+	checks      *rowChecks
+	partialFrom int
 }
 
 // planInsert encrypts the values of INSERT ... VALUES: in the SQL text for
@@ -51,7 +55,7 @@ func (s *session) planInsert(st rewrite.Statement, t *catalog.Table, ext *extend
 	if err != nil {
 		return nil, err
 	}
-	hp := &holesPlan{holes: p.Holes, salts: p.Rows, render: p.Render}
+	hp := &holesPlan{holes: p.Holes, salts: p.Rows, render: p.Render, partialFrom: p.Rows}
 	if p.ConflictSalt {
 		hp.salts++
 	}
@@ -120,6 +124,14 @@ func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extend
 
 func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, returning *rewrite.Projection, ext *extended) (*stmtPlan, error) {
 	hp.table = t
+	checks, err := s.e.checksOf(t)
+	if err != nil {
+		return nil, err
+	}
+	hp.checks = checks
+	if err := hp.checks.partialWrites(hp.holes, hp.partialFrom); err != nil {
+		return nil, err
+	}
 	hp.xs = make([]*encrypted, len(hp.holes))
 	for i, h := range hp.holes {
 		var err error
@@ -136,7 +148,6 @@ func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, r
 		hp.where[i] = &cmpHole{CmpHole: h, x: x}
 	}
 	var sp *stmtPlan
-	var err error
 	if ext == nil {
 		sp, err = s.holesLiterals(hp)
 	} else {
@@ -178,22 +189,32 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 		saltNodes[r] = rewrite.ByteaLiteral(salts[r])
 	}
 	cells := make([]rewrite.Cells, len(p.holes))
+	vals := make([]onion.Value, len(p.holes))
 	for i, h := range p.holes {
 		if h.Param > 0 {
 			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P02", Message: fmt.Sprintf("there is no parameter $%d", h.Param)}
 		}
-		v := onion.Null()
+		vals[i] = onion.Null()
 		if h.Const != nil {
 			if h.Increment != 0 {
-				v, err = p.xs[i].incrementValue(*h.Const, env)
+				vals[i], err = p.xs[i].incrementValue(*h.Const, env)
 			} else {
-				v, err = p.xs[i].typ.ParseText([]byte(*h.Const), env)
+				vals[i], err = p.xs[i].typ.ParseText([]byte(*h.Const), env)
 			}
 			if err != nil {
 				return nil, err
 			}
 		}
-		c, err := p.xs[i].encryptHole(h, v, salts[h.Row])
+	}
+	violated, err := p.checks.verifyHoles(p.holes, vals, p.partialFrom, env)
+	if err != nil {
+		return nil, err
+	}
+	for r, name := range violated {
+		saltNodes[r] = rewrite.CheckedSalt(saltNodes[r], rewrite.StringLiteral(name), p.table.Name)
+	}
+	for i, h := range p.holes {
+		c, err := p.xs[i].encryptHole(h, vals[i], salts[h.Row])
 		if err != nil {
 			return nil, fmt.Errorf("failed to encrypt a value of %s.%s: %w", p.xs[i].table, h.Column.Name, err)
 		}
@@ -257,6 +278,9 @@ type paramSlot struct {
 	suffix string
 	where  int  // 1-based WHERE comparison hole, 0 for none
 	mark   bool // the catalog change recording first increments (text)
+	// violated is set for the text naming the check row violates, or
+	// NULL (pgonion.check_row).
+	violated bool
 }
 
 // holeParams assigns the parameters of encrypted values in the extended
@@ -422,6 +446,9 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 	for r := range saltNodes {
 		saltNodes[r] = hp.add(paramSlot{hole: -1, row: r}, oidBytea)
 	}
+	for _, r := range p.checks.checkedRows(p.holes, p.partialFrom) {
+		saltNodes[r] = rewrite.CheckedSalt(saltNodes[r], hp.add(paramSlot{hole: -1, row: r, violated: true}, oidText), p.table.Name)
+	}
 	cells := make([]rewrite.Cells, len(p.holes))
 	holeOf := map[int]*encrypted{}
 	for i, h := range p.holes {
@@ -488,23 +515,30 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			salts[r] = rnd.NewSalt()
 		}
 		enc := make([]onion.Cells, len(p.holes))
+		plain := make([]onion.Value, len(p.holes))
 		for i, h := range p.holes {
-			v := onion.Null()
+			plain[i] = onion.Null()
 			switch {
 			case h.Param > 0:
-				if v, err = bs.value(h.Param, p.xs[i]); err != nil {
+				if plain[i], err = bs.value(h.Param, p.xs[i]); err != nil {
 					return err
 				}
 			case h.Const != nil && h.Increment != 0:
-				if v, err = p.xs[i].incrementValue(*h.Const, bs.env); err != nil {
+				if plain[i], err = p.xs[i].incrementValue(*h.Const, bs.env); err != nil {
 					return err
 				}
 			case h.Const != nil:
-				if v, err = p.xs[i].typ.ParseText([]byte(*h.Const), bs.env); err != nil {
+				if plain[i], err = p.xs[i].typ.ParseText([]byte(*h.Const), bs.env); err != nil {
 					return err
 				}
 			}
-			if enc[i], err = p.xs[i].encryptHole(h, v, salts[h.Row]); err != nil {
+		}
+		violated, err := p.checks.verifyHoles(p.holes, plain, p.partialFrom, bs.env)
+		if err != nil {
+			return err
+		}
+		for i, h := range p.holes {
+			if enc[i], err = p.xs[i].encryptHole(h, plain[i], salts[h.Row]); err != nil {
 				return fmt.Errorf("failed to encrypt a value of %s.%s: %w", p.xs[i].table, h.Column.Name, err)
 			}
 		}
@@ -534,6 +568,10 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 				}
 				if vals[i], err = h.cipherParam(v, frac); err != nil {
 					return err
+				}
+			} else if sl.violated {
+				if name, ok := violated[sl.row]; ok {
+					vals[i] = []byte(name)
 				}
 			} else if sl.hole < 0 {
 				vals[i] = salts[sl.row]

@@ -579,6 +579,9 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 		return fmt.Errorf("rewrite: ALTER TABLE %s ADD COLUMN %s: planned %d columns", table, cd.Colname, len(cp.Table.Columns))
 	}
 	col := cp.Table.Columns[0]
+	if len(cp.Table.Checks) > 0 {
+		return Refusal("ADD COLUMN %s.%s with a CHECK constraint on an encrypted column is not supported: the proxy would have to check every existing row; create the table with it, or keep the column plain", table, cd.Colname)
+	}
 	if col.Default != nil {
 		return Refusal("ADD COLUMN %s.%s with a DEFAULT on an encrypted column is not supported: every existing row would need the value encrypted; add the column without it, then set it with UPDATE through the proxy", table, cd.Colname)
 	}

@@ -150,8 +150,9 @@ func Refusal(format string, a ...any) error {
 //     nothing from equality over values that are all distinct, but it can
 //     tell a duplicate insertion attempt (the unique violation);
 //   - NOT NULL on an encrypted column applies to its onion columns;
-//   - CHECK, REFERENCES, EXCLUDE and generated columns over encrypted
-//     columns are refused;
+//   - CHECK over encrypted columns is recorded with the table and
+//     evaluated by the proxy on every write (check.go); REFERENCES,
+//     EXCLUDE and generated columns over encrypted columns are refused;
 //   - a join group (ColumnPolicy.JoinGroup) is recorded in the column's
 //     catalog entry; it is refused on a plain or sensitive column, on one
 //     without the eq capability, and when its name is not a lowercase
@@ -193,6 +194,8 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 	// walking the row up to it), then the plain columns and the other
 	// cells in the logical order, then constraints.
 	var front, salts, elts, back []*pg_query.Node
+	// checks are the CHECKs over encrypted columns, for the proxy.
+	var checks []*pg_query.Constraint
 	pos := 0
 	for _, n := range cs.TableElts {
 		cd := n.GetColumnDef()
@@ -205,6 +208,19 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		if pol.Policy == catalog.Plain {
 			if err := catalog.CheckJoinGroup(pol.JoinGroup, pol.Policy, nil); err != nil {
 				return nil, Refusal("column %s.%s: %v", table, cd.Colname, err)
+			}
+			for _, cn := range cd.Constraints {
+				if c := cn.GetConstraint(); c.Contype == pg_query.ConstrType_CONSTR_CHECK {
+					var enc string
+					walkColumnRefs(c.RawExpr.ProtoReflect(), func(name string) {
+						if p, ok := policies[name]; ok && p.Policy != catalog.Plain && enc == "" {
+							enc = name
+						}
+					})
+					if enc != "" {
+						return nil, Refusal("CHECK on plain column %s.%s reads encrypted column %s: the server cannot evaluate it, and the proxy does not know the values the server gives plain columns", table, cd.Colname, enc)
+					}
+				}
 			}
 			t.Columns = append(t.Columns, catalog.Column{Position: pos, Name: cd.Colname, Type: deparseType(cd.TypeName), Policy: catalog.Plain})
 			elts = append(elts, n)
@@ -284,6 +300,8 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				if err := constantDefault(c.RawExpr, &col, typ, table); err != nil {
 					return nil, err
 				}
+			case pg_query.ConstrType_CONSTR_CHECK:
+				checks = append(checks, c)
 			case pg_query.ConstrType_CONSTR_IDENTITY, pg_query.ConstrType_CONSTR_GENERATED:
 				return nil, Refusal("%s on encrypted column %s.%s: the server would compute the value in plaintext", constraintName(c.Contype), table, cd.Colname)
 			default:
@@ -355,7 +373,11 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				enc = append(enc, k)
 			}
 		}
-		if c.Contype == pg_query.ConstrType_CONSTR_CHECK || c.Contype == pg_query.ConstrType_CONSTR_EXCLUSION || c.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
+		if c.Contype == pg_query.ConstrType_CONSTR_CHECK && len(referencedColumns(n, encrypted)) > 0 {
+			checks = append(checks, c)
+			continue
+		}
+		if c.Contype == pg_query.ConstrType_CONSTR_EXCLUSION || c.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
 			if cols := referencedColumns(n, encrypted); len(cols) > 0 {
 				return nil, Refusal("%s over encrypted column %s.%s is not supported", constraintName(c.Contype), table, cols[0])
 			}
@@ -384,6 +406,16 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			name = constraintNameFor(table, keys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY)
 		}
 		elts = append(elts, uniqueConstraint(name, phys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY))
+	}
+	for _, c := range checks {
+		chk, err := checkOf(c, table, st.version, t.Checks)
+		if err != nil {
+			return nil, err
+		}
+		t.Checks = append(t.Checks, chk)
+		if _, err := PlanCheck(chk, t); err != nil {
+			return nil, err
+		}
 	}
 	if len(encrypted) == 0 {
 		// Nothing to protect: the table is created as the client wrote it.

@@ -77,6 +77,9 @@ func describe(p *CreatePlan, err error) string {
 		}
 		fmt.Fprintf(&b, "  %d %s %s %s [%s] {%s}%s\n", c.Position, c.Name, c.Type, c.Policy, strings.Join(c.Capabilities, ","), strings.Join(onions, ","), def)
 	}
+	for _, c := range p.Table.Checks {
+		fmt.Fprintf(&b, "  check %s: %s\n", c.Name, c.Expr)
+	}
 	for _, n := range p.Notices {
 		fmt.Fprintf(&b, "  NOTICE %s\n", n)
 	}

@@ -1,0 +1,152 @@
+package rewrite
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+)
+
+// CHECK constraints over encrypted columns cannot be evaluated by the
+// server over ciphertexts. The proxy records them in the catalog (their
+// expression as SQL over the logical columns) and evaluates them itself
+// on every row an INSERT, UPDATE or COPY writes, with the expressions of
+// split execution (Expr): a row is refused when its check is false
+// (NULL passes, as in PostgreSQL). A check may read only encrypted
+// columns of its table: the proxy does not know the values the server
+// gives plain columns (defaults, sequences).
+
+// Check is a recorded CHECK constraint, planned.
+type Check struct {
+	Name string
+	// Expr is the expression; its inputs are Columns.
+	Expr *Expr
+	// Columns are the encrypted columns the expression reads, by input.
+	Columns []*catalog.Column
+}
+
+// PlanCheck plans recorded check c of table t.
+func PlanCheck(c catalog.Check, t *catalog.Table) (*Check, error) {
+	sts, err := Parse("SELECT " + c.Expr)
+	if err != nil || len(sts) != 1 {
+		return nil, fmt.Errorf("rewrite: CHECK %s of table %s: %v", c.Name, t.Name, err)
+	}
+	st := sts[0]
+	targets := st.Tree.Stmt.GetSelectStmt().GetTargetList()
+	if len(targets) != 1 {
+		return nil, fmt.Errorf("rewrite: CHECK %s of table %s is not one expression", c.Name, t.Name)
+	}
+	b := &aggBuilder{inputs: map[string]int{}, st: st}
+	e, err := b.expr(targets[0].GetResTarget().Val)
+	if err != nil {
+		return nil, Refusal("CHECK constraint %s of table %s over encrypted columns: %s", c.Name, t.Name, message(err))
+	}
+	out := &Check{Name: c.Name, Expr: e}
+	for _, n := range b.targets {
+		fields := n.GetResTarget().Val.GetColumnRef().Fields
+		name := fieldName(fields[len(fields)-1])
+		if len(fields) > 2 || len(fields) == 2 && fieldName(fields[0]) != t.Name {
+			return nil, Refusal("CHECK constraint %s of table %s refers to another table", c.Name, t.Name)
+		}
+		col := t.Column(name)
+		switch {
+		case col == nil:
+			return nil, Refusal("CHECK constraint %s of table %s refers to column %s, which it does not have", c.Name, t.Name, name)
+		case col.Policy == catalog.Plain:
+			return nil, Refusal("CHECK constraint %s of table %s reads plain column %s besides encrypted ones: the proxy evaluates it, but it does not know the values the server gives plain columns; split the constraint", c.Name, t.Name, name)
+		}
+		out.Columns = append(out.Columns, col)
+	}
+	return out, nil
+}
+
+// CheckedSalt wraps the salt node of a row an UPDATE or ON CONFLICT DO
+// UPDATE writes: the server raises check violation violated (a text
+// node: NULL for none) of table when it writes the row, as PostgreSQL
+// checks only rows it changes.
+func CheckedSalt(salt, violated *pg_query.Node, table string) *pg_query.Node {
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("check_row")},
+		[]*pg_query.Node{salt, typeCast(violated, "text", false), StringLiteral(table)}, -1)
+}
+
+// message is err's message without its SQLSTATE.
+func message(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return err.Error()
+}
+
+// checkOf records CHECK constraint con (of table, in a CREATE TABLE of
+// version) for the proxy, under its name or the one PostgreSQL would
+// give it; taken are the names given so far.
+func checkOf(con *pg_query.Constraint, table string, version int32, taken []catalog.Check) (catalog.Check, error) {
+	if con.IsNoInherit {
+		return catalog.Check{}, Refusal("CHECK ... NO INHERIT over encrypted columns of %s is not supported", table)
+	}
+	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(con.RawExpr, -1)}}
+	text, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}, version)
+	if err != nil {
+		return catalog.Check{}, fmt.Errorf("rewrite: deparsing a CHECK of %s: %w", table, err)
+	}
+	name := con.Conname
+	if name == "" {
+		var cols []string
+		walkColumnRefs(con.RawExpr.ProtoReflect(), func(c string) {
+			if !slices.Contains(cols, c) {
+				cols = append(cols, c)
+			}
+		})
+		col := ""
+		if len(cols) == 1 {
+			col = cols[0]
+		}
+		name = defaultCheckName(table, col, taken)
+	}
+	return catalog.Check{Name: name, Expr: strings.TrimPrefix(text, "SELECT ")}, nil
+}
+
+// defaultCheckName is the name PostgreSQL gives an unnamed CHECK:
+// table_column_check when it reads one column, table_check otherwise,
+// with a number added until it is free, the names shortened to fit 63
+// bytes.
+func defaultCheckName(table, column string, taken []catalog.Check) string {
+	for n := 0; ; n++ {
+		label := "check"
+		if n > 0 {
+			label += strconv.Itoa(n)
+		}
+		name := objectName(table, column, label)
+		if !slices.ContainsFunc(taken, func(c catalog.Check) bool { return c.Name == name }) {
+			return name
+		}
+	}
+}
+
+// objectName joins name1, name2 (if any) and label with underscores,
+// shortening the longer name first until the result fits 63 bytes, as
+// PostgreSQL's makeObjectName does.
+func objectName(name1, name2, label string) string {
+	overhead := len(label) + 1
+	if name2 != "" {
+		overhead++
+	}
+	for len(name1)+len(name2)+overhead > 63 {
+		if len(name1) >= len(name2) {
+			name1 = name1[:len(name1)-1]
+		} else {
+			name2 = name2[:len(name2)-1]
+		}
+	}
+	if name2 == "" {
+		return name1 + "_" + label
+	}
+	return name1 + "_" + name2 + "_" + label
+}
