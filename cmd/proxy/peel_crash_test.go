@@ -41,14 +41,7 @@ import (
 func TestPeelCrash(t *testing.T) {
 	kills := crashEnvInt(t, "PGONION_PEEL_KILLS", 20)
 	nrows := crashEnvInt(t, "PGONION_PEEL_ROWS", 30000)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("PGONION_PEEL_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("PGONION_PEEL_SEED: %v", err)
-		}
-		seed = v
-	}
+	seed := crashSeed(t, "PGONION_PEEL_SEED")
 	t.Logf("%d kills, %d rows per table, PGONION_PEEL_SEED=%d", kills, nrows, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	began := time.Now()
@@ -131,6 +124,55 @@ func crashMedian(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// crashSeed is the random seed of a crash test: $name, else the time.
+func crashSeed(t *testing.T, name string) uint64 {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return uint64(time.Now().UnixNano())
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return v
+}
+
+// runKilled runs the proxy binary with args in dir, killing it with
+// SIGKILL after delay (0: never). It reports whether the command
+// finished, and its output; a run that fails is an error, but for one
+// refused because a killed run's backend still held the table's rewrite
+// lock (not finished, no error).
+func runKilled(dir string, args []string, delay time.Duration) (bool, string, error) {
+	c := exec.Command(binary, args...)
+	c.Dir = dir
+	var out strings.Builder
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		return false, "", err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+	var timer <-chan time.Time
+	if delay > 0 {
+		timer = time.After(delay)
+	}
+	select {
+	case err := <-exited:
+		if err != nil && strings.Contains(out.String(), "another rewrite") {
+			return false, out.String(), nil
+		}
+		if err != nil {
+			return false, out.String(), fmt.Errorf("%s: %v\n%s", args[0], err, out.String())
+		}
+		return true, out.String(), nil
+	case <-timer:
+		_ = c.Process.Kill()
+		<-exited
+		return false, out.String(), nil
+	}
 }
 
 func crashEnvInt(t *testing.T, name string, def int) int {

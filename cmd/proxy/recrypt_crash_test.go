@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,14 +31,7 @@ import (
 func TestEncryptCrash(t *testing.T) {
 	kills := crashEnvInt(t, "PGONION_RECRYPT_KILLS", 20)
 	nrows := crashEnvInt(t, "PGONION_RECRYPT_ROWS", 20000)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("PGONION_RECRYPT_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("PGONION_RECRYPT_SEED: %v", err)
-		}
-		seed = v
-	}
+	seed := crashSeed(t, "PGONION_RECRYPT_SEED")
 	t.Logf("%d kills, %d rows, PGONION_RECRYPT_SEED=%d", kills, nrows, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	ctx := context.Background()
@@ -187,33 +178,8 @@ func TestEncryptCrash(t *testing.T) {
 	// runFor runs one command, killing it after delay (0: never); it
 	// reports whether the command finished.
 	runFor := func(args []string, delay time.Duration) (bool, error) {
-		c := exec.Command(binary, args...)
-		c.Dir = dir
-		var out strings.Builder
-		c.Stdout, c.Stderr = &out, &out
-		if err := c.Start(); err != nil {
-			return false, err
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- c.Wait() }()
-		var timer <-chan time.Time
-		if delay > 0 {
-			timer = time.After(delay)
-		}
-		select {
-		case err := <-exited:
-			if err != nil && strings.Contains(out.String(), "another rewrite") {
-				return false, nil // the killed run's backend still held the lock
-			}
-			if err != nil {
-				return false, fmt.Errorf("%s: %v\n%s", args[0], err, out.String())
-			}
-			return true, nil
-		case <-timer:
-			_ = c.Process.Kill()
-			<-exited
-			return false, nil
-		}
+		finished, _, err := runKilled(dir, args, delay)
+		return finished, err
 	}
 	// Calibration: one adoption and one decryption to their end.
 	var typical time.Duration

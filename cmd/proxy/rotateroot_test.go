@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,14 +33,7 @@ import (
 func TestRotateRoot(t *testing.T) {
 	kills := crashEnvInt(t, "PGONION_ROOT_KILLS", 20)
 	nrows := crashEnvInt(t, "PGONION_ROOT_ROWS", 300)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("PGONION_ROOT_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("PGONION_ROOT_SEED: %v", err)
-		}
-		seed = v
-	}
+	seed := crashSeed(t, "PGONION_ROOT_SEED")
 	t.Logf("%d kills, %d rows, PGONION_ROOT_SEED=%d", kills, nrows, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	ctx := context.Background()
@@ -185,35 +176,7 @@ func TestRotateRoot(t *testing.T) {
 	same("before", false)
 
 	rotate := []string{"keys", "rotate-root", "--quiet", "--batch-blocks", "2", "--backend", dsn}
-	runFor := func(delay time.Duration) (bool, string, error) {
-		c := exec.Command(binary, rotate...)
-		c.Dir = dir
-		var out strings.Builder
-		c.Stdout, c.Stderr = &out, &out
-		if err := c.Start(); err != nil {
-			return false, "", err
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- c.Wait() }()
-		var timer <-chan time.Time
-		if delay > 0 {
-			timer = time.After(delay)
-		}
-		select {
-		case err := <-exited:
-			if err != nil && strings.Contains(out.String(), "another rewrite") {
-				return false, out.String(), nil // a killed run's backend still held its lock
-			}
-			if err != nil {
-				return false, out.String(), fmt.Errorf("%v\n%s", err, out.String())
-			}
-			return true, out.String(), nil
-		case <-timer:
-			_ = c.Process.Kill()
-			<-exited
-			return false, out.String(), nil
-		}
-	}
+	runFor := func(delay time.Duration) (bool, string, error) { return runKilled(dir, rotate, delay) }
 	// A first rotation to its end gives the time a rotation takes.
 	began := time.Now()
 	_, out, err := runFor(0)
