@@ -284,6 +284,9 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		if err != nil || a.null || e.Like.Const == nil {
 			return nullOf(tBool), err
 		}
+		if k, _ := kindOf(a.t); k != kText {
+			return aval{}, rewrite.Refusal("LIKE over a value of type %s is not supported in a query the proxy computes", a.t)
+		}
 		p, err := ev.pattern(e.Like)
 		if err != nil {
 			return aval{}, err

@@ -15,7 +15,8 @@ import (
 
 // This file evaluates the expressions of split execution
 // (rewrite.AggPlan) on decrypted values, with PostgreSQL's types: integer
-// types (overflow checked), numeric (decimal), text, date, boolean.
+// types (overflow checked), numeric (decimal), text, date, boolean, uuid
+// (compared, grouped and sorted only).
 
 // kind is the type family of a computed value.
 type kind int
@@ -26,10 +27,12 @@ const (
 	kText
 	kDate
 	kBool
+	kUUID
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
-// an integer/day/boolean in i, text in s, numeric in d.
+// an integer/day/boolean in i, text (or a uuid's 16 bytes) in s, numeric
+// in d.
 type aval struct {
 	t    onion.Type
 	null bool
@@ -50,6 +53,8 @@ func kindOf(t onion.Type) (kind, error) {
 		return kDate, nil
 	case onion.Boolean:
 		return kBool, nil
+	case onion.UUID:
+		return kUUID, nil
 	}
 	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
 }
@@ -80,7 +85,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
-	case kText:
+	case kText, kUUID:
 		out.s = string(v.Bytes())
 	case kNumeric:
 		if neg, digits, scale, ok := v.NumericCoefficient(); ok {
@@ -110,6 +115,8 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.BoolValue(a.i != 0), nil
 	case kText:
 		return onion.TextValue(a.s), nil
+	case kUUID:
+		return onion.BytesValue([]byte(a.s)), nil
 	}
 	return a.t.ParseText([]byte(a.d.String()), env)
 }
@@ -269,6 +276,8 @@ func compare(a, b aval) (int, error) {
 		return strings.Compare(x, y), nil
 	case ka == kb && (ka == kDate || ka == kBool):
 		return cmpInt(a.i, b.i), nil
+	case ka == kUUID && kb == kUUID:
+		return strings.Compare(a.s, b.s), nil // uuid_cmp is memcmp
 	}
 	return 0, rewrite.Refusal("comparing %s with %s is not supported in a query the proxy computes", a.t, b.t)
 }
@@ -380,6 +389,8 @@ func (a aval) appendKey(b []byte, env onion.Env) []byte {
 			return append(b, strings.TrimRight(a.s, " ")...)
 		}
 		return append(b, a.s...)
+	case kUUID:
+		return append(append(b, 'u'), a.s...)
 	}
 	return strconv.AppendInt(b, a.i, 10)
 }

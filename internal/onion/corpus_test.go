@@ -55,6 +55,17 @@ var byteaCorpus = []string{
 	"\\x" + strings.Repeat("ab", 5000), "\\x0 ", "\\xa",
 }
 
+var uuidCorpus = []string{
+	"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
+	"a0eebc999c0b4ef8bb6d6bb9bd380a11", "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11", "{a0eebc99-9c0b4ef8-bb6d6bb9-bd380a11}",
+	"00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
+	"", "a0eebc99", " a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11 ",
+	"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a111", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1g",
+	"a0eebc9-99c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99--9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-",
+	"{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}", "{}", "-a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+	"日本語", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a\x00",
+}
+
 var dateCorpus = []string{
 	"2024-02-29", "2023-02-29", "2024-02-30", "2024-13-01", "2024-00-10", "2024-01-00", "2024-01-32",
 	"2024-2-9", "20240229", "240229", "Feb 29, 2024", "February 29 2024", "29 Feb 2024", "Thu Feb 29 2024",

@@ -31,6 +31,8 @@ func eqJoinClass(t Type) int {
 		return 7
 	case Bytea:
 		return 8
+	case UUID:
+		return 9
 	}
 	return 0
 }

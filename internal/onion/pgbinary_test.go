@@ -38,6 +38,8 @@ func malformedBinary(b Base) [][]byte {
 		return [][]byte{{}, []byte("a\x00b"), {0xc3, 0x28}, {0xff}, []byte("abc\xe2\x82"), []byte("日本語日本語  "), []byte("abcdef"), []byte("ab   ")}
 	case Bytea:
 		return [][]byte{{}, {0}, {0xff, 0}, []byte("\\x00")}
+	case UUID:
+		return [][]byte{{}, make([]byte, 15), make([]byte, 16), make([]byte, 17), []byte("0123456789abcdef")}
 	case Numeric:
 		return [][]byte{
 			{}, {0}, be16(0), be16(0, 0), be16(0, 0, 0), be16(0, 0, 0, 0), be16(1, 0, 0, 0), be16(1, 0, 0, 0, 1, 2),

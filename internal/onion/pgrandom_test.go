@@ -42,7 +42,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send",
 	}[b]
 }
 
@@ -154,6 +154,8 @@ func generatorFor(t Type) generator {
 		return genBool
 	case Bytea:
 		return genBytea
+	case UUID:
+		return genUUID
 	}
 	return genDateTime
 }
@@ -261,6 +263,24 @@ func genBool(r *rand.Rand) string {
 		w += pick(r, "x", "e", "s", "1", "n", "f")
 	}
 	return spaces(r) + w + spaces(r)
+}
+
+func genUUID(r *rand.Rand) string {
+	var b strings.Builder
+	if r.IntN(4) == 0 {
+		b.WriteString("{")
+	}
+	n := 32 + r.IntN(3) - 1
+	for i := 0; i < n; i++ {
+		b.WriteString(pick(r, "0", "7", "a", "F", "c", "9"))
+		if i%2 == 1 && r.IntN(5) == 0 {
+			b.WriteString("-")
+		}
+	}
+	if r.IntN(4) == 0 {
+		b.WriteString(pick(r, "}", " ", "g"))
+	}
+	return b.String()
 }
 
 func genBytea(r *rand.Rand) string {

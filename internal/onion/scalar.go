@@ -192,3 +192,56 @@ func badHexDigit(s string) error {
 	_, n := utf8.DecodeRuneInString(s)
 	return pgErr(codeInvalidParameterValue, "invalid hexadecimal digit: \"%s\"", s[:n])
 }
+
+// parseUUIDText is PostgreSQL's uuid_in: 32 hex digits (either case), a
+// hyphen allowed after any even number of them but the last, optionally
+// in braces; nothing else, not even white space.
+func parseUUIDText(s string) (Value, error) {
+	bad := func() (Value, error) {
+		return Value{}, pgErr(codeInvalidTextRep, "invalid input syntax for type uuid: \"%s\"", s)
+	}
+	src := s
+	braces := len(src) > 0 && src[0] == '{'
+	if braces {
+		src = src[1:]
+	}
+	out := make([]byte, 16)
+	for i := range out {
+		if len(src) < 2 {
+			return bad()
+		}
+		hi, ok1 := hexVal(src[0])
+		lo, ok2 := hexVal(src[1])
+		if !ok1 || !ok2 {
+			return bad()
+		}
+		out[i] = hi<<4 | lo
+		src = src[2:]
+		if len(src) > 0 && src[0] == '-' && i%2 == 1 && i < 15 {
+			src = src[1:]
+		}
+	}
+	if braces {
+		if len(src) == 0 || src[0] != '}' {
+			return bad()
+		}
+		src = src[1:]
+	}
+	if src != "" {
+		return bad()
+	}
+	return BytesValue(out), nil
+}
+
+// appendUUIDText appends uuid_out's form of the 16 bytes u: lower-case
+// hex digits grouped 8-4-4-4-12.
+func appendUUIDText(dst []byte, u string) []byte {
+	const hexdigits = "0123456789abcdef"
+	for i := 0; i < len(u); i++ {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, hexdigits[u[i]>>4], hexdigits[u[i]&15])
+	}
+	return dst
+}

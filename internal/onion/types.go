@@ -23,6 +23,7 @@ const (
 	Timestamptz
 	Boolean
 	Bytea
+	UUID
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -125,6 +126,8 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return noMods(Type{Base: Boolean})
 	case "bytea":
 		return noMods(Type{Base: Bytea})
+	case "uuid":
+		return noMods(Type{Base: UUID})
 	case "serial", "serial4", "bigserial", "serial8", "smallserial", "serial2":
 		return Type{}, fmt.Errorf("onion: %s is not supported for encrypted columns: declare the column with its integer type (and a sequence default if needed)", name)
 	}
@@ -180,7 +183,7 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // modifiers).
 func (t Type) Check() error {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -233,6 +236,8 @@ func (t Type) OID() uint32 {
 		return 16
 	case Bytea:
 		return 17
+	case UUID:
+		return 2950
 	}
 	return 0
 }
@@ -266,6 +271,8 @@ func (t Type) Size() int16 {
 		return 8
 	case Boolean:
 		return 1
+	case UUID:
+		return 16
 	}
 	return -1
 }
@@ -305,6 +312,8 @@ func (t Type) baseName() string {
 		return "boolean"
 	case Bytea:
 		return "bytea"
+	case UUID:
+		return "uuid"
 	}
 	return "invalid"
 }
@@ -377,7 +386,7 @@ func (t Type) Capabilities() []Capability {
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}
-	case Bytea:
+	case Bytea, UUID:
 		return []Capability{Eq}
 	}
 	return nil

@@ -82,7 +82,6 @@ func TestTypeFromNamesErrors(t *testing.T) {
 		{"time", "time"},
 		{"interval", "interval"},
 		{"json", "json"},
-		{"uuid", "uuid"},
 		{"timestamp(3)", "timestamp(p)"},
 		{"timestamptz(0)", "timestamp(p)"},
 		{"numeric(1001)", "precision"},

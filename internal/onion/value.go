@@ -251,6 +251,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return t.applyLength(str)
 	case Bytea:
 		return parseByteaText(str)
+	case UUID:
+		return parseUUIDText(str)
 	case Boolean:
 		return parseBool(str)
 	case Date, Timestamp, Timestamptz:
@@ -401,6 +403,11 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 		return t.applyLength(string(b))
 	case Bytea:
 		return BytesValue(b), nil
+	case UUID:
+		if err := binLen(b, 16); err != nil {
+			return Value{}, err
+		}
+		return BytesValue(b), nil
 	case Numeric:
 		return parseNumericBinary(b, t)
 	}
@@ -436,6 +443,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return appendNumericText(dst, v)
 	case Text, Varchar, Char:
 		return append(dst, v.s...)
+	case UUID:
+		return appendUUIDText(dst, v.s)
 	case Bytea:
 		dst = append(dst, '\\', 'x')
 		const hexdigits = "0123456789abcdef"
@@ -469,7 +478,7 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 			return append(dst, 1)
 		}
 		return append(dst, 0)
-	case Text, Varchar, Char, Bytea:
+	case Text, Varchar, Char, Bytea, UUID:
 		return append(dst, v.s...)
 	case Numeric:
 		return appendNumericBinary(dst, v)
@@ -501,6 +510,8 @@ func (t Type) Valid(v Value) bool {
 		return err == nil && w == v
 	case Bytea:
 		return v.kind == kindBytes
+	case UUID:
+		return v.kind == kindBytes && len(v.s) == 16
 	case Numeric:
 		return v.kind == kindNumeric && validNumeric(v, t)
 	}
@@ -531,7 +542,7 @@ func (t Type) EqualityKey(v Value) []byte {
 		return numericKey(v)
 	case Char:
 		return []byte(strings.TrimRight(v.s, " "))
-	case Text, Varchar, Bytea:
+	case Text, Varchar, Bytea, UUID:
 		return []byte(v.s)
 	}
 	return nil
@@ -586,7 +597,7 @@ func (t Type) fromEqualityKey(k []byte) (Value, error) {
 			return Value{}, ErrDecrypt
 		}
 		return v, nil
-	case Text, Varchar, Char, Bytea:
+	case Text, Varchar, Char, Bytea, UUID:
 		v := TextValue(string(k))
 		if t.Base == Char {
 			w, err := t.applyLength(v.s)
@@ -628,7 +639,8 @@ func (t Type) Compare(a, b Value) int {
 		return strings.Compare(strings.TrimRight(a.s, " "), strings.TrimRight(b.s, " "))
 	case Text, Varchar:
 		return strings.Compare(a.s, b.s)
-	case Bytea:
+	case Bytea, UUID:
+		// uuid_cmp is memcmp too.
 		return bytes.Compare([]byte(a.s), []byte(b.s))
 	}
 	switch {

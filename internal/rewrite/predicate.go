@@ -436,9 +436,9 @@ func (q *planner) aggOperand(fc *pg_query.FuncCall, sc *scope, construct string)
 		return nil, err
 	}
 	switch parseBase(c) {
-	case onion.Boolean, onion.Bytea:
+	case onion.Boolean, onion.Bytea, onion.UUID:
 		// PostgreSQL has no MIN or MAX for these types either.
-		typ := map[onion.Base]string{onion.Boolean: "boolean", onion.Bytea: "bytea"}[parseBase(c)]
+		typ := map[onion.Base]string{onion.Boolean: "boolean", onion.Bytea: "bytea", onion.UUID: "uuid"}[parseBase(c)]
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42883", Message: fmt.Sprintf("function %s(%s) does not exist", name, typ),
 			Hint: "No function matches the given name and argument types. You might need to add explicit type casts."}
 	}
