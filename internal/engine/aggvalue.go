@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -15,8 +17,8 @@ import (
 
 // This file evaluates the expressions of split execution
 // (rewrite.AggPlan) on decrypted values, with PostgreSQL's types: integer
-// types (overflow checked), numeric (decimal), text, date, boolean, uuid
-// (compared, grouped and sorted only).
+// types (overflow checked), numeric (decimal), text, date, boolean; uuid
+// and double precision are compared, grouped and sorted only.
 
 // kind is the type family of a computed value.
 type kind int
@@ -28,6 +30,7 @@ const (
 	kDate
 	kBool
 	kUUID
+	kFloat // double precision: IEEE bits in i
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
@@ -55,6 +58,8 @@ func kindOf(t onion.Type) (kind, error) {
 		return kBool, nil
 	case onion.UUID:
 		return kUUID, nil
+	case onion.Float8:
+		return kFloat, nil
 	}
 	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
 }
@@ -81,7 +86,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 	}
 	out := aval{t: t}
 	switch k {
-	case kInt, kDate:
+	case kInt, kDate, kFloat:
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
@@ -117,6 +122,8 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.TextValue(a.s), nil
 	case kUUID:
 		return onion.BytesValue([]byte(a.s)), nil
+	case kFloat:
+		return onion.IntValue(a.i), nil
 	}
 	return a.t.ParseText([]byte(a.d.String()), env)
 }
@@ -136,6 +143,8 @@ func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) 
 		t = tBool
 	case "date":
 		t = tDate
+	case "float8", "double precision":
+		t = onion.Type{Base: onion.Float8}
 	case "", "text", "varchar", "bpchar", "char":
 		if e.ConstType == "" && want != nil {
 			t = *want
@@ -186,6 +195,23 @@ func (a aval) numeric() decimal {
 		return decimalFromInt(a.i)
 	}
 	return a.d
+}
+
+// float8Bits is a non-NULL float8, integer or numeric value as double
+// precision bits, cast as PostgreSQL casts (rounded to nearest).
+func (a aval) float8Bits() int64 {
+	k, _ := kindOf(a.t)
+	switch k {
+	case kFloat:
+		return a.i
+	case kInt:
+		return int64(math.Float64bits(float64(a.i)))
+	}
+	f, err := strconv.ParseFloat(a.d.String(), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		f = math.NaN()
+	}
+	return int64(math.Float64bits(f))
 }
 
 // arith computes a op b (+ - * /).
@@ -278,6 +304,12 @@ func compare(a, b aval) (int, error) {
 		return cmpInt(a.i, b.i), nil
 	case ka == kUUID && kb == kUUID:
 		return strings.Compare(a.s, b.s), nil // uuid_cmp is memcmp
+	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
+		// An integer or numeric operand is cast to double precision,
+		// as PostgreSQL resolves the operator; -0 equals 0, NaN equals
+		// NaN and is above every number.
+		t := onion.Type{Base: onion.Float8}
+		return t.Compare(onion.IntValue(a.float8Bits()), onion.IntValue(b.float8Bits())), nil
 	}
 	return 0, rewrite.Refusal("comparing %s with %s is not supported in a query the proxy computes", a.t, b.t)
 }
@@ -391,6 +423,8 @@ func (a aval) appendKey(b []byte, env onion.Env) []byte {
 		return append(b, a.s...)
 	case kUUID:
 		return append(append(b, 'u'), a.s...)
+	case kFloat:
+		return append(append(b, 'f'), a.t.EqualityKey(onion.IntValue(a.i))...)
 	}
 	return strconv.AppendInt(b, a.i, 10)
 }

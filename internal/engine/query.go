@@ -419,8 +419,10 @@ func typeFamily(name string) string {
 
 func baseFamily(b onion.Base) string {
 	switch b {
-	case onion.SmallInt, onion.Integer, onion.BigInt, onion.Numeric:
+	case onion.SmallInt, onion.Integer, onion.BigInt, onion.Numeric, onion.Float8:
 		return "number"
+	case onion.UUID:
+		return "uuid"
 	case onion.Text, onion.Varchar, onion.Char:
 		return "text"
 	case onion.Date, onion.Timestamp, onion.Timestamptz:

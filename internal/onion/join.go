@@ -33,6 +33,8 @@ func eqJoinClass(t Type) int {
 		return 8
 	case UUID:
 		return 9
+	case Float8:
+		return 10
 	}
 	return 0
 }

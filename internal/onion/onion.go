@@ -658,7 +658,7 @@ func (c *Column) OrdOPE(v Value, r Rounding) ([]byte, error) {
 		if v.kind != kindInt {
 			return nil, errors.New("onion: value of the wrong kind")
 		}
-		x = v.i
+		x = c.ordinal(v)
 		if c.ord32() && (x < math.MinInt32 || x > math.MaxInt32) {
 			return nil, ErrOrdRange
 		}
@@ -696,6 +696,8 @@ func (c *Column) ordinal(v Value) int64 {
 		return scaledInt(v, c.t.Scale).Int64()
 	case Text, Varchar, Char:
 		return textOrdinal(c.t, v.s)
+	case Float8:
+		return float8Ordinal(v.i)
 	}
 	return v.i
 }
@@ -752,6 +754,8 @@ func (c *Column) fromOrdinal(x int64) (Value, error) {
 		}
 	case Boolean:
 		v = Value{kind: kindInt, i: x}
+	case Float8:
+		v = IntValue(float8FromOrdinal(x))
 	default:
 		v = IntValue(x)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,7 +44,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send",
 	}[b]
 }
 
@@ -156,6 +158,8 @@ func generatorFor(t Type) generator {
 		return genBytea
 	case UUID:
 		return genUUID
+	case Float8:
+		return genFloat8
 	}
 	return genDateTime
 }
@@ -263,6 +267,19 @@ func genBool(r *rand.Rand) string {
 		w += pick(r, "x", "e", "s", "1", "n", "f")
 	}
 	return spaces(r) + w + spaces(r)
+}
+
+func genFloat8(r *rand.Rand) string {
+	switch r.IntN(4) {
+	case 0:
+		// Any bits: every magnitude, denormals, NaN payloads.
+		return strconv.FormatFloat(math.Float64frombits(r.Uint64()), 'g', -1, 64)
+	case 1:
+		return strconv.FormatFloat(r.NormFloat64()*math.Pow(10, float64(r.IntN(40)-20)), 'g', 1+r.IntN(17), 64)
+	case 2:
+		return fmt.Sprintf("%d.%d", r.IntN(100000)-50000, r.IntN(1000))
+	}
+	return pick(r, "0", "-0", "1e15", "1e-5", "nan", "-inf", "1e308", "1e-320", "0.1", " 2 ", "1e", "x")
 }
 
 func genUUID(r *rand.Rand) string {

@@ -1,6 +1,11 @@
 package onion
 
 import (
+	"bytes"
+	"errors"
+	"math"
+	"math/big"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -244,4 +249,201 @@ func appendUUIDText(dst []byte, u string) []byte {
 		dst = append(dst, hexdigits[u[i]>>4], hexdigits[u[i]&15])
 	}
 	return dst
+}
+
+// float8 values are their IEEE 754 bits (Value.i), as float8send sends
+// them. PostgreSQL compares them with -0 equal to 0, every NaN equal to
+// every other and above +Infinity: float8Ordinal maps the bits to an
+// int64 that orders and compares that way.
+const canonicalNaN = 0x7ff8000000000000
+
+// float8Ordinal is the order-preserving integer of float8 bits: -0 as 0,
+// every NaN as one value above +Infinity.
+func float8Ordinal(bits int64) int64 {
+	f := math.Float64frombits(uint64(bits))
+	u := uint64(bits)
+	switch {
+	case f != f:
+		u = canonicalNaN
+	case f == 0:
+		u = 0
+	}
+	if u>>63 == 1 {
+		u = ^u
+	} else {
+		u |= 1 << 63
+	}
+	return int64(u ^ 1<<63)
+}
+
+// float8FromOrdinal inverts float8Ordinal (to +0 and the canonical NaN).
+func float8FromOrdinal(x int64) int64 {
+	u := uint64(x) ^ 1<<63
+	if u>>63 == 1 {
+		u &^= 1 << 63
+	} else {
+		u = ^u
+	}
+	return int64(u)
+}
+
+// parseFloat8Text is PostgreSQL's float8in: strtod's syntax after leading
+// white space (decimal with optional exponent, hexadecimal, Infinity, inf
+// and NaN in any case, with a sign), then trailing white space only. A
+// value beyond the range (or a nonzero one that rounds to zero) is out
+// of range.
+func parseFloat8Text(s string) (Value, error) {
+	bad := func() (Value, error) {
+		return Value{}, pgErr(codeInvalidTextRep, "invalid input syntax for type double precision: \"%s\"", s)
+	}
+	t := strings.TrimLeft(s, " \t\n\r\v\f")
+	t = strings.TrimRight(t, " \t\n\r\v\f")
+	if t == "" {
+		return bad()
+	}
+	body, neg := t, false
+	if body[0] == '+' || body[0] == '-' {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	switch strings.ToLower(body) {
+	case "nan":
+		if neg {
+			u := uint64(canonicalNaN)
+			return IntValue(int64(u | 1<<63)), nil // strtod keeps the sign
+		}
+		return IntValue(canonicalNaN), nil
+	case "inf", "infinity":
+		if neg {
+			return IntValue(int64(math.Float64bits(math.Inf(-1)))), nil
+		}
+		return IntValue(int64(math.Float64bits(math.Inf(1)))), nil
+	}
+	hex := len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')
+	nonzero := false
+	if hex {
+		// strtod allows a hexadecimal number without a binary exponent.
+		digits := body[2:]
+		if p := strings.IndexAny(digits, "pP"); p >= 0 {
+			digits = digits[:p]
+		} else {
+			t += "p0"
+		}
+		if !validDigits(digits, func(c byte) bool { _, ok := hexVal(c); return ok }) {
+			return bad()
+		}
+		nonzero = strings.Trim(digits, "0.") != ""
+	} else {
+		mant := body
+		if e := strings.IndexAny(body, "eE"); e >= 0 {
+			mant = body[:e]
+			exp := body[e+1:]
+			if exp != "" && (exp[0] == '+' || exp[0] == '-') {
+				exp = exp[1:]
+			}
+			if exp == "" || strings.Trim(exp, "0123456789") != "" {
+				return bad()
+			}
+		}
+		if !validDigits(mant, func(c byte) bool { return '0' <= c && c <= '9' }) {
+			return bad()
+		}
+		nonzero = strings.Trim(mant, "0.") != ""
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return bad()
+	}
+	if errors.Is(err, strconv.ErrRange) || math.IsInf(f, 0) || f == 0 && nonzero {
+		return Value{}, pgErr(codeNumericOutOfRange, "\"%s\" is out of range for type double precision", s)
+	}
+	return IntValue(int64(math.Float64bits(f))), nil
+}
+
+// validDigits reports whether s is digits with at most one '.', and at
+// least one digit.
+func validDigits(s string, digit func(byte) bool) bool {
+	dots, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '.':
+			dots++
+		case digit(s[i]):
+			n++
+		default:
+			return false
+		}
+	}
+	return dots <= 1 && n > 0
+}
+
+// appendFloat8Text is float8out with extra_float_digits 1 (the default):
+// the shortest decimal that reads back as f, in fixed notation when its
+// decimal exponent is from -4 to 14, else as d.ddde±XX.
+func appendFloat8Text(dst []byte, f float64) []byte {
+	switch {
+	case f != f:
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	}
+	e := shortestFloat8(f)
+	exp, _ := strconv.Atoi(string(e[bytes.IndexByte(e, 'e')+1:]))
+	if exp >= -4 && exp < 15 {
+		// The same digits in fixed notation.
+		digits := bytes.IndexByte(e, 'e') // significant digits
+		if bytes.IndexByte(e, '.') >= 0 {
+			digits--
+		}
+		if math.Signbit(f) {
+			digits--
+		}
+		return strconv.AppendFloat(dst, f, 'f', max(digits-1-exp, 0), 64)
+	}
+	return append(dst, e...)
+}
+
+// shortestFloat8 is f's shortest decimal form (d.ddde±XX) that lies
+// strictly between f's rounding bounds, as PostgreSQL's Ryu does: Go's
+// shortest form may lie on a bound (it reads back as f when f's mantissa
+// is even), and PostgreSQL then prints more digits.
+func shortestFloat8(f float64) []byte {
+	e := strconv.AppendFloat(nil, f, 'e', -1, 64)
+	if f == 0 || strictlyInside(e, f) {
+		return e
+	}
+	digits := bytes.IndexByte(e, 'e') - 1
+	if math.Signbit(f) {
+		digits--
+	}
+	for n := digits; n < 17; n++ {
+		c := strconv.AppendFloat(nil, f, 'e', n, 64)
+		if strictlyInside(c, f) {
+			return c
+		}
+	}
+	return strconv.AppendFloat(nil, f, 'e', 16, 64)
+}
+
+// strictlyInside reports whether decimal d lies strictly between the
+// midpoints of f and its neighbours.
+func strictlyInside(d []byte, f float64) bool {
+	x, ok := new(big.Rat).SetString(string(d))
+	if !ok {
+		return false
+	}
+	fx := new(big.Rat).SetFloat64(f)
+	for _, n := range []float64{math.Nextafter(f, math.Inf(-1)), math.Nextafter(f, math.Inf(1))} {
+		if math.IsInf(n, 0) {
+			continue // the largest finite: no bound beyond
+		}
+		mid := new(big.Rat).Add(fx, new(big.Rat).SetFloat64(n))
+		mid.Quo(mid, big.NewRat(2, 1))
+		if n < f && x.Cmp(mid) <= 0 || n > f && x.Cmp(mid) >= 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -24,6 +24,7 @@ const (
 	Boolean
 	Bytea
 	UUID
+	Float8
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -128,6 +129,14 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return noMods(Type{Base: Bytea})
 	case "uuid":
 		return noMods(Type{Base: UUID})
+	case "float8", "double precision":
+		return noMods(Type{Base: Float8})
+	case "float":
+		// float(p): pg_query gives float4 for p <= 24, float8 above.
+		if len(typmods) == 0 || len(typmods) == 1 && typmods[0] >= 25 && typmods[0] <= 53 {
+			return Type{Base: Float8}, nil
+		}
+		return Type{}, fmt.Errorf("onion: type float(%v) is not supported for encrypted columns; use double precision", typmods)
 	case "serial", "serial4", "bigserial", "serial8", "smallserial", "serial2":
 		return Type{}, fmt.Errorf("onion: %s is not supported for encrypted columns: declare the column with its integer type (and a sequence default if needed)", name)
 	}
@@ -183,7 +192,7 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // modifiers).
 func (t Type) Check() error {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -238,6 +247,8 @@ func (t Type) OID() uint32 {
 		return 17
 	case UUID:
 		return 2950
+	case Float8:
+		return 701
 	}
 	return 0
 }
@@ -267,7 +278,7 @@ func (t Type) Size() int16 {
 		return 2
 	case Integer, Date:
 		return 4
-	case BigInt, Timestamp, Timestamptz:
+	case BigInt, Timestamp, Timestamptz, Float8:
 		return 8
 	case Boolean:
 		return 1
@@ -314,6 +325,8 @@ func (t Type) baseName() string {
 		return "bytea"
 	case UUID:
 		return "uuid"
+	case Float8:
+		return "double precision"
 	}
 	return "invalid"
 }
@@ -382,7 +395,7 @@ func (t Type) Capabilities() []Capability {
 			return []Capability{Eq, Add}
 		}
 		return []Capability{Eq}
-	case Date, Timestamp, Timestamptz, Boolean:
+	case Date, Timestamp, Timestamptz, Boolean, Float8:
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}

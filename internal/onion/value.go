@@ -253,6 +253,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return parseByteaText(str)
 	case UUID:
 		return parseUUIDText(str)
+	case Float8:
+		return parseFloat8Text(str)
 	case Boolean:
 		return parseBool(str)
 	case Date, Timestamp, Timestamptz:
@@ -408,6 +410,11 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 			return Value{}, err
 		}
 		return BytesValue(b), nil
+	case Float8:
+		if err := binLen(b, 8); err != nil {
+			return Value{}, err
+		}
+		return IntValue(int64(binary.BigEndian.Uint64(b))), nil
 	case Numeric:
 		return parseNumericBinary(b, t)
 	}
@@ -445,6 +452,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return append(dst, v.s...)
 	case UUID:
 		return appendUUIDText(dst, v.s)
+	case Float8:
+		return appendFloat8Text(dst, math.Float64frombits(uint64(v.i)))
 	case Bytea:
 		dst = append(dst, '\\', 'x')
 		const hexdigits = "0123456789abcdef"
@@ -471,7 +480,7 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 		return binary.BigEndian.AppendUint16(dst, uint16(v.i))
 	case Integer, Date:
 		return binary.BigEndian.AppendUint32(dst, uint32(v.i))
-	case BigInt, Timestamp, Timestamptz:
+	case BigInt, Timestamp, Timestamptz, Float8:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.i))
 	case Boolean:
 		if v.i != 0 {
@@ -512,6 +521,8 @@ func (t Type) Valid(v Value) bool {
 		return v.kind == kindBytes
 	case UUID:
 		return v.kind == kindBytes && len(v.s) == 16
+	case Float8:
+		return v.kind == kindInt
 	case Numeric:
 		return v.kind == kindNumeric && validNumeric(v, t)
 	}
@@ -544,6 +555,8 @@ func (t Type) EqualityKey(v Value) []byte {
 		return []byte(strings.TrimRight(v.s, " "))
 	case Text, Varchar, Bytea, UUID:
 		return []byte(v.s)
+	case Float8:
+		return binary.BigEndian.AppendUint64(nil, uint64(float8Ordinal(v.i)))
 	}
 	return nil
 }
@@ -557,6 +570,8 @@ func (t Type) equalityLossless() bool {
 		return t.numericConstrained()
 	case Char:
 		return t.Length > 0
+	case Float8:
+		return false // -0 and NaN payloads equal 0 and NaN
 	}
 	return true
 }
@@ -642,6 +657,8 @@ func (t Type) Compare(a, b Value) int {
 	case Bytea, UUID:
 		// uuid_cmp is memcmp too.
 		return bytes.Compare([]byte(a.s), []byte(b.s))
+	case Float8:
+		a.i, b.i = float8Ordinal(a.i), float8Ordinal(b.i)
 	}
 	switch {
 	case a.i < b.i:
