@@ -313,8 +313,11 @@ func (s *session) planAlterForeignKeys(st rewrite.Statement, t *catalog.Table, r
 		if len(cols) == 0 {
 			cols = []string{""}
 		}
+		// From encrypted columns (stored under the default policy) to
+		// encrypted ones, planAlter enforces it on the Eq cells.
+		fromEncrypted := t != nil && len(r.From) == 1 && t.Column(r.From[0]) != nil && t.Column(r.From[0]).Policy != catalog.Plain
 		for _, c := range cols {
-			if plain, known := s.refPlain(r.Table.Schema, r.Table.Name, c); !plain || !known {
+			if plain, known := s.refPlain(r.Table.Schema, r.Table.Name, c); (!plain || !known) && !(fromEncrypted && (known || c == "")) {
 				what := r.Table.Name + "." + c
 				if c == "" {
 					what = "the primary key of " + r.Table.Name
@@ -393,6 +396,20 @@ func (s *session) planKeyOnNewTable(st rewrite.Statement, t *catalog.Table, colu
 // in the same DO block, which refuses if the table has rows (their
 // ciphertexts would have to be decrypted: proxy decrypt does that).
 func (s *session) planPlainForKeys(st rewrite.Statement, t *catalog.Table, p *rewrite.AlterPlan, policy rewrite.PolicyFunc) (*stmtPlan, error) {
+	if pt, err := s.lookup(*p.References); err != nil {
+		return nil, err
+	} else if pt != nil {
+		pk := p.Referenced
+		if len(pk) == 0 {
+			if pk, err = s.primaryKey(pt); err != nil {
+				return nil, err
+			}
+		}
+		if slices.ContainsFunc(pk, func(name string) bool { c := pt.Column(name); return c != nil && c.Policy != catalog.Plain }) {
+			// To encrypted columns: enforced on the Eq cells.
+			return s.planEncryptedForeignKey(st, t, pt, p.PlainForKeys, pk)
+		}
+	}
 	for _, c := range append([]string{}, p.Referenced...) {
 		if plain, known := s.refPlain(p.References.Schema, p.References.Name, c); !plain || !known {
 			return nil, rewrite.Refusal("FOREIGN KEY over encrypted column %s.%s is not supported: it references %s.%s, which is not stored plain", t.Name, p.PlainForKeys[0], p.References.Name, c)

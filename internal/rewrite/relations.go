@@ -74,7 +74,8 @@ func PhysicalColumns(c *catalog.Column) ([]onion.PhysicalColumn, error) {
 // columns (none: its primary key).
 type ForeignRef struct {
 	Table   Relation
-	Columns []string
+	Columns []string // referenced (none: the primary key)
+	From    []string // referencing, of the altered table
 }
 
 // AlterForeignKeys reports whether st is an ALTER TABLE whose only
@@ -98,7 +99,7 @@ func AlterForeignKeys(st Statement) (target Relation, refs []ForeignRef, ok bool
 		c := n.GetAlterTableCmd().GetDef().GetConstraint()
 		if c.GetContype() == pg_query.ConstrType_CONSTR_FOREIGN && c.Pktable != nil {
 			pk[c.Pktable] = true
-			refs = append(refs, ForeignRef{Table: rel(c.Pktable), Columns: stringList(c.PkAttrs)})
+			refs = append(refs, ForeignRef{Table: rel(c.Pktable), Columns: stringList(c.PkAttrs), From: stringList(c.FkAttrs)})
 		}
 	}
 	if len(refs) == 0 {
