@@ -17,8 +17,8 @@ import (
 
 // This file evaluates the expressions of split execution
 // (rewrite.AggPlan) on decrypted values, with PostgreSQL's types: integer
-// types (overflow checked), numeric (decimal), text, date, boolean; uuid
-// and double precision are compared, grouped and sorted only.
+// types (overflow checked), numeric (decimal), text, date, boolean; uuid,
+// double precision and time are compared, grouped and sorted only.
 
 // kind is the type family of a computed value.
 type kind int
@@ -31,6 +31,7 @@ const (
 	kBool
 	kUUID
 	kFloat // double precision: IEEE bits in i
+	kTime  // time: microseconds in i
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
@@ -60,6 +61,8 @@ func kindOf(t onion.Type) (kind, error) {
 		return kUUID, nil
 	case onion.Float8:
 		return kFloat, nil
+	case onion.Time:
+		return kTime, nil
 	}
 	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
 }
@@ -86,7 +89,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 	}
 	out := aval{t: t}
 	switch k {
-	case kInt, kDate, kFloat:
+	case kInt, kDate, kFloat, kTime:
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
@@ -122,7 +125,7 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.TextValue(a.s), nil
 	case kUUID:
 		return onion.BytesValue([]byte(a.s)), nil
-	case kFloat:
+	case kFloat, kTime:
 		return onion.IntValue(a.i), nil
 	}
 	return a.t.ParseText([]byte(a.d.String()), env)
@@ -145,6 +148,8 @@ func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) 
 		t = tDate
 	case "float8", "double precision":
 		t = onion.Type{Base: onion.Float8}
+	case "time":
+		t = onion.Type{Base: onion.Time}
 	case "", "text", "varchar", "bpchar", "char":
 		if e.ConstType == "" && want != nil {
 			t = *want
@@ -300,7 +305,7 @@ func compare(a, b aval) (int, error) {
 			x, y = strings.TrimRight(x, " "), strings.TrimRight(y, " ")
 		}
 		return strings.Compare(x, y), nil
-	case ka == kb && (ka == kDate || ka == kBool):
+	case ka == kb && (ka == kDate || ka == kBool || ka == kTime):
 		return cmpInt(a.i, b.i), nil
 	case ka == kUUID && kb == kUUID:
 		return strings.Compare(a.s, b.s), nil // uuid_cmp is memcmp

@@ -423,6 +423,8 @@ func baseFamily(b onion.Base) string {
 		return "number"
 	case onion.UUID:
 		return "uuid"
+	case onion.Time:
+		return "time"
 	case onion.Text, onion.Varchar, onion.Char:
 		return "text"
 	case onion.Date, onion.Timestamp, onion.Timestamptz:

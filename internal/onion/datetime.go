@@ -1115,3 +1115,95 @@ func appendOffset(dst []byte, east int) []byte {
 	}
 	return dst
 }
+
+// parseTimeText is time_in for the forms this package implements: a time
+// field (hh:mm, hh:mm:ss, hh:mm:ss.fff, mm:ss.fff), an optional AM or PM,
+// or "allballs" (midnight); a time zone of UTC is ignored, as time_in
+// ignores zones. Other forms PostgreSQL accepts (with a date, another
+// zone, run-together digits) are refused, not misread.
+func parseTimeText(s string) (Value, error) {
+	const typ = "time"                    // time_in's messages say so
+	fields, derr := splitDateTime(s, 153) // MAXDATELEN + MAXDATEFIELDS
+	var dt dtDecoder
+	seen := 0
+	for _, f := range fields {
+		if derr != dtOK {
+			break
+		}
+		tmask := 0
+		switch f.typ {
+		case fTime:
+			tmask, derr = dt.decodeTime(f.text)
+		case fString, fSpecial:
+			if f.text == "allballs" {
+				dt.hour, dt.min, dt.sec, dt.fsec = 0, 0, 0, 0
+				tmask = mTime | mTZ
+				break
+			}
+			switch kw, ok := keywords[f.text]; {
+			case !ok:
+				derr = dtRefuse
+			case kw.kind == kwIgnore:
+				continue
+			case kw.kind == kwNow:
+				derr = dtRefuseTime
+			case kw.kind == kwAMPM:
+				dt.mer, tmask = kw.val, mAMPM
+			case kw.kind == kwUTC:
+				tmask = mTZ
+			default:
+				derr = dtRefuse
+			}
+		default:
+			derr = dtRefuse
+		}
+		if derr == dtOK && tmask&seen != 0 {
+			derr = dtBadFormat
+		}
+		seen |= tmask
+	}
+	if derr == dtOK && seen&mTime == 0 {
+		derr = dtBadFormat
+	}
+	if derr == dtOK && dt.mer != 0 {
+		switch {
+		case dt.hour > 12:
+			derr = dtFieldOverflow
+		case dt.mer == 1 && dt.hour == 12:
+			dt.hour = 0
+		case dt.mer == 2 && dt.hour != 12:
+			dt.hour += 12
+		}
+	}
+	if derr == dtOK && timeOverflows(dt.hour, dt.min, dt.sec, dt.fsec) {
+		derr = dtFieldOverflow // checked last, as DecodeTimeOnly does
+	}
+	if derr != dtOK {
+		return Value{}, dateTimeError(derr, s, typ)
+	}
+	return IntValue(((int64(dt.hour)*60+int64(dt.min))*60+int64(dt.sec))*usecsPerSec + dt.fsec), nil
+}
+
+// validTime reports whether us is a time of day: 00:00:00 to 24:00:00.
+func validTime(us int64) bool { return us >= 0 && us <= usecsPerDay }
+
+// appendTime is time_out: hh:mm:ss, then the fraction of a second without
+// trailing zeros.
+func appendTime(dst []byte, us int64) []byte {
+	h, rem := us/(3600*usecsPerSec), us%(3600*usecsPerSec)
+	m, rem := rem/(60*usecsPerSec), rem%(60*usecsPerSec)
+	sec, frac := rem/usecsPerSec, rem%usecsPerSec
+	dst = appendPad(dst, h, 2)
+	dst = append(dst, ':')
+	dst = appendPad(dst, m, 2)
+	dst = append(dst, ':')
+	dst = appendPad(dst, sec, 2)
+	if frac != 0 {
+		f := appendPad(nil, frac, 6)
+		for len(f) > 0 && f[len(f)-1] == '0' {
+			f = f[:len(f)-1]
+		}
+		dst = append(append(dst, '.'), f...)
+	}
+	return dst
+}

@@ -78,7 +78,7 @@ const reservedCompactKey = math.MinInt64
 // (numeric(15,2) = numeric(10,3)), which one integer form cannot.
 func (t Type) compactEq(joined bool) bool {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Date, Timestamp, Timestamptz, Boolean:
+	case SmallInt, Integer, BigInt, Date, Timestamp, Timestamptz, Boolean, Time:
 		return true
 	case Numeric:
 		return !joined && t.numericConstrained() && t.Precision <= 18

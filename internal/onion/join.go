@@ -35,6 +35,8 @@ func eqJoinClass(t Type) int {
 		return 9
 	case Float8:
 		return 10
+	case Time:
+		return 11
 	}
 	return 0
 }

@@ -40,6 +40,8 @@ func malformedBinary(b Base) [][]byte {
 		return [][]byte{{}, {0}, {0xff, 0}, []byte("\\x00")}
 	case UUID:
 		return [][]byte{{}, make([]byte, 15), make([]byte, 16), make([]byte, 17), []byte("0123456789abcdef")}
+	case Time:
+		return [][]byte{{}, make([]byte, 7), make([]byte, 8), be64(-1), be64(86400000000), be64(86400000001), be64(1), be64(math.MaxInt64)}
 	case Float8:
 		return [][]byte{{}, make([]byte, 7), make([]byte, 8), make([]byte, 9), be64(math.MinInt64), be64(-1), be64(0x7ff0000000000001), be64(0x7ff8000000000000),
 			be64(-0x10000000000000), be64(0x7ff0000000000000), be64(1), be64(0x3ff8000000000000)}

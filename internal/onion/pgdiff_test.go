@@ -45,6 +45,7 @@ func diffTypes() []diffType {
 		{sql: "bytea", t: Type{Base: Bytea}, corpus: byteaCorpus},
 		{sql: "uuid", t: Type{Base: UUID}, corpus: uuidCorpus},
 		{sql: "float8", t: Type{Base: Float8}, corpus: float8Corpus},
+		{sql: "time", t: Type{Base: Time}, corpus: timeCorpus},
 		{sql: "date", t: Type{Base: Date}, corpus: dt},
 		{sql: "timestamp", t: Type{Base: Timestamp}, corpus: dt, zones: []string{"UTC", "Europe/Berlin"}},
 		{sql: "timestamptz", t: Type{Base: Timestamptz}, corpus: dt, zones: tzCorpusZones},

@@ -44,7 +44,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Time: "time_send",
 	}[b]
 }
 
@@ -160,6 +160,8 @@ func generatorFor(t Type) generator {
 		return genUUID
 	case Float8:
 		return genFloat8
+	case Time:
+		return genTime
 	}
 	return genDateTime
 }
@@ -267,6 +269,20 @@ func genBool(r *rand.Rand) string {
 		w += pick(r, "x", "e", "s", "1", "n", "f")
 	}
 	return spaces(r) + w + spaces(r)
+}
+
+func genTime(r *rand.Rand) string {
+	s := fmt.Sprintf("%d:%02d", r.IntN(26), r.IntN(62))
+	if r.IntN(3) > 0 {
+		s += fmt.Sprintf(":%02d", r.IntN(62))
+	}
+	if r.IntN(3) == 0 {
+		s += "." + strconv.Itoa(r.IntN(10000000))
+	}
+	if r.IntN(4) == 0 {
+		s += pick(r, " AM", " PM", " am", " UTC", "z", " x", "-08")
+	}
+	return spaces(r) + s + spaces(r)
 }
 
 func genFloat8(r *rand.Rand) string {

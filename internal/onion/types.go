@@ -25,6 +25,7 @@ const (
 	Bytea
 	UUID
 	Float8
+	Time // time without time zone
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -129,6 +130,11 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return noMods(Type{Base: Bytea})
 	case "uuid":
 		return noMods(Type{Base: UUID})
+	case "time", "time without time zone":
+		if len(typmods) != 0 {
+			return Type{}, fmt.Errorf("onion: time(p) is not supported for encrypted columns yet; use time")
+		}
+		return Type{Base: Time}, nil
 	case "float8", "double precision":
 		return noMods(Type{Base: Float8})
 	case "float":
@@ -192,7 +198,7 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // modifiers).
 func (t Type) Check() error {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Time:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -249,6 +255,8 @@ func (t Type) OID() uint32 {
 		return 2950
 	case Float8:
 		return 701
+	case Time:
+		return 1083
 	}
 	return 0
 }
@@ -278,7 +286,7 @@ func (t Type) Size() int16 {
 		return 2
 	case Integer, Date:
 		return 4
-	case BigInt, Timestamp, Timestamptz, Float8:
+	case BigInt, Timestamp, Timestamptz, Float8, Time:
 		return 8
 	case Boolean:
 		return 1
@@ -327,6 +335,8 @@ func (t Type) baseName() string {
 		return "uuid"
 	case Float8:
 		return "double precision"
+	case Time:
+		return "time without time zone"
 	}
 	return "invalid"
 }
@@ -395,7 +405,7 @@ func (t Type) Capabilities() []Capability {
 			return []Capability{Eq, Add}
 		}
 		return []Capability{Eq}
-	case Date, Timestamp, Timestamptz, Boolean, Float8:
+	case Date, Timestamp, Timestamptz, Boolean, Float8, Time:
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}

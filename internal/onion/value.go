@@ -255,6 +255,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return parseUUIDText(str)
 	case Float8:
 		return parseFloat8Text(str)
+	case Time:
+		return parseTimeText(str)
 	case Boolean:
 		return parseBool(str)
 	case Date, Timestamp, Timestamptz:
@@ -415,6 +417,15 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 			return Value{}, err
 		}
 		return IntValue(int64(binary.BigEndian.Uint64(b))), nil
+	case Time:
+		if err := binLen(b, 8); err != nil {
+			return Value{}, err
+		}
+		us := int64(binary.BigEndian.Uint64(b))
+		if !validTime(us) {
+			return Value{}, pgErr(codeDatetimeFieldOverflow, "time out of range")
+		}
+		return IntValue(us), nil
 	case Numeric:
 		return parseNumericBinary(b, t)
 	}
@@ -454,6 +465,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return appendUUIDText(dst, v.s)
 	case Float8:
 		return appendFloat8Text(dst, math.Float64frombits(uint64(v.i)))
+	case Time:
+		return appendTime(dst, v.i)
 	case Bytea:
 		dst = append(dst, '\\', 'x')
 		const hexdigits = "0123456789abcdef"
@@ -480,7 +493,7 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 		return binary.BigEndian.AppendUint16(dst, uint16(v.i))
 	case Integer, Date:
 		return binary.BigEndian.AppendUint32(dst, uint32(v.i))
-	case BigInt, Timestamp, Timestamptz, Float8:
+	case BigInt, Timestamp, Timestamptz, Float8, Time:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.i))
 	case Boolean:
 		if v.i != 0 {
@@ -523,6 +536,8 @@ func (t Type) Valid(v Value) bool {
 		return v.kind == kindBytes && len(v.s) == 16
 	case Float8:
 		return v.kind == kindInt
+	case Time:
+		return v.kind == kindInt && validTime(v.i)
 	case Numeric:
 		return v.kind == kindNumeric && validNumeric(v, t)
 	}
@@ -545,7 +560,7 @@ func (t Type) Valid(v Value) bool {
 // integer and bigint columns have equal keys.
 func (t Type) EqualityKey(v Value) []byte {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Date, Timestamp, Timestamptz:
+	case SmallInt, Integer, BigInt, Date, Timestamp, Timestamptz, Time:
 		return binary.BigEndian.AppendUint64(nil, uint64(v.i))
 	case Boolean:
 		return []byte{byte(v.i)}
@@ -579,7 +594,7 @@ func (t Type) equalityLossless() bool {
 // fromEqualityKey rebuilds the Value of an EqualityKey (for lossless types).
 func (t Type) fromEqualityKey(k []byte) (Value, error) {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Date, Timestamp, Timestamptz:
+	case SmallInt, Integer, BigInt, Date, Timestamp, Timestamptz, Time:
 		if len(k) != 8 {
 			return Value{}, ErrDecrypt
 		}
