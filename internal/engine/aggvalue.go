@@ -18,7 +18,7 @@ import (
 // This file evaluates the expressions of split execution
 // (rewrite.AggPlan) on decrypted values, with PostgreSQL's types: integer
 // types (overflow checked), numeric (decimal), text, date, boolean; uuid,
-// double precision and time are compared, grouped and sorted only.
+// inet, double precision and time are compared, grouped and sorted only.
 
 // kind is the type family of a computed value.
 type kind int
@@ -32,6 +32,7 @@ const (
 	kUUID
 	kFloat // double precision: IEEE bits in i
 	kTime  // time: microseconds in i
+	kInet  // inet: its stored bytes in s
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
@@ -63,6 +64,8 @@ func kindOf(t onion.Type) (kind, error) {
 		return kFloat, nil
 	case onion.Time:
 		return kTime, nil
+	case onion.Inet:
+		return kInet, nil
 	}
 	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
 }
@@ -93,7 +96,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
-	case kText, kUUID:
+	case kText, kUUID, kInet:
 		out.s = string(v.Bytes())
 	case kNumeric:
 		if neg, digits, scale, ok := v.NumericCoefficient(); ok {
@@ -123,7 +126,7 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.BoolValue(a.i != 0), nil
 	case kText:
 		return onion.TextValue(a.s), nil
-	case kUUID:
+	case kUUID, kInet:
 		return onion.BytesValue([]byte(a.s)), nil
 	case kFloat, kTime:
 		return onion.IntValue(a.i), nil
@@ -150,6 +153,8 @@ func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) 
 		t = onion.Type{Base: onion.Float8}
 	case "time":
 		t = onion.Type{Base: onion.Time}
+	case "inet":
+		t = onion.Type{Base: onion.Inet}
 	case "", "text", "varchar", "bpchar", "char":
 		if e.ConstType == "" && want != nil {
 			t = *want
@@ -309,6 +314,8 @@ func compare(a, b aval) (int, error) {
 		return cmpInt(a.i, b.i), nil
 	case ka == kUUID && kb == kUUID:
 		return strings.Compare(a.s, b.s), nil // uuid_cmp is memcmp
+	case ka == kInet && kb == kInet:
+		return a.t.Compare(onion.BytesValue([]byte(a.s)), onion.BytesValue([]byte(b.s))), nil // network_cmp
 	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
 		// An integer or numeric operand is cast to double precision,
 		// as PostgreSQL resolves the operator; -0 equals 0, NaN equals
@@ -428,6 +435,8 @@ func (a aval) appendKey(b []byte, env onion.Env) []byte {
 		return append(b, a.s...)
 	case kUUID:
 		return append(append(b, 'u'), a.s...)
+	case kInet:
+		return append(append(b, 'i'), a.s...)
 	case kFloat:
 		return append(append(b, 'f'), a.t.EqualityKey(onion.IntValue(a.i))...)
 	}

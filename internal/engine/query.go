@@ -425,6 +425,8 @@ func baseFamily(b onion.Base) string {
 		return "uuid"
 	case onion.Time:
 		return "time"
+	case onion.Inet:
+		return "inet"
 	case onion.Text, onion.Varchar, onion.Char:
 		return "text"
 	case onion.Date, onion.Timestamp, onion.Timestamptz:

@@ -37,6 +37,8 @@ func eqJoinClass(t Type) int {
 		return 10
 	case Time:
 		return 11
+	case Inet:
+		return 12
 	}
 	return 0
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Time: "time_send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Time: "time_send", Inet: "inet_send",
 	}[b]
 }
 
@@ -162,6 +163,8 @@ func generatorFor(t Type) generator {
 		return genFloat8
 	case Time:
 		return genTime
+	case Inet:
+		return genInet
 	}
 	return genDateTime
 }
@@ -269,6 +272,42 @@ func genBool(r *rand.Rand) string {
 		w += pick(r, "x", "e", "s", "1", "n", "f")
 	}
 	return spaces(r) + w + spaces(r)
+}
+
+func genInet(r *rand.Rand) string {
+	var s string
+	if r.IntN(2) == 0 {
+		s = fmt.Sprintf("%d.%d.%d.%d", r.IntN(260), r.IntN(256), r.IntN(256), r.IntN(256))
+	} else {
+		groups := make([]string, 8)
+		for i := range groups {
+			switch r.IntN(3) {
+			case 0:
+				groups[i] = "0"
+			case 1:
+				groups[i] = strconv.FormatUint(uint64(r.IntN(0x10000)), 16)
+			default:
+				groups[i] = strconv.FormatUint(uint64(r.IntN(16)), 16)
+			}
+		}
+		if r.IntN(4) == 0 {
+			groups[5], groups[6], groups[7] = "ffff", fmt.Sprintf("%d.%d", r.IntN(256), r.IntN(256)), fmt.Sprintf("%d.%d", r.IntN(256), r.IntN(256))
+			groups = append(groups[:6], groups[6]+"."+groups[7])
+			for i := range 5 {
+				groups[i] = "0"
+			}
+		}
+		s = strings.Join(groups, ":")
+		if r.IntN(2) == 0 {
+			if a, err := netip.ParseAddr(s); err == nil {
+				s = a.String()
+			}
+		}
+	}
+	if r.IntN(3) == 0 {
+		s += "/" + strconv.Itoa(r.IntN(140))
+	}
+	return s
 }
 
 func genTime(r *rand.Rand) string {

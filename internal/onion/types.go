@@ -26,6 +26,7 @@ const (
 	UUID
 	Float8
 	Time // time without time zone
+	Inet
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -130,6 +131,8 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return noMods(Type{Base: Bytea})
 	case "uuid":
 		return noMods(Type{Base: UUID})
+	case "inet":
+		return noMods(Type{Base: Inet})
 	case "time", "time without time zone":
 		if len(typmods) != 0 {
 			return Type{}, fmt.Errorf("onion: time(p) is not supported for encrypted columns yet; use time")
@@ -198,7 +201,7 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // modifiers).
 func (t Type) Check() error {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Time:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Time, Inet:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -257,6 +260,8 @@ func (t Type) OID() uint32 {
 		return 701
 	case Time:
 		return 1083
+	case Inet:
+		return 869
 	}
 	return 0
 }
@@ -337,6 +342,8 @@ func (t Type) baseName() string {
 		return "double precision"
 	case Time:
 		return "time without time zone"
+	case Inet:
+		return "inet"
 	}
 	return "invalid"
 }
@@ -409,7 +416,7 @@ func (t Type) Capabilities() []Capability {
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}
-	case Bytea, UUID:
+	case Bytea, UUID, Inet:
 		return []Capability{Eq}
 	}
 	return nil

@@ -257,6 +257,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return parseFloat8Text(str)
 	case Time:
 		return parseTimeText(str)
+	case Inet:
+		return parseInetText(str)
 	case Boolean:
 		return parseBool(str)
 	case Date, Timestamp, Timestamptz:
@@ -417,6 +419,8 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 			return Value{}, err
 		}
 		return IntValue(int64(binary.BigEndian.Uint64(b))), nil
+	case Inet:
+		return parseInetBinary(b)
 	case Time:
 		if err := binLen(b, 8); err != nil {
 			return Value{}, err
@@ -467,6 +471,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return appendFloat8Text(dst, math.Float64frombits(uint64(v.i)))
 	case Time:
 		return appendTime(dst, v.i)
+	case Inet:
+		return appendInetText(dst, v.s)
 	case Bytea:
 		dst = append(dst, '\\', 'x')
 		const hexdigits = "0123456789abcdef"
@@ -502,6 +508,8 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 		return append(dst, 0)
 	case Text, Varchar, Char, Bytea, UUID:
 		return append(dst, v.s...)
+	case Inet:
+		return appendInetBinary(dst, v.s)
 	case Numeric:
 		return appendNumericBinary(dst, v)
 	}
@@ -538,6 +546,8 @@ func (t Type) Valid(v Value) bool {
 		return v.kind == kindInt
 	case Time:
 		return v.kind == kindInt && validTime(v.i)
+	case Inet:
+		return v.kind == kindBytes && (len(v.s) == 6 && v.s[0] == pgInet4 && v.s[1] <= 32 || len(v.s) == 18 && v.s[0] == pgInet6 && v.s[1] <= 128)
 	case Numeric:
 		return v.kind == kindNumeric && validNumeric(v, t)
 	}
@@ -568,7 +578,7 @@ func (t Type) EqualityKey(v Value) []byte {
 		return numericKey(v)
 	case Char:
 		return []byte(strings.TrimRight(v.s, " "))
-	case Text, Varchar, Bytea, UUID:
+	case Text, Varchar, Bytea, UUID, Inet:
 		return []byte(v.s)
 	case Float8:
 		return binary.BigEndian.AppendUint64(nil, uint64(float8Ordinal(v.i)))
@@ -627,7 +637,7 @@ func (t Type) fromEqualityKey(k []byte) (Value, error) {
 			return Value{}, ErrDecrypt
 		}
 		return v, nil
-	case Text, Varchar, Char, Bytea, UUID:
+	case Text, Varchar, Char, Bytea, UUID, Inet:
 		v := TextValue(string(k))
 		if t.Base == Char {
 			w, err := t.applyLength(v.s)
@@ -674,6 +684,8 @@ func (t Type) Compare(a, b Value) int {
 		return bytes.Compare([]byte(a.s), []byte(b.s))
 	case Float8:
 		a.i, b.i = float8Ordinal(a.i), float8Ordinal(b.i)
+	case Inet:
+		return compareInet(a.s, b.s)
 	}
 	switch {
 	case a.i < b.i:
