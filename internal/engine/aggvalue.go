@@ -18,7 +18,8 @@ import (
 // This file evaluates the expressions of split execution
 // (rewrite.AggPlan) on decrypted values, with PostgreSQL's types: integer
 // types (overflow checked), numeric (decimal), text, date, boolean; uuid,
-// inet, double precision and time are compared, grouped and sorted only.
+// inet, interval, double precision and time are compared, grouped and
+// sorted only.
 
 // kind is the type family of a computed value.
 type kind int
@@ -33,6 +34,7 @@ const (
 	kFloat // double precision: IEEE bits in i
 	kTime  // time: microseconds in i
 	kInet  // inet: its stored bytes in s
+	kIntv  // interval: its stored bytes in s
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
@@ -66,6 +68,8 @@ func kindOf(t onion.Type) (kind, error) {
 		return kTime, nil
 	case onion.Inet:
 		return kInet, nil
+	case onion.Interval:
+		return kIntv, nil
 	}
 	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
 }
@@ -96,7 +100,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
-	case kText, kUUID, kInet:
+	case kText, kUUID, kInet, kIntv:
 		out.s = string(v.Bytes())
 	case kNumeric:
 		if neg, digits, scale, ok := v.NumericCoefficient(); ok {
@@ -126,7 +130,7 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.BoolValue(a.i != 0), nil
 	case kText:
 		return onion.TextValue(a.s), nil
-	case kUUID, kInet:
+	case kUUID, kInet, kIntv:
 		return onion.BytesValue([]byte(a.s)), nil
 	case kFloat, kTime:
 		return onion.IntValue(a.i), nil
@@ -155,6 +159,8 @@ func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) 
 		t = onion.Type{Base: onion.Time}
 	case "inet":
 		t = onion.Type{Base: onion.Inet}
+	case "interval":
+		t = onion.Type{Base: onion.Interval}
 	case "", "text", "varchar", "bpchar", "char":
 		if e.ConstType == "" && want != nil {
 			t = *want
@@ -314,6 +320,8 @@ func compare(a, b aval) (int, error) {
 		return cmpInt(a.i, b.i), nil
 	case ka == kUUID && kb == kUUID:
 		return strings.Compare(a.s, b.s), nil // uuid_cmp is memcmp
+	case ka == kIntv && kb == kIntv:
+		return a.t.Compare(onion.BytesValue([]byte(a.s)), onion.BytesValue([]byte(b.s))), nil // by span
 	case ka == kInet && kb == kInet:
 		return a.t.Compare(onion.BytesValue([]byte(a.s)), onion.BytesValue([]byte(b.s))), nil // network_cmp
 	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
@@ -437,6 +445,8 @@ func (a aval) appendKey(b []byte, env onion.Env) []byte {
 		return append(append(b, 'u'), a.s...)
 	case kInet:
 		return append(append(b, 'i'), a.s...)
+	case kIntv:
+		return append(append(b, 'v'), a.t.EqualityKey(onion.BytesValue([]byte(a.s)))...)
 	case kFloat:
 		return append(append(b, 'f'), a.t.EqualityKey(onion.IntValue(a.i))...)
 	}

@@ -427,6 +427,8 @@ func baseFamily(b onion.Base) string {
 		return "time"
 	case onion.Inet:
 		return "inet"
+	case onion.Interval:
+		return "interval"
 	case onion.Text, onion.Varchar, onion.Char:
 		return "text"
 	case onion.Date, onion.Timestamp, onion.Timestamptz:

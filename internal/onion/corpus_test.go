@@ -81,6 +81,17 @@ var inetCorpus = []string{
 	"0:0:0:0:0:ffff:102:304", "2001:db8:0:0:0:0:0:ffff",
 }
 
+var intervalCorpus = []string{
+	"1 day", "1 days", "2 days 3 hours", "1 day 02:03:04", "-1 days +02:03:04", "1 year 2 mons", "1 year 2 months 3 days", "00:00:00",
+	"0", "5", "-5", "1.5", "1.5 days", "-1.5 days", "1.5 months", "1.5 years", "0.5 mon", "2 weeks", "1.5 weeks", "1 decade", "1 century",
+	"1 millennium", "3 millenniums", "100 microseconds", "100 milliseconds", "1 ms", "1 us", "1 hr", "2 hrs", "3 mins", "4 secs", "1 d",
+	"1 w", "1 y", "1 m", "1 mon -1 days", "1 day -00:00:01", "-00:00:01", "04:05", "04:05:06.789", "-04:05:06", "+04:05:06",
+	"@ 1 day", "1 day ago", "@ 1 day 2 hours ago", "1 day 2 days", "1 hour 02:03:04", "1day", "1 day2 hours", "3 days 1.5 seconds",
+	"1 days 3.000005 seconds", "0 days 0.5 seconds", "12345678 days", "2147483647 days", "2147483648 days", "178956970 years",
+	"9223372036854775807 us", "9223372036854775808 us", "P1D", "P1Y2M3DT4H5M6S", "1-2", "1 2:03:04", "", "x", "1 fortnight",
+	"1.5.5 days", "1. days", ".5 days", "-.5 days", "1 day 25:00:00", "100:00:00", "1 dayz", "1 timezone", "1 qtr",
+}
+
 var uuidCorpus = []string{
 	"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
 	"a0eebc999c0b4ef8bb6d6bb9bd380a11", "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11", "{a0eebc99-9c0b4ef8-bb6d6bb9-bd380a11}",

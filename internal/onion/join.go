@@ -39,6 +39,8 @@ func eqJoinClass(t Type) int {
 		return 11
 	case Inet:
 		return 12
+	case Interval:
+		return 13
 	}
 	return 0
 }

@@ -40,6 +40,8 @@ func malformedBinary(b Base) [][]byte {
 		return [][]byte{{}, {0}, {0xff, 0}, []byte("\\x00")}
 	case UUID:
 		return [][]byte{{}, make([]byte, 15), make([]byte, 16), make([]byte, 17), []byte("0123456789abcdef")}
+	case Interval:
+		return [][]byte{{}, make([]byte, 15), make([]byte, 16), make([]byte, 17), be64(-1), append(be64(1), be64(-1)...)}
 	case Inet:
 		return [][]byte{{}, {2, 32, 0}, {2, 32, 0, 4, 1, 2, 3, 4}, {2, 33, 0, 4, 1, 2, 3, 4}, {2, 24, 1, 4, 1, 2, 3, 4}, {4, 32, 0, 4, 1, 2, 3, 4},
 			{2, 32, 0, 16, 1, 2, 3, 4}, {2, 32, 0, 4, 1, 2, 3}, {2, 32, 0, 4, 1, 2, 3, 4, 5}, append([]byte{3, 64, 0, 16}, make([]byte, 16)...), append([]byte{3, 129, 0, 16}, make([]byte, 16)...)}

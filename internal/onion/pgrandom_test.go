@@ -45,7 +45,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Time: "time_send", Inet: "inet_send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Time: "time_send", Inet: "inet_send", Interval: "interval_send",
 	}[b]
 }
 
@@ -165,6 +165,8 @@ func generatorFor(t Type) generator {
 		return genTime
 	case Inet:
 		return genInet
+	case Interval:
+		return genInterval
 	}
 	return genDateTime
 }
@@ -272,6 +274,25 @@ func genBool(r *rand.Rand) string {
 		w += pick(r, "x", "e", "s", "1", "n", "f")
 	}
 	return spaces(r) + w + spaces(r)
+}
+
+func genInterval(r *rand.Rand) string {
+	var parts []string
+	units := []string{"years", "mons", "days", "hours", "minutes", "seconds", "weeks", "ms", "us", "decades", "day", "mon", "year"}
+	for n := r.IntN(4); n >= 0; n-- {
+		num := strconv.Itoa(r.IntN(1000) - 500)
+		if r.IntN(3) == 0 {
+			num += "." + strconv.Itoa(r.IntN(1000))
+		}
+		parts = append(parts, num+" "+units[r.IntN(len(units))])
+	}
+	if r.IntN(3) == 0 {
+		parts = append(parts, fmt.Sprintf("%s%02d:%02d:%02d", pick(r, "", "-", "+"), r.IntN(30), r.IntN(60), r.IntN(60)))
+	}
+	if r.IntN(5) == 0 {
+		parts = append(parts, "ago")
+	}
+	return strings.Join(parts, " ")
 }
 
 func genInet(r *rand.Rand) string {

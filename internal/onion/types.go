@@ -27,6 +27,7 @@ const (
 	Float8
 	Time // time without time zone
 	Inet
+	Interval
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -133,6 +134,11 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return noMods(Type{Base: UUID})
 	case "inet":
 		return noMods(Type{Base: Inet})
+	case "interval":
+		if len(typmods) != 0 {
+			return Type{}, fmt.Errorf("onion: interval with fields or a precision is not supported for encrypted columns yet; use interval")
+		}
+		return Type{Base: Interval}, nil
 	case "time", "time without time zone":
 		if len(typmods) != 0 {
 			return Type{}, fmt.Errorf("onion: time(p) is not supported for encrypted columns yet; use time")
@@ -201,7 +207,7 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // modifiers).
 func (t Type) Check() error {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Time, Inet:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Time, Inet, Interval:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -262,6 +268,8 @@ func (t Type) OID() uint32 {
 		return 1083
 	case Inet:
 		return 869
+	case Interval:
+		return 1186
 	}
 	return 0
 }
@@ -295,7 +303,7 @@ func (t Type) Size() int16 {
 		return 8
 	case Boolean:
 		return 1
-	case UUID:
+	case UUID, Interval:
 		return 16
 	}
 	return -1
@@ -344,6 +352,8 @@ func (t Type) baseName() string {
 		return "time without time zone"
 	case Inet:
 		return "inet"
+	case Interval:
+		return "interval"
 	}
 	return "invalid"
 }
@@ -416,7 +426,7 @@ func (t Type) Capabilities() []Capability {
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}
-	case Bytea, UUID, Inet:
+	case Bytea, UUID, Inet, Interval:
 		return []Capability{Eq}
 	}
 	return nil

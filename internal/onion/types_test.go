@@ -81,7 +81,7 @@ func TestTypeFromNamesErrors(t *testing.T) {
 		{"float(10)", "float"},
 		{"time(3)", "time(p)"},
 		{"timetz", "timetz"},
-		{"interval", "interval"},
+		{"interval hour", "interval"},
 		{"json", "json"},
 		{"timestamp(3)", "timestamp(p)"},
 		{"timestamptz(0)", "timestamp(p)"},

@@ -259,6 +259,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return parseTimeText(str)
 	case Inet:
 		return parseInetText(str)
+	case Interval:
+		return parseIntervalText(str)
 	case Boolean:
 		return parseBool(str)
 	case Date, Timestamp, Timestamptz:
@@ -421,6 +423,11 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 		return IntValue(int64(binary.BigEndian.Uint64(b))), nil
 	case Inet:
 		return parseInetBinary(b)
+	case Interval:
+		if err := binLen(b, 16); err != nil {
+			return Value{}, err
+		}
+		return BytesValue(b), nil
 	case Time:
 		if err := binLen(b, 8); err != nil {
 			return Value{}, err
@@ -473,6 +480,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return appendTime(dst, v.i)
 	case Inet:
 		return appendInetText(dst, v.s)
+	case Interval:
+		return appendIntervalText(dst, v.s)
 	case Bytea:
 		dst = append(dst, '\\', 'x')
 		const hexdigits = "0123456789abcdef"
@@ -506,7 +515,7 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 			return append(dst, 1)
 		}
 		return append(dst, 0)
-	case Text, Varchar, Char, Bytea, UUID:
+	case Text, Varchar, Char, Bytea, UUID, Interval:
 		return append(dst, v.s...)
 	case Inet:
 		return appendInetBinary(dst, v.s)
@@ -546,6 +555,8 @@ func (t Type) Valid(v Value) bool {
 		return v.kind == kindInt
 	case Time:
 		return v.kind == kindInt && validTime(v.i)
+	case Interval:
+		return v.kind == kindBytes && len(v.s) == 16
 	case Inet:
 		return v.kind == kindBytes && (len(v.s) == 6 && v.s[0] == pgInet4 && v.s[1] <= 32 || len(v.s) == 18 && v.s[0] == pgInet6 && v.s[1] <= 128)
 	case Numeric:
@@ -580,6 +591,8 @@ func (t Type) EqualityKey(v Value) []byte {
 		return []byte(strings.TrimRight(v.s, " "))
 	case Text, Varchar, Bytea, UUID, Inet:
 		return []byte(v.s)
+	case Interval:
+		return intervalKey(v.s)
 	case Float8:
 		return binary.BigEndian.AppendUint64(nil, uint64(float8Ordinal(v.i)))
 	}
@@ -597,6 +610,8 @@ func (t Type) equalityLossless() bool {
 		return t.Length > 0
 	case Float8:
 		return false // -0 and NaN payloads equal 0 and NaN
+	case Interval:
+		return false // '1 day' equals '24:00:00'
 	}
 	return true
 }
@@ -686,6 +701,8 @@ func (t Type) Compare(a, b Value) int {
 		a.i, b.i = float8Ordinal(a.i), float8Ordinal(b.i)
 	case Inet:
 		return compareInet(a.s, b.s)
+	case Interval:
+		return intervalSpan(a.s).Cmp(intervalSpan(b.s))
 	}
 	switch {
 	case a.i < b.i:
