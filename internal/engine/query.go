@@ -429,6 +429,8 @@ func baseFamily(b onion.Base) string {
 		return "inet"
 	case onion.Interval:
 		return "interval"
+	case onion.JSONB:
+		return "jsonb"
 	case onion.Text, onion.Varchar, onion.Char:
 		return "text"
 	case onion.Date, onion.Timestamp, onion.Timestamptz:

@@ -92,6 +92,14 @@ var intervalCorpus = []string{
 	"1.5.5 days", "1. days", ".5 days", "-.5 days", "1 day 25:00:00", "100:00:00", "1 dayz", "1 timezone", "1 qtr",
 }
 
+var jsonbCorpus = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `1`, `-0`, `1.50`, `1e2`, `1E+2`, `-1.5e-3`, `0.1`, `"x"`, `""`, `{"a":1}`, `{"b":1,"a":2}`,
+	`{"aa":1,"b":2}`, `{"a":1,"a":2}`, `{"a":{"c":[1,2,{"d":null}],"b":true}}`, ` [1 , 2 ] `, "\t{\"a\"\n:\r1}", `[1,[2,[3]]]`,
+	`"\u00e9\n\t\"\\\/\b\f\r"`, `"\ud83d\ude00"`, `"é日本"`, `"\u001f"`, `{"\u0041":1}`, `1.0`, `100000000000000000000000`,
+	`{`, `[1,]`, `{"a"}`, `{"a":}`, `01`, `1.`, `.5`, `+1`, `tru`, `truex`, `nul`, `"a`, "\"a\nb\"", `"\x"`, `"\u00"`, `"\u0000"`,
+	`"\ud83d"`, `"\ude00"`, `[1] [2]`, ``, ` `, `NaN`, `Infinity`, `-`, `1e`, `{"a":1,}`, `{"a" 1}`, `[1 2]`, `'a'`,
+}
+
 var uuidCorpus = []string{
 	"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11", "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
 	"a0eebc999c0b4ef8bb6d6bb9bd380a11", "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11", "{a0eebc99-9c0b4ef8-bb6d6bb9-bd380a11}",

@@ -41,6 +41,8 @@ func eqJoinClass(t Type) int {
 		return 12
 	case Interval:
 		return 13
+	case JSONB:
+		return 14
 	}
 	return 0
 }

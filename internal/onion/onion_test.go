@@ -670,7 +670,8 @@ func TestDifferentialCompare(t *testing.T) {
 				eq, lt := string(row[2]) == "t", string(row[3]) == "t"
 				cmp := d.t.Compare(a, b)
 				keq := bytes.Equal(d.t.EqualityKey(a), d.t.EqualityKey(b))
-				if (cmp == 0) != eq || (cmp < 0) != lt || keq != eq {
+				// The proxy never orders jsonb: equality only.
+				if (cmp == 0) != eq || (cmp < 0) != lt && d.t.Base != JSONB || keq != eq {
 					t.Errorf("%q vs %q: server = %v < %v; Compare %d, keys equal %v", lits[i-1], lits[j-1], eq, lt, cmp, keq)
 				}
 			}

@@ -40,6 +40,8 @@ func malformedBinary(b Base) [][]byte {
 		return [][]byte{{}, {0}, {0xff, 0}, []byte("\\x00")}
 	case UUID:
 		return [][]byte{{}, make([]byte, 15), make([]byte, 16), make([]byte, 17), []byte("0123456789abcdef")}
+	case JSONB:
+		return [][]byte{{}, {1}, {2, '1'}, {1, '1'}, append([]byte{1}, `{"b":1,"a":[1.50]}`...), {1, 0xff}, append([]byte{1}, `{`...)}
 	case Interval:
 		return [][]byte{{}, make([]byte, 15), make([]byte, 16), make([]byte, 17), be64(-1), append(be64(1), be64(-1)...)}
 	case Inet:

@@ -48,6 +48,7 @@ func diffTypes() []diffType {
 		{sql: "time", t: Type{Base: Time}, corpus: timeCorpus},
 		{sql: "inet", t: Type{Base: Inet}, corpus: inetCorpus},
 		{sql: "interval", t: Type{Base: Interval}, corpus: intervalCorpus},
+		{sql: "jsonb", t: Type{Base: JSONB}, corpus: jsonbCorpus},
 		{sql: "date", t: Type{Base: Date}, corpus: dt},
 		{sql: "timestamp", t: Type{Base: Timestamp}, corpus: dt, zones: []string{"UTC", "Europe/Berlin"}},
 		{sql: "timestamptz", t: Type{Base: Timestamptz}, corpus: dt, zones: tzCorpusZones},

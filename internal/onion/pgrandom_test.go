@@ -45,7 +45,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Time: "time_send", Inet: "inet_send", Interval: "interval_send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Time: "time_send", Inet: "inet_send", Interval: "interval_send", JSONB: "jsonb_send",
 	}[b]
 }
 
@@ -167,6 +167,8 @@ func generatorFor(t Type) generator {
 		return genInet
 	case Interval:
 		return genInterval
+	case JSONB:
+		return func(r *rand.Rand) string { return genJSON(r, 0) }
 	}
 	return genDateTime
 }
@@ -274,6 +276,28 @@ func genBool(r *rand.Rand) string {
 		w += pick(r, "x", "e", "s", "1", "n", "f")
 	}
 	return spaces(r) + w + spaces(r)
+}
+
+func genJSON(r *rand.Rand, depth int) string {
+	switch k := r.IntN(9); {
+	case k < 2 && depth < 3:
+		var parts []string
+		for n := r.IntN(4); n > 0; n-- {
+			parts = append(parts, pick(r, `"a"`, `"b"`, `"aa"`, `"ab"`, `""`, `"é"`, `"a\\b"`, `"\u0041"`)+pick(r, ":", " : ")+genJSON(r, depth+1))
+		}
+		return "{" + strings.Join(parts, pick(r, ",", ", ")) + "}"
+	case k < 4 && depth < 3:
+		var parts []string
+		for n := r.IntN(4); n > 0; n-- {
+			parts = append(parts, genJSON(r, depth+1))
+		}
+		return "[" + strings.Join(parts, pick(r, ",", " , ")) + "]"
+	case k < 6:
+		return pick(r, "0", "-0", "1.50", "1e2", "-2.5E-3", "123456789012345678901234567890", "0.000", "7", "1e-7", "3.14159")
+	case k < 7:
+		return pick(r, "true", "false", "null")
+	}
+	return pick(r, `"x"`, `""`, `"a\"b"`, `"\u00e9"`, `"tab\t"`, `"日本"`, `"\u001f"`, `"/\/"`)
 }
 
 func genInterval(r *rand.Rand) string {

@@ -28,6 +28,7 @@ const (
 	Time // time without time zone
 	Inet
 	Interval
+	JSONB
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -134,6 +135,8 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return noMods(Type{Base: UUID})
 	case "inet":
 		return noMods(Type{Base: Inet})
+	case "jsonb":
+		return noMods(Type{Base: JSONB})
 	case "interval":
 		if len(typmods) != 0 {
 			return Type{}, fmt.Errorf("onion: interval with fields or a precision is not supported for encrypted columns yet; use interval")
@@ -207,7 +210,7 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // modifiers).
 func (t Type) Check() error {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Time, Inet, Interval:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Time, Inet, Interval, JSONB:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -270,6 +273,8 @@ func (t Type) OID() uint32 {
 		return 869
 	case Interval:
 		return 1186
+	case JSONB:
+		return 3802
 	}
 	return 0
 }
@@ -354,6 +359,8 @@ func (t Type) baseName() string {
 		return "inet"
 	case Interval:
 		return "interval"
+	case JSONB:
+		return "jsonb"
 	}
 	return "invalid"
 }
@@ -426,7 +433,7 @@ func (t Type) Capabilities() []Capability {
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}
-	case Bytea, UUID, Inet, Interval:
+	case Bytea, UUID, Inet, Interval, JSONB:
 		return []Capability{Eq}
 	}
 	return nil

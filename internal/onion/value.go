@@ -261,6 +261,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return parseInetText(str)
 	case Interval:
 		return parseIntervalText(str)
+	case JSONB:
+		return parseJSONBText(str)
 	case Boolean:
 		return parseBool(str)
 	case Date, Timestamp, Timestamptz:
@@ -428,6 +430,17 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 			return Value{}, err
 		}
 		return BytesValue(b), nil
+	case JSONB:
+		if len(b) == 0 {
+			return Value{}, pgErr(codeProtocolViolation, "insufficient data left in message")
+		}
+		if b[0] != 1 {
+			return Value{}, pgErr("XX000", "unsupported jsonb version number %d", b[0])
+		}
+		if err := checkEncoding(b[1:]); err != nil {
+			return Value{}, err
+		}
+		return parseJSONBText(string(b[1:]))
 	case Time:
 		if err := binLen(b, 8); err != nil {
 			return Value{}, err
@@ -482,6 +495,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return appendInetText(dst, v.s)
 	case Interval:
 		return appendIntervalText(dst, v.s)
+	case JSONB:
+		return append(dst, v.s...)
 	case Bytea:
 		dst = append(dst, '\\', 'x')
 		const hexdigits = "0123456789abcdef"
@@ -519,6 +534,8 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 		return append(dst, v.s...)
 	case Inet:
 		return appendInetBinary(dst, v.s)
+	case JSONB:
+		return append(append(dst, 1), v.s...)
 	case Numeric:
 		return appendNumericBinary(dst, v)
 	}
@@ -557,6 +574,8 @@ func (t Type) Valid(v Value) bool {
 		return v.kind == kindInt && validTime(v.i)
 	case Interval:
 		return v.kind == kindBytes && len(v.s) == 16
+	case JSONB:
+		return v.kind == kindBytes && v.s != ""
 	case Inet:
 		return v.kind == kindBytes && (len(v.s) == 6 && v.s[0] == pgInet4 && v.s[1] <= 32 || len(v.s) == 18 && v.s[0] == pgInet6 && v.s[1] <= 128)
 	case Numeric:
@@ -593,6 +612,8 @@ func (t Type) EqualityKey(v Value) []byte {
 		return []byte(v.s)
 	case Interval:
 		return intervalKey(v.s)
+	case JSONB:
+		return jsonbKey(v.s)
 	case Float8:
 		return binary.BigEndian.AppendUint64(nil, uint64(float8Ordinal(v.i)))
 	}
@@ -612,6 +633,8 @@ func (t Type) equalityLossless() bool {
 		return false // -0 and NaN payloads equal 0 and NaN
 	case Interval:
 		return false // '1 day' equals '24:00:00'
+	case JSONB:
+		return false // 1.0 equals 1
 	}
 	return true
 }
@@ -703,6 +726,9 @@ func (t Type) Compare(a, b Value) int {
 		return compareInet(a.s, b.s)
 	case Interval:
 		return intervalSpan(a.s).Cmp(intervalSpan(b.s))
+	case JSONB:
+		// Equality only: the proxy does not order jsonb.
+		return strings.Compare(string(jsonbKey(a.s)), string(jsonbKey(b.s)))
 	}
 	switch {
 	case a.i < b.i:
