@@ -190,7 +190,7 @@ func DefaultPolicy(table, column string) rewrite.ColumnPolicy {
 
 // NewSession is a wire.InterceptorFactory.
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
-	s := &session{e: e, deferFn: info.Defer, exec: info.Exec, lastStatus: 'I'}
+	s := &session{e: e, deferFn: info.Defer, exec: info.Exec, lastStatus: 'I', backendPID: info.BackendPID}
 	s.params.maxHeld = e.maxHeld
 	s.params.set("TimeZone", info.ServerParams["TimeZone"])
 	s.params.set("DateStyle", info.ServerParams["DateStyle"])

@@ -160,9 +160,39 @@ func (s *session) ensureLayers(needs []rewrite.Need) error {
 				Message: fmt.Sprintf("the query needs the %s onion of %s.%s peeled to %s, but this session has a write to the table in flight", n.Kind, n.Table.Name, n.Column.Name, n.Layer),
 				Hint:    "Send the query on its own (not in one query string or pipeline with writes to the table) once, so the proxy can adjust the onion."}
 		}
+		if err := s.peelConflict(n); err != nil {
+			return err
+		}
 		if err := s.e.peel(context.Background(), n); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// peelConflict refuses at once a peel that would wait for a lock this
+// session's own open transaction holds on the table (a write to it): the
+// peel's transaction could not get it before the client's commits, and
+// would only time out (peelLockTimeout).
+func (s *session) peelConflict(n rewrite.Need) error {
+	s.mu.Lock()
+	inTx := s.lastStatus == 'T'
+	s.mu.Unlock()
+	if s.backendPID == 0 || !inTx {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	var held bool
+	rel := quoteIdent(n.Table.Schema) + "." + quoteIdent(n.Table.Physical)
+	// The modes that conflict with the peel's SHARE ROW EXCLUSIVE.
+	err := s.e.work.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND granted AND relation = to_regclass($2)
+		AND mode IN ('RowExclusiveLock', 'ShareUpdateExclusiveLock', 'ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'))`,
+		int64(s.backendPID), rel).Scan(&held)
+	if err != nil || !held {
+		return nil // the peel finds out itself
+	}
+	return &pgconn.PgError{Severity: "ERROR", Code: "55P03",
+		Message: fmt.Sprintf("the query needs the %s onion of %s.%s peeled to %s, but this session's open transaction holds a lock on the table (it wrote to it)", n.Kind, n.Table.Name, n.Column.Name, n.Layer),
+		Hint:    "End the transaction (commit or roll back) first, or run a query needing the peel once before writing in a transaction (a column is peeled once)."}
 }

@@ -41,10 +41,12 @@ type session struct {
 	// any session of this proxy, is planned with the committed DDL.
 	mu          sync.Mutex
 	txCat       *catalog.Snapshot
-	ddlInFlight int     // DDL planned but not yet answered by the server
-	lastStatus  byte    // of the last ReadyForQuery
-	intents     []int64 // this session's intents (lease.go), dropped when txCat settles
-	txGen       uint64  // counts changes of txCat (PlanEpoch)
+	ddlInFlight int  // DDL planned but not yet answered by the server
+	lastStatus  byte // of the last ReadyForQuery
+	// backendPID is the session's server backend (wire.SessionInfo).
+	backendPID uint32
+	intents    []int64 // this session's intents (lease.go), dropped when txCat settles
+	txGen      uint64  // counts changes of txCat (PlanEpoch)
 
 	// writing counts, per table, this session's writes holding the
 	// table's write gate (holdWrites); guarded by mu.

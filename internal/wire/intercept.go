@@ -64,6 +64,9 @@ type SessionInfo struct {
 	Database        string            // database the client asked for
 	ApplicationName string            // application_name startup parameter
 	ServerParams    map[string]string // ParameterStatus values of the backend
+	// BackendPID is the process ID of the session's server backend
+	// (pg_locks.pid of its locks).
+	BackendPID uint32
 
 	// Defer arranges for f to run once the server has answered the
 	// statement being rewritten: at the ReadyForQuery that answers the
