@@ -692,17 +692,27 @@ func (a *ddlAlter) addConstraint(n *pg_query.Node, cmd *pg_query.AlterTableCmd, 
 		return nil
 	}
 	if c.Contype == pg_query.ConstrType_CONSTR_FOREIGN && c.Pktable != nil && a.plainFK == nil {
-		fk := stringList(c.FkAttrs)
+		fk, pk := stringList(c.FkAttrs), stringList(c.PkAttrs)
+		self := c.Pktable.Relname == a.nt.Name && (c.Pktable.Schemaname == "" || c.Pktable.Schemaname == a.nt.Schema)
 		undeclared := true
+		var from []string
 		for _, r := range refs {
-			undeclared = undeclared && slices.Contains(fk, r) && !a.policy(a.nt.Schema+"."+a.nt.Name, r).Declared
+			switch {
+			case slices.Contains(fk, r):
+				undeclared = undeclared && !a.policy(a.nt.Schema+"."+a.nt.Name, r).Declared
+				from = append(from, r)
+			case self && slices.Contains(pk, r):
+				// The referenced column of a key to this same table.
+			default:
+				undeclared = false
+			}
 		}
-		if undeclared {
+		if undeclared && len(from) > 0 {
 			rel := Relation{Schema: c.Pktable.Schemaname, Name: c.Pktable.Relname}
 			if rel.Schema == "" {
 				rel.Schema = a.nt.Schema
 			}
-			a.plainFK, a.fkTable, a.fkColumns = refs, &rel, stringList(c.PkAttrs)
+			a.plainFK, a.fkTable, a.fkColumns = from, &rel, pk
 			return nil
 		}
 	}
