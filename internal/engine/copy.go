@@ -44,7 +44,9 @@ func (s *session) planCopy(st rewrite.Statement, t *catalog.Table, ext *extended
 		// Taken before the COPY reaches the server: once it runs, it holds
 		// a table lock a peel waits for, and its rows are encrypted as
 		// they stream.
-		s.holdWrites(t)
+		if err := s.holdWrites(t); err != nil {
+			return refusedCopy{err}
+		}
 		return &copyEncrypter{cc: cc, params: &s.params}
 	}
 	sp := &stmtPlan{sql: p.SQL}
@@ -279,3 +281,10 @@ func withCopyContext(err error, table string, line int64, column string) error {
 	}
 	return err
 }
+
+// refusedCopy fails a COPY FROM before any row reaches the server.
+type refusedCopy struct{ err error }
+
+func (r refusedCopy) CopyInResponse(*pgproto3.CopyInResponse) error { return r.err }
+func (r refusedCopy) Data([]byte, []byte) ([]byte, error)           { return nil, r.err }
+func (r refusedCopy) Done([]byte) ([]byte, error)                   { return nil, r.err }

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -23,27 +25,58 @@ import (
 // writers of a session that already holds the gate: that session's
 // earlier statement keeps the peel waiting anyway, and blocking the later
 // one would deadlock a pipelining client.
+//
+// A peel run in a client's transaction (peelInTx) holds the gate until
+// that transaction ends, as owner: the owner's own writes pass (they are
+// encrypted at the layers its transaction sees), and other sessions'
+// writes wait at most peelLockTimeout, since the owner's transaction may
+// in turn wait for theirs on the server, where no deadlock detector sees
+// the gate.
 type writeGate struct {
 	mu      sync.Mutex
 	shared  int           // writes holding the gate
 	peel    chan struct{} // non-nil while a peel holds or waits for the gate; closed when it is done
 	drained chan struct{} // closed when shared drops to 0 while a peel waits
+	owner   *session      // the session whose transaction holds the gate (peelInTx), else nil
 }
 
-// lockShared takes the gate for a write, waiting for a peel in progress;
-// reentrant skips waiting for a peel that has not started.
-func (g *writeGate) lockShared(reentrant bool) {
+// errGateOwned is lockShared's error when a transaction's peel held the
+// gate for longer than a write waits.
+var errGateOwned = errors.New("the table is being peeled by another session's open transaction")
+
+// lockShared takes the gate for session s's write, waiting for a peel in
+// progress; reentrant skips waiting for a peel that has not started.
+func (g *writeGate) lockShared(s *session, reentrant bool) error {
+	var deadline <-chan time.Time
 	for {
 		g.mu.Lock()
-		if g.peel == nil || (reentrant && g.drained != nil) {
+		if g.peel == nil || (reentrant && g.drained != nil) || (s != nil && g.owner == s) {
 			g.shared++
 			g.mu.Unlock()
-			return
+			return nil
 		}
-		ch := g.peel
+		ch, owned := g.peel, g.owner != nil
 		g.mu.Unlock()
-		<-ch
+		if !owned {
+			<-ch
+			continue
+		}
+		if deadline == nil {
+			deadline = time.After(peelLockTimeout)
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return errGateOwned
+		}
 	}
+}
+
+// ownedBy reports whether session s's transaction holds the gate.
+func (g *writeGate) ownedBy(s *session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.owner != nil && g.owner == s
 }
 
 func (g *writeGate) unlockShared() {
@@ -57,8 +90,9 @@ func (g *writeGate) unlockShared() {
 }
 
 // lock takes the gate for a peel: it waits for other peels of the table
-// in this proxy and for the writes in flight, until ctx ends.
-func (g *writeGate) lock(ctx context.Context) error {
+// in this proxy and for the writes in flight, until ctx ends. owner is
+// the session whose transaction the peel runs in, or nil.
+func (g *writeGate) lock(ctx context.Context, owner *session) error {
 	for {
 		g.mu.Lock()
 		if g.peel == nil {
@@ -73,6 +107,7 @@ func (g *writeGate) lock(ctx context.Context) error {
 		}
 	}
 	g.peel = make(chan struct{})
+	g.owner = owner
 	if g.shared == 0 {
 		g.mu.Unlock()
 		return nil
@@ -97,7 +132,7 @@ func (g *writeGate) lock(ctx context.Context) error {
 func (g *writeGate) unlock() {
 	g.mu.Lock()
 	close(g.peel)
-	g.peel = nil
+	g.peel, g.owner = nil, nil
 	g.mu.Unlock()
 }
 
@@ -119,12 +154,17 @@ func (e *Engine) gate(id catalog.ID) *writeGate {
 // holdWrites takes table t's write gate for the statement being planned or
 // bound, until the server has answered it. It must be called before the
 // statement's values are encrypted (encryption reads the layers then).
-func (s *session) holdWrites(t *catalog.Table) {
+func (s *session) holdWrites(t *catalog.Table) error {
 	g := s.e.gate(t.ID)
 	s.mu.Lock()
 	held := s.writing[t.ID] > 0
 	s.mu.Unlock()
-	g.lockShared(held)
+	if err := g.lockShared(s, held); err != nil {
+		return &pgconn.PgError{Severity: "ERROR", Code: "55P03",
+			Message: fmt.Sprintf("could not write to table %s: %v", t.Name, err),
+			Detail:  fmt.Sprintf("That transaction needed an onion of the table peeled after writing to it; writes through this proxy wait for it to end, for at most %s.", peelLockTimeout),
+			Hint:    "Retry the statement, or keep transactions that first query encrypted columns short."}
+	}
 	s.mu.Lock()
 	if s.writing == nil {
 		s.writing = map[catalog.ID]int{}
@@ -139,16 +179,17 @@ func (s *session) holdWrites(t *catalog.Table) {
 	}
 	if s.deferFn == nil {
 		release() // no wire session (tests planning directly)
-		return
+		return nil
 	}
 	s.deferFn(release)
+	return nil
 }
 
 // ensureLayers peels every onion the statement needs that is not yet at
 // the needed layer.
 func (s *session) ensureLayers(needs []rewrite.Need) error {
 	for _, n := range needs {
-		if live := s.e.cat.snapshot().ColumnByID(n.Column.ID); live != nil && live.Onions[string(n.Kind)] == string(n.Layer) {
+		if s.hasLayer(n) {
 			continue
 		}
 		s.mu.Lock()
@@ -160,6 +201,13 @@ func (s *session) ensureLayers(needs []rewrite.Need) error {
 				Message: fmt.Sprintf("the query needs the %s onion of %s.%s peeled to %s, but this session has a write to the table in flight", n.Kind, n.Table.Name, n.Column.Name, n.Layer),
 				Hint:    "Send the query on its own (not in one query string or pipeline with writes to the table) once, so the proxy can adjust the onion."}
 		}
+		inTx, err := s.peelsInTx(n)
+		if err != nil {
+			return err
+		}
+		if inTx {
+			return s.peelInTx(n)
+		}
 		if err := s.peelConflict(n); err != nil {
 			return err
 		}
@@ -168,6 +216,19 @@ func (s *session) ensureLayers(needs []rewrite.Need) error {
 		}
 	}
 	return nil
+}
+
+// hasLayer reports whether n's onion is at the layer n needs, in the
+// shared catalog or in this session's open transaction (peelInTx).
+func (s *session) hasLayer(n rewrite.Need) bool {
+	at := func(c *catalog.Column) bool { return c != nil && c.Onions[string(n.Kind)] == string(n.Layer) }
+	if at(s.e.cat.snapshot().ColumnByID(n.Column.ID)) {
+		return true
+	}
+	s.mu.Lock()
+	tc := s.txCat
+	s.mu.Unlock()
+	return tc != nil && at(tc.ColumnByID(n.Column.ID))
 }
 
 // peelConflict refuses at once a peel that would wait for a lock this

@@ -171,7 +171,9 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 		return nil, err
 	}
 	if len(p.holes) > 0 {
-		s.holdWrites(p.table)
+		if err := s.holdWrites(p.table); err != nil {
+			return nil, err
+		}
 	}
 	if len(p.marks) > 0 {
 		change, err := s.markIncrements(p.table, p.marks)
@@ -508,7 +510,9 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			return err
 		}
 		if len(p.holes) > 0 {
-			s.holdWrites(p.table)
+			if err := s.holdWrites(p.table); err != nil {
+				return err
+			}
 		}
 		salts := make([][]byte, p.salts)
 		for r := range salts {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -65,7 +66,7 @@ func (e *Engine) peel(ctx context.Context, n rewrite.Need) error {
 	// ones in flight are answered first (see writeGate).
 	g := e.gate(n.Table.ID)
 	gctx, cancel := context.WithTimeout(ctx, peelLockTimeout)
-	err := g.lock(gctx)
+	err := g.lock(gctx, nil)
 	cancel()
 	if err != nil {
 		return &pgconn.PgError{Severity: "ERROR", Code: "55P03",
@@ -156,37 +157,30 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 	default:
 		return 0, false, fmt.Errorf("the %s onion is at layer %q", n.Kind, c.Onions[string(n.Kind)])
 	}
-	x, err := e.encrypted(t.Name, c)
-	if err != nil {
-		return 0, false, err
-	}
-	key, err := x.oc.PeelKey(n.Kind)
+	ps, err := e.peelStatements(t, c, n.Kind)
 	if err != nil {
 		return 0, false, err
 	}
 	if _, err := tx.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pgcrypto"); err != nil {
 		return 0, false, fmt.Errorf("peeling needs the pgcrypto extension: %w", err)
 	}
-	table := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
-	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+	if _, err := tx.Exec(ctx, ps.lock); err != nil {
 		return 0, false, err
 	}
-	suffix := "_eq"
-	if n.Kind == onion.KindOrd {
-		suffix = "_ord"
-	}
-	cell := quoteIdent(c.Name + "_" + suffix)
-	salt := "coalesce(" + quoteIdent(rewrite.SaltOverrideColumn(c.Name)) + ", " + quoteIdent(rewrite.SaltColumn) + ")"
-	expr, err := x.oc.PeelExpr(n.Kind, cell, salt, "$1::bytea")
+	tag, err := tx.Exec(ctx, ps.update, ps.key)
 	if err != nil {
 		return 0, false, err
 	}
-	tag, err := tx.Exec(ctx, fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s IS NOT NULL", table, cell, expr, cell), key)
+	cells, err := tx.Query(ctx, ps.sample)
 	if err != nil {
 		return 0, false, err
 	}
-	if err := checkPeeled(ctx, tx, x.oc, n.Kind, table, cell); err != nil {
-		return 0, false, fmt.Errorf("peeling %s of %s.%s: %w", n.Kind, t.Name, c.Name, err)
+	sample, err := pgx.CollectRows(cells, pgx.RowTo[string])
+	if err != nil {
+		return 0, false, err
+	}
+	if err := ps.check(sample); err != nil {
+		return 0, false, err
 	}
 	updated := t.Clone()
 	for i := range updated.Columns {
@@ -203,25 +197,66 @@ func (e *Engine) peelIn(ctx context.Context, conn *pgx.Conn, n rewrite.Need) (ro
 	return tag.RowsAffected(), true, nil
 }
 
-// checkPeeled decrypts a sample of the cells a peel just wrote, in its
-// transaction: a peel without padding (FormatCompact) cannot fail on the
-// server with a wrong key, so the proxy checks before committing.
-func checkPeeled(ctx context.Context, tx pgx.Tx, oc *onion.Column, k onion.Kind, table, cell string) error {
+// peelSQL is what peeling one onion of a column runs, in this order, in
+// a transaction holding the table's onion lock (lockTableCatalog).
+type peelSQL struct {
+	lock   string // LOCK TABLE: readers go on, writers wait
+	update string // strips the RND layer of every cell; key is its $1
+	key    []byte
+	sample string // up to 16 peeled cells, hex-encoded, for check
+	what   string // "the eq onion of t.c", for errors
+	oc     *onion.Column
+	kind   onion.Kind
+}
+
+// peelStatements returns the statements that peel onion k of column c
+// of table t (as the catalog has them in the peel's transaction).
+func (e *Engine) peelStatements(t *catalog.Table, c *catalog.Column, k onion.Kind) (*peelSQL, error) {
+	x, err := e.encrypted(t.Name, c)
+	if err != nil {
+		return nil, err
+	}
+	key, err := x.oc.PeelKey(k)
+	if err != nil {
+		return nil, err
+	}
+	table := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
+	suffix := "_eq"
+	if k == onion.KindOrd {
+		suffix = "_ord"
+	}
+	cell := quoteIdent(c.Name + "_" + suffix)
+	salt := "coalesce(" + quoteIdent(rewrite.SaltOverrideColumn(c.Name)) + ", " + quoteIdent(rewrite.SaltColumn) + ")"
+	expr, err := x.oc.PeelExpr(k, cell, salt, "$1::bytea")
+	if err != nil {
+		return nil, err
+	}
 	read := cell
-	if oc.CellSQLType(k) == "uuid" {
+	if x.oc.CellSQLType(k) == "uuid" {
 		read = "uuid_send(" + cell + ")"
 	}
-	rows, err := tx.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL LIMIT 16", read, table, cell))
-	if err != nil {
-		return err
-	}
-	cells, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-	if err != nil {
-		return err
-	}
-	for _, c := range cells {
-		if err := oc.CheckPeeled(k, c); err != nil {
-			return errors.New("the peeled cells do not decrypt (wrong key or corrupt data); nothing was changed")
+	return &peelSQL{
+		lock:   "LOCK TABLE " + table + " IN SHARE ROW EXCLUSIVE MODE",
+		update: fmt.Sprintf("UPDATE %s SET %s = %s WHERE %s IS NOT NULL", table, cell, expr, cell),
+		key:    key,
+		sample: fmt.Sprintf("SELECT encode(%s, 'hex') FROM %s WHERE %s IS NOT NULL LIMIT 16", read, table, cell),
+		what:   fmt.Sprintf("%s of %s.%s", k, t.Name, c.Name),
+		oc:     x.oc,
+		kind:   k,
+	}, nil
+}
+
+// check decrypts the sample of cells the peel just wrote, before its
+// transaction commits: a peel without padding (FormatCompact) cannot fail
+// on the server with a wrong key, so the proxy checks.
+func (ps *peelSQL) check(sample []string) error {
+	for _, h := range sample {
+		c, err := hex.DecodeString(h)
+		if err == nil {
+			err = ps.oc.CheckPeeled(ps.kind, c)
+		}
+		if err != nil {
+			return fmt.Errorf("peeling %s: the peeled cells do not decrypt (wrong key or corrupt data); nothing was changed", ps.what)
 		}
 	}
 	return nil

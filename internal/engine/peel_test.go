@@ -446,9 +446,10 @@ func asPgError(err error, pe **pgconn.PgError) bool {
 }
 
 // TestPeelLockedByOwnTransaction: a transaction that wrote to the table
-// holds a lock the peel needs, so a query needing a peel in it cannot
-// wait for it (it would wait for itself): it fails with 55P03 and a hint
-// at once (the proxy sees the session's lock in pg_locks) instead of
+// holds a lock the peel needs. In the extended protocol the proxy cannot
+// run the peel in that transaction (it runs statements ahead only of a
+// simple-protocol query), so the query fails with 55P03 and a hint at
+// once (the proxy sees the session's lock in pg_locks) instead of
 // waiting out the peel's lock timeout (10 s), and aborts the transaction
 // (as any error does); once the transaction ends, the query works.
 func TestPeelLockedByOwnTransaction(t *testing.T) {
@@ -456,56 +457,167 @@ func TestPeelLockedByOwnTransaction(t *testing.T) {
 	db := newEncDB(t)
 	p := startProxy(t, db, peelPolicy)
 	direct := peelLoad(t, db, p.connect(t, pgx.QueryExecModeSimpleProtocol), 300)
+	enc := p.connect(t, pgx.QueryExecModeCacheStatement)
+	peels := p.eng.Peels()
+	q := "SELECT id FROM items WHERE name = $1"
+	mustExec(t, enc, "BEGIN")
+	mustExec(t, enc, "INSERT INTO items VALUES ($1, $2, $3, $4, $3)", 1000, "name-003", time.Date(2020, 1, 4, 0, 0, 0, 0, time.UTC), "s")
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	start := time.Now()
+	_, err := peelIDs(qctx, enc, q, "name-003")
+	took := time.Since(start)
+	cancel()
+	var pe *pgconn.PgError
+	if !asPgError(err, &pe) || pe.Code != "55P03" || !strings.Contains(pe.Hint, "commit") {
+		t.Fatalf("%s in a transaction that wrote to the table: %v (after %v), want SQLSTATE 55P03 with a hint", q, err, took)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("the refusal took %v, not at once", took)
+	}
+	t.Logf("refused after %v: %s (hint: %s)", took.Round(time.Millisecond), pe.Message, pe.Hint)
+	if p.eng.Peels() != peels {
+		t.Fatal("peeled although refused")
+	}
+	if l := peelLayer(t, direct, "items", "name", "eq"); l != "rnd" {
+		t.Fatalf("Eq onion of name at %q after the refusal", l)
+	}
+	if _, err := enc.Exec(ctx, "SELECT 1"); pgCode(err) != "25P02" {
+		t.Fatalf("statement after the refusal: %v, want 25P02 (transaction aborted)", err)
+	}
+	mustExec(t, enc, "ROLLBACK")
+	var n int
+	if err := direct.QueryRow(ctx, "SELECT count(*) FROM items WHERE id = 1000").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the aborted transaction's row: %d %v", n, err)
+	}
+	peelSame(t, enc, direct, q, "name-003")
+	if p.eng.Peels() != peels+1 || peelLayer(t, direct, "items", "name", "eq") != "det" {
+		t.Fatalf("after ROLLBACK: %d peels, Eq onion of name at %q", p.eng.Peels()-peels, peelLayer(t, direct, "items", "name", "eq"))
+	}
+}
+
+// TestPeelInOwnTransaction: in the simple protocol a query needing a peel
+// inside a transaction that wrote to the table (every ORM test and
+// request runs in one) peels in that transaction. The query sees the
+// transaction's own rows; the peel commits or rolls back with the
+// transaction; until then other sessions see the old layer, and their
+// writes through the proxy wait, then are stored at the layer the
+// transaction left. A REPEATABLE READ transaction peels in itself too
+// (a peel committed after its snapshot would be invisible to it).
+func TestPeelInOwnTransaction(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, peelPolicy)
+	direct := peelLoad(t, db, p.connect(t, pgx.QueryExecModeSimpleProtocol), 300)
+	day := func(i int) time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i) }
+	insert := func(conn *pgx.Conn, id int, name string, d time.Time) error {
+		_, err := conn.Exec(ctx, "INSERT INTO items VALUES ($1, $2, $3, $4, $3)", id, name, d, "s")
+		return err
+	}
 	for _, tc := range []struct {
-		mode  pgx.QueryExecMode
-		end   string
-		col   string
-		value any
+		end, col string
+		value    any
 	}{
-		{pgx.QueryExecModeCacheStatement, "ROLLBACK", "name", "name-003"},
-		{pgx.QueryExecModeSimpleProtocol, "COMMIT", "day", time.Date(2020, 1, 4, 0, 0, 0, 0, time.UTC)},
+		{"COMMIT", "name", "name-003"},
+		{"ROLLBACK", "day", day(5)},
 	} {
-		t.Run(tc.end, func(t *testing.T) {
-			enc := p.connect(t, tc.mode)
+		t.Run(tc.end+"_"+tc.col, func(t *testing.T) {
+			enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+			other := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 			peels := p.eng.Peels()
+			before := peelLayer(t, direct, "items", tc.col, "eq")
 			q := "SELECT id FROM items WHERE " + tc.col + " = $1"
 			mustExec(t, enc, "BEGIN")
-			mustExec(t, enc, "INSERT INTO items VALUES ($1, $2, $3, $4, $3)", 1000, "name-003", time.Date(2020, 1, 4, 0, 0, 0, 0, time.UTC), "s")
-			qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			start := time.Now()
-			_, err := peelIDs(qctx, enc, q, tc.value)
-			took := time.Since(start)
-			cancel()
-			var pe *pgconn.PgError
-			if !asPgError(err, &pe) || pe.Code != "55P03" || !strings.Contains(pe.Hint, "commit") {
-				t.Fatalf("%s in a transaction that wrote to the table: %v (after %v), want SQLSTATE 55P03 with a hint", q, err, took)
+			if err := insert(enc, 1000, "name-003", day(5)); err != nil {
+				t.Fatal(err)
 			}
-			if took > 5*time.Second {
-				t.Fatalf("the refusal took %v, not at once", took)
+			mustExec(t, direct, "INSERT INTO plain_items VALUES (1000, 'name-003', '2020-01-06', 's', '2020-01-06')")
+			got, err := peelIDs(ctx, enc, q, tc.value)
+			if err != nil {
+				t.Fatalf("%s in a transaction that wrote to the table: %v", q, err)
 			}
-			t.Logf("refused after %v: %s (hint: %s)", took.Round(time.Millisecond), pe.Message, pe.Hint)
-			if p.eng.Peels() != peels {
-				t.Fatal("peeled although refused")
+			want, _ := peelIDs(ctx, direct, strings.Replace(q, "items", "plain_items", 1), tc.value)
+			if tc.end == "ROLLBACK" {
+				mustExec(t, direct, "DELETE FROM plain_items WHERE id = 1000")
 			}
-			if l := peelLayer(t, direct, "items", tc.col, "eq"); l != "rnd" {
-				t.Fatalf("Eq onion of %s at %q after the refusal", tc.col, l)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s in the transaction: %v, want %v", q, got, want)
 			}
-			if _, err := enc.Exec(ctx, "SELECT 1"); pgCode(err) != "25P02" {
-				t.Fatalf("statement after the refusal: %v, want 25P02 (transaction aborted)", err)
+			// The transaction's own writes after the peel pass the gate
+			// it holds, at the new layer.
+			if err := insert(enc, 1001, "name-003", day(5)); err != nil {
+				t.Fatalf("write after the peel in the same transaction: %v", err)
+			}
+			if got, err := peelIDs(ctx, enc, q, tc.value); err != nil || !slices.Contains(got, 1001) {
+				t.Fatalf("%s after writing row 1001 in the transaction: %v %v", q, got, err)
+			}
+			mustExec(t, direct, "INSERT INTO plain_items VALUES (1001, 'name-003', '2020-01-06', 's', '2020-01-06')")
+			if tc.end == "ROLLBACK" {
+				mustExec(t, direct, "DELETE FROM plain_items WHERE id = 1001")
+			}
+			if l := peelLayer(t, direct, "items", tc.col, "eq"); l != before {
+				t.Fatalf("another session sees the Eq onion of %s at %q before the transaction ended, want %q", tc.col, l, before)
+			}
+			// Another session's write waits for the transaction, then is
+			// stored at the layer it left.
+			written := make(chan error, 1)
+			name, _ := tc.value.(string)
+			if name == "" {
+				name = "name-050"
+			}
+			go func() { written <- insert(other, 2000, name, day(5)) }()
+			select {
+			case err := <-written:
+				t.Fatalf("another session's write did not wait for the peeling transaction: %v", err)
+			case <-time.After(300 * time.Millisecond):
 			}
 			mustExec(t, enc, tc.end)
-			var n int
-			if err := direct.QueryRow(ctx, "SELECT count(*) FROM items WHERE id = 1000").Scan(&n); err != nil || n != 0 {
-				t.Fatalf("the aborted transaction's row: %d %v", n, err)
+			if err := <-written; err != nil {
+				t.Fatalf("another session's write after %s: %v", tc.end, err)
 			}
-			start = time.Now()
+			mustExec(t, direct, "INSERT INTO plain_items VALUES (2000, $1, '2020-01-06', 's', '2020-01-06')", name)
+			wantLayer, wantPeels := "det", peels+1
+			if tc.end == "ROLLBACK" {
+				wantLayer = before
+			}
+			if l := peelLayer(t, direct, "items", tc.col, "eq"); l != wantLayer || p.eng.Peels() != wantPeels {
+				t.Fatalf("after %s: Eq onion of %s at %q, %d peels; want %q, 1", tc.end, tc.col, l, p.eng.Peels()-peels, wantLayer)
+			}
 			peelSame(t, enc, direct, q, tc.value)
-			if p.eng.Peels() != peels+1 || peelLayer(t, direct, "items", tc.col, "eq") != "det" {
-				t.Fatalf("after %s: %d peels, Eq onion of %s at %q", tc.end, p.eng.Peels()-peels, tc.col, peelLayer(t, direct, "items", tc.col, "eq"))
-			}
-			t.Logf("after %s the query peeled and answered in %v", tc.end, time.Since(start).Round(time.Millisecond))
+			peelSame(t, other, direct, q, tc.value)
+			mustExec(t, enc, "DELETE FROM items WHERE id IN (1000, 1001, 2000)")
+			mustExec(t, direct, "DELETE FROM plain_items WHERE id IN (1000, 1001, 2000)")
 		})
 	}
+	t.Run("CreatedInTransaction", func(t *testing.T) {
+		// An ORM's test: the table, its rows and the query in one
+		// transaction; nobody else can see the table to peel it.
+		enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+		mustExec(t, enc, "BEGIN")
+		mustExec(t, enc, "CREATE TABLE fresh (id int, tag text)")
+		mustExec(t, enc, "INSERT INTO fresh VALUES (1, 'a'), (2, 'b'), (3, 'a')")
+		got, err := peelIDs(ctx, enc, "SELECT id FROM fresh WHERE tag = $1", "a")
+		if err != nil || !slices.Equal(got, []int{1, 3}) {
+			t.Fatalf("query over a table created in the transaction: %v %v, want [1 3]", got, err)
+		}
+		mustExec(t, enc, "COMMIT")
+		if got, err := peelIDs(ctx, enc, "SELECT id FROM fresh WHERE tag = $1", "b"); err != nil || !slices.Equal(got, []int{2}) {
+			t.Fatalf("after COMMIT: %v %v, want [2]", got, err)
+		}
+		if l := peelLayer(t, direct, "fresh", "tag", "eq"); l != "det" {
+			t.Fatalf("Eq onion of fresh.tag at %q after COMMIT", l)
+		}
+	})
+	t.Run("RepeatableRead", func(t *testing.T) {
+		enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+		mustExec(t, enc, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+		mustExec(t, enc, "SELECT count(*) FROM items")
+		peelSame(t, enc, direct, "SELECT id FROM items WHERE day < $1", day(20))
+		mustExec(t, enc, "COMMIT")
+		if l := peelLayer(t, direct, "items", "day", "ord"); l != "ope" {
+			t.Fatalf("Ord onion of day at %q after the transaction committed", l)
+		}
+		peelSame(t, enc, direct, "SELECT id FROM items WHERE day < $1", day(20))
+	})
 }
 
 // TestPeelConcurrentWriter: statements that write to the table while a

@@ -51,10 +51,13 @@ type session struct {
 	// writing counts, per table, this session's writes holding the
 	// table's write gate (holdWrites); guarded by mu.
 	writing map[catalog.ID]int
+	// txGates are the write gates of the tables this session's open
+	// transaction peeled (peelInTx), released when txCat settles.
+	txGates []*writeGate
 	// deferFn is wire.SessionInfo.Defer; nil outside a wire session.
 	deferFn func(func())
 	// exec is wire.SessionInfo.Exec; nil outside a wire session.
-	exec func(sql string, rw wire.ResultRewriter) error
+	exec func(sql string, rw wire.ResultRewriter, args ...[]byte) error
 	// using counts this session's statements in flight per table, and
 	// txTables holds the tables its transaction named (switch.go).
 	using    map[string]int
@@ -147,6 +150,9 @@ func (s *session) maybeSettleLocked() {
 	}
 	s.txCat = nil
 	s.txGen++
+	// After the refresh: writers now encrypt at the layers the
+	// transaction's peels left (none, if it rolled back).
+	s.releaseTxGatesLocked()
 	// After the refresh: the catalog now shows what the intents stood for.
 	s.e.cat.dropIntents(ctx, s.intents)
 	s.intents = nil
@@ -175,6 +181,15 @@ func (s *session) Close() {
 	s.mu.Lock()
 	intents := s.intents
 	s.intents = nil
+	if len(s.txGates) > 0 {
+		// The transaction may have committed before the session ended.
+		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+		if err := s.e.cat.refresh(ctx); err != nil {
+			s.e.cat.invalidate()
+		}
+		cancel()
+		s.releaseTxGatesLocked()
+	}
 	s.mu.Unlock()
 	s.e.cat.dropIntents(context.Background(), intents)
 }
@@ -421,6 +436,15 @@ func (x *extended) statement(p *stmtPlan) *wire.Statement {
 func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	orig := st.Clone()
 	p, err := s.planOnce(st, ext)
+	// Each peel in the transaction replans once; a statement needs at
+	// most a few onions.
+	for i := 0; errors.Is(err, errPeeledInTx) && i < 8; i++ {
+		if ext != nil {
+			*ext = extended{oids: ext.oids}
+		}
+		st = orig.Clone()
+		p, err = s.planOnce(st, ext)
+	}
 	var rk *rewrite.RekeyError
 	if !errors.As(err, &rk) {
 		return p, err

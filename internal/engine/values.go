@@ -93,15 +93,29 @@ func (e *Engine) encrypted(table string, c *catalog.Column) (*encrypted, error) 
 // layers returns the current layers of the column's Eq and Ord onions:
 // from the newest catalog snapshot, since a statement prepared earlier
 // may run after a peel. Peeling only goes inward, so the newest snapshot
-// is never behind the data this proxy wrote.
+// is never behind the data this proxy wrote, except for the session
+// whose open transaction peeled the column (peelInTx): its plans have
+// the inner layer while the shared snapshot still has the outer one.
 func (x *encrypted) layers() (eq, ord onion.Layer) {
-	c := x.cat
-	if x.e != nil {
-		if live := x.e.cat.snapshot().ColumnByID(c.ID); live != nil {
-			c = live
-		}
+	eq, ord = onion.Layer(x.cat.Onions["eq"]), onion.Layer(x.cat.Onions["ord"])
+	if x.e == nil {
+		return eq, ord
 	}
-	return onion.Layer(c.Onions["eq"]), onion.Layer(c.Onions["ord"])
+	live := x.e.cat.snapshot().ColumnByID(x.cat.ID)
+	if live == nil {
+		return eq, ord
+	}
+	leq, lord := onion.Layer(live.Onions["eq"]), onion.Layer(live.Onions["ord"])
+	if string(live.KeyID()) != string(x.cat.KeyID()) || live.GroupKey() != x.cat.GroupKey() {
+		return leq, lord // re-encrypted since: its layers start afresh
+	}
+	if eq != onion.LayerDET {
+		eq = leq
+	}
+	if ord != onion.LayerOPE {
+		ord = lord
+	}
+	return eq, ord
 }
 
 // encrypt returns the cells of v at the column's current layers: Eq and

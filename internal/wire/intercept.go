@@ -92,11 +92,16 @@ type SessionInfo struct {
 	// *pgconn.PgError) or the first error of rw; after an error of rw
 	// the rest of the answer is read and discarded.
 	//
+	// With args, sql is sent in the extended protocol with args as its
+	// binary parameters ($1, $2, ...), so that they appear in no
+	// statement text (pg_stat_activity); rw then also gets the
+	// RowDescription (or nothing, for a statement returning no rows).
+	//
 	// Exec may be called only from Interceptor.Query. It blocks until
 	// the server has answered, after everything the client sent before.
 	// Notices and other asynchronous messages the statement causes reach
 	// the client.
-	Exec func(sql string, rw ResultRewriter) error
+	Exec func(sql string, rw ResultRewriter, args ...[]byte) error
 }
 
 // InterceptorFactory creates the Interceptor of a new session. It may return

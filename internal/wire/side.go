@@ -21,13 +21,29 @@ type sideQueryState struct {
 }
 
 // execSide implements SessionInfo.Exec (clientToServer only).
-func (ss *session) execSide(sql string, rw ResultRewriter) error {
+func (ss *session) execSide(sql string, rw ResultRewriter, args ...[]byte) error {
 	st := &sideQueryState{rw: rw, done: make(chan struct{})}
 	r := &request{kind: sideQuery, side: st, done: []func(){func() { close(st.done) }}}
 	ss.q.push(r)
-	ss.log.Debug("side query", "sql", sql)
-	if _, err := writeMsg(ss.bw, nil, &pgproto3.Query{String: sql}); err != nil {
-		return err
+	ss.log.Debug("side query", "sql", sql, "params", len(args))
+	var msgs []encoder
+	if len(args) == 0 {
+		msgs = []encoder{&pgproto3.Query{String: sql}}
+	} else {
+		// The unnamed statement and portal: a Query (the client's next
+		// one included) discards them anyway.
+		msgs = []encoder{
+			&pgproto3.Parse{Query: sql},
+			&pgproto3.Bind{ParameterFormatCodes: []int16{1}, Parameters: args},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		}
+	}
+	for _, m := range msgs {
+		if _, err := writeMsg(ss.bw, nil, m); err != nil {
+			return err
+		}
 	}
 	if err := ss.bw.Flush(); err != nil {
 		return err
@@ -81,7 +97,9 @@ func (ss *session) sideAnswer(r *request, t byte, msg []byte) bool {
 		ss.txStatus.Store(uint32(body(msg)[0]))
 		st.answered = true
 		return true
-	case 'I':
+	case 'I', '1', '2', 'n':
+		// EmptyQueryResponse; ParseComplete, BindComplete and NoData
+		// of a statement with parameters.
 	default:
 		fail(fmt.Errorf("wire: unexpected message %q in the answer to a statement the proxy ran", t))
 	}

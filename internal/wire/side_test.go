@@ -14,7 +14,7 @@ import (
 )
 
 // sideInterceptor runs, for a statement "/*side: SQL*/ rest", SQL first
-// with Exec and replaces the /*side...*/ comment by the first value SQL
+// with Exec ("/*side: SQL|arg*/": with arg as its binary $1) and replaces the /*side...*/ comment by the first value SQL
 // returned (quoted), or refuses the statement with Exec's error.
 type sideInterceptor struct{ info wire.SessionInfo }
 
@@ -45,8 +45,13 @@ func (s *sideInterceptor) Query(sql string) (*wire.QueryPlan, error) {
 		return nil, nil
 	}
 	j := strings.Index(sql, "*/")
+	side, arg, withArg := strings.Cut(sql[i+len(open):j], "|")
+	var args [][]byte
+	if withArg {
+		args = [][]byte{[]byte(arg)}
+	}
 	var c collect
-	if err := s.info.Exec(sql[i+len(open):j], &c); err != nil {
+	if err := s.info.Exec(side, &c, args...); err != nil {
 		return nil, err
 	}
 	v := "none"
@@ -100,6 +105,51 @@ func TestExecRunsAheadInTheClientsTransaction(t *testing.T) {
 	// Many in a row, with the session still in step.
 	for i := range 50 {
 		if err := conn.QueryRow(ctx, "SELECT /*side: SELECT repeat('x', 3)*/::text", pgx.QueryExecModeSimpleProtocol).Scan(&got); err != nil || got != "xxx" {
+			t.Fatalf("round %d: got %q, %v", i, got, err)
+		}
+	}
+}
+
+// TestExecWithParameters: a side statement with binary parameters (the
+// extended protocol), with and without result rows, and one that fails
+// at Parse, all in the client's transaction and in step.
+func TestExecWithParameters(t *testing.T) {
+	p := startProxy(t, func(c *wire.Config) {
+		c.Interceptors = func(_ context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
+			return &sideInterceptor{info: info}, nil
+		}
+	})
+	ctx := context.Background()
+	conn := p.connect(t)
+	q := func(sql string) (string, error) {
+		var got string
+		err := conn.QueryRow(ctx, sql, pgx.QueryExecModeSimpleProtocol).Scan(&got)
+		return got, err
+	}
+	if got, err := q("SELECT /*side: SELECT encode($1::bytea, 'hex')|a'b*/::text"); err != nil || got != "612762" {
+		t.Fatalf("got %q, %v; want 612762", got, err)
+	}
+	for _, sql := range []string{"BEGIN", "CREATE TEMP TABLE side_p (v bytea)"} {
+		if _, err := conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := q("SELECT /*side: INSERT INTO side_p VALUES ($1::bytea)|key*/::text"); err != nil || got != "none" {
+		t.Fatalf("side INSERT: got %q, %v; want none (no rows)", got, err)
+	}
+	if got, err := q("SELECT /*side: SELECT convert_from(v, 'UTF8') FROM side_p*/::text"); err != nil || got != "key" {
+		t.Fatalf("got %q, %v; want key", got, err)
+	}
+	_, err := q("SELECT /*side: SELEC $1|x*/::text")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42601" {
+		t.Fatalf("got %v, want a syntax error (42601)", err)
+	}
+	if _, err := conn.Exec(ctx, "ROLLBACK", pgx.QueryExecModeSimpleProtocol); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if got, err := q("SELECT /*side: SELECT length($1::bytea)|abc*/::text"); err != nil || got != "3" {
 			t.Fatalf("round %d: got %q, %v", i, got, err)
 		}
 	}
