@@ -2,9 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
 // TestDDL runs the DDL a user runs through the proxy and checks, after
@@ -160,4 +166,90 @@ func TestCreateInTransaction(t *testing.T) {
 		}
 		mustExec(t, c, "DROP TABLE intx")
 	}
+}
+
+// TestLongColumnNames: encrypted columns whose names come near
+// PostgreSQL's 63-byte limit (Django's backends tests make them; two
+// share their first 60 bytes) get cells of distinct, untruncated names,
+// and every statement over them answers as on plaintext, renames
+// included.
+func TestLongColumnNames(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close(ctx)
+	long := strings.Repeat("x", 60)
+	a, b := long+"aaa", long+"bbb" // 63 bytes each
+	mid := strings.Repeat("y", 57) // the longest name kept as it is
+	utf := strings.Repeat("é", 31) // 62 bytes: a shortened name cut at a rune
+	ddl := fmt.Sprintf(`CREATE TABLE longnames (id int PRIMARY KEY, %q text, %q int, %q text, %q date)`, a, b, mid, utf)
+	mustExec(t, c, ddl)
+	mustExec(t, plain, ddl)
+	stmts := []string{
+		`INSERT INTO longnames VALUES (1, 'one', 10, 'm1', '2020-01-01'), (2, 'two', 20, 'm2', '2021-06-30'), (3, NULL, 30, 'm1', NULL)`,
+		fmt.Sprintf(`UPDATE longnames SET %q = 'uno' WHERE %q = 10`, a, b),
+		fmt.Sprintf(`DELETE FROM longnames WHERE %q = 'm2' AND %q < '2022-01-01'`, mid, utf),
+		fmt.Sprintf(`ALTER TABLE longnames RENAME COLUMN %q TO %q`, b, long+"ccc"),
+		fmt.Sprintf(`INSERT INTO longnames (id, %q, %q) VALUES (4, 'four', 40)`, a, long+"ccc"),
+	}
+	for _, s := range stmts {
+		if _, err := c.Exec(ctx, s); err != nil {
+			t.Fatalf("through the proxy: %s: %v", s, err)
+		}
+		mustExec(t, plain, s)
+	}
+	for _, q := range []string{
+		`SELECT * FROM longnames ORDER BY id`,
+		fmt.Sprintf(`SELECT id FROM longnames WHERE %q = 'uno' OR %q >= 40 ORDER BY id`, a, long+"ccc"),
+		fmt.Sprintf(`SELECT %q, count(*) FROM longnames GROUP BY 1 ORDER BY 1`, mid),
+	} {
+		got, want := collectAll(t, c, q), collectAll(t, plain, q)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through the proxy %q, plaintext %q", q, got, want)
+		}
+	}
+	// Every cell keeps its whole suffix: none was truncated.
+	rows, err := db.direct(t).Query(ctx, `SELECT attname::text FROM pg_attribute WHERE attrelid = 'longnames'::regclass AND attnum > 0 AND NOT attisdropped`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := 0
+	for _, n := range names {
+		if !strings.Contains(n, "__") {
+			continue
+		}
+		cells++
+		if !slices.ContainsFunc([]string{"__eq", "__ord", "__add", "__srch", "__val", "__salt"}, func(s string) bool { return strings.HasSuffix(n, s) }) {
+			t.Errorf("cell %q was truncated", n)
+		}
+	}
+	if cells < 10 {
+		t.Errorf("only %d cells on the server: %q", cells, names)
+	}
+}
+
+// collectAll returns a query's rows as printed values.
+func collectAll(t *testing.T, c *pgx.Conn, q string) []string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), q, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		v, err := r.Values()
+		return fmt.Sprint(v), err
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
 }

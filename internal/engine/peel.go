@@ -221,11 +221,10 @@ func (e *Engine) peelStatements(t *catalog.Table, c *catalog.Column, k onion.Kin
 		return nil, err
 	}
 	table := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
-	suffix := "_eq"
+	cell := quoteIdent(rewrite.EqColumn(c.Name))
 	if k == onion.KindOrd {
-		suffix = "_ord"
+		cell = quoteIdent(rewrite.OrdColumn(c.Name))
 	}
-	cell := quoteIdent(c.Name + "_" + suffix)
 	salt := "coalesce(" + quoteIdent(rewrite.SaltOverrideColumn(c.Name)) + ", " + quoteIdent(rewrite.SaltColumn) + ")"
 	expr, err := x.oc.PeelExpr(k, cell, salt, "$1::bytea")
 	if err != nil {

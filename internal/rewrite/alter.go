@@ -122,10 +122,8 @@ const ddlMaxIdentifier = 63
 // is the proxy's storage and not part of the client's schema (dropping
 // pgonion_salt would make every encrypted value undecryptable); and SET
 // SCHEMA of a catalog table (the catalog names tables by schema and does
-// not follow such moves). Also refused: an encrypted column name (ADD
-// COLUMN, RENAME COLUMN) whose physical column names would exceed 63
-// bytes, since the server would truncate them and they would no longer
-// match the catalog.
+// not follow such moves). (Long encrypted column names get shortened
+// physical names: physicalPrefix.)
 //
 // ADD COLUMN or RENAME COLUMN to the name of an existing catalog column
 // fails with PostgreSQL's own error (42701 duplicate_column): the server
@@ -269,17 +267,6 @@ func ddlRefusePhysical(t *catalog.Table, what, name string) error {
 		return Refusal("%s of column %s.%s: it holds the per-row salt of the table's encrypted columns and is managed by the proxy", what, t.Name, name)
 	}
 	return Refusal("%s of column %s.%s: it is part of the storage of encrypted column %s.%s and is managed by the proxy", what, t.Name, name, t.Name, owner)
-}
-
-// ddlCheckPhysicalNames refuses an encrypted column name whose physical
-// column names the server would truncate (they would no longer match).
-func ddlCheckPhysicalNames(table string, layout []onion.PhysicalColumn, column string) error {
-	for _, pc := range layout {
-		if len(pc.Name) > ddlMaxIdentifier {
-			return Refusal("name of encrypted column %s.%s is too long: its physical column %s would exceed %d bytes", table, column, pc.Name, ddlMaxIdentifier)
-		}
-	}
-	return nil
 }
 
 // ddlEncryptedRefs returns the encrypted columns of enc that a parse
@@ -598,11 +585,7 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 		a.changed = true
 		return nil
 	}
-	_, layout, err := columnLayout(&col)
-	if err != nil {
-		return err
-	}
-	if err := ddlCheckPhysicalNames(table, layout, col.Name); err != nil {
+	if _, _, err := columnLayout(&col); err != nil {
 		return err
 	}
 	if !ddlHasEncrypted(a.nt) && !a.saltAdded {
@@ -807,9 +790,6 @@ func ddlPlanRename(st Statement, rs *pg_query.RenameStmt, t *catalog.Table) (*Al
 		r := proto.Clone(rs).(*pg_query.RenameStmt)
 		r.Subname = pc.Name
 		r.Newname = physicalPrefix(rs.Newname) + pc.Suffix
-		if len(r.Newname) > ddlMaxIdentifier {
-			return nil, Refusal("%s %s.%s TO %s: the name is too long for an encrypted column: its physical column %s would exceed %d bytes", what, t.Name, rs.Subname, rs.Newname, r.Newname, ddlMaxIdentifier)
-		}
 		sql, err := ddlDeparse(st.version, &pg_query.Node{Node: &pg_query.Node_RenameStmt{RenameStmt: r}})
 		if err != nil {
 			return nil, fmt.Errorf("rewrite: deparsing RENAME COLUMN %s.%s: %w", t.Name, rs.Subname, err)

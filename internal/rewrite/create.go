@@ -1,11 +1,14 @@
 package rewrite
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -23,7 +26,27 @@ const SaltColumn = "pgonion_salt"
 // named after: the logical name and an underscore, so that onion suffixes
 // give owner__eq, owner__ord, owner__add, owner__srch, owner__val. (A rename
 // renames these too; keys follow the column id, not the name.)
-func physicalPrefix(column string) string { return column + "_" }
+//
+// A name too long for every cell to fit PostgreSQL's identifier limit is
+// shortened: the server would truncate its cells to one name (42701) and
+// warn about every statement naming them. The prefix is then the name's
+// first bytes and 8 hex digits of its SHA-256, so long names sharing a
+// beginning still differ; it depends on the name only, so every part of
+// the proxy derives the same one.
+func physicalPrefix(column string) string {
+	if len(column)+1+longestCellSuffix <= ddlMaxIdentifier {
+		return column + "_"
+	}
+	keep := ddlMaxIdentifier - longestCellSuffix - len("_12345678_")
+	for keep > 0 && !utf8.RuneStart(column[keep]) {
+		keep--
+	}
+	sum := sha256.Sum256([]byte(column))
+	return column[:keep] + "_" + hex.EncodeToString(sum[:4]) + "_"
+}
+
+// longestCellSuffix is the longest cell suffix ("_srch", "_salt").
+const longestCellSuffix = len(SaltSuffix)
 
 // EqColumn is the server-side column of an encrypted column's Eq onion.
 func EqColumn(column string) string { return physicalPrefix(column) + "_eq" }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -250,5 +251,40 @@ func TestServerGeneratedDeclared(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, want) {
 			t.Errorf("%s: %v, want a refusal with %q", sql, err, want)
 		}
+	}
+}
+
+// TestPhysicalPrefix: names whose cells fit 63 bytes keep their form;
+// longer ones get prefixes that fit with every suffix, differ between
+// names sharing a beginning, and cut no UTF-8 character.
+func TestPhysicalPrefix(t *testing.T) {
+	suffixes := []string{"_eq", "_ord", "_add", "_srch", "_val", SaltSuffix}
+	seen := map[string]string{}
+	for _, name := range []string{
+		"owner",
+		strings.Repeat("k", 57),
+		strings.Repeat("k", 58),
+		strings.Repeat("x", 60) + "aaa",
+		strings.Repeat("x", 60) + "bbb",
+		strings.Repeat("é", 31),
+		strings.Repeat("é", 30) + "e",
+		strings.Repeat("x", 200),
+	} {
+		p := physicalPrefix(name)
+		if len(name) <= 57 && p != name+"_" {
+			t.Errorf("%q: prefix %q, want the name and an underscore", name, p)
+		}
+		if !utf8.ValidString(p) {
+			t.Errorf("%q: prefix %q is not valid UTF-8", name, p)
+		}
+		for _, s := range suffixes {
+			if len(p+s) > ddlMaxIdentifier {
+				t.Errorf("%q: cell %q exceeds %d bytes", name, p+s, ddlMaxIdentifier)
+			}
+		}
+		if other, ok := seen[p]; ok {
+			t.Errorf("%q and %q share the prefix %q", name, other, p)
+		}
+		seen[p] = name
 	}
 }
