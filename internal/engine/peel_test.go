@@ -607,6 +607,73 @@ func TestPeelInOwnTransaction(t *testing.T) {
 			t.Fatalf("Eq onion of fresh.tag at %q after COMMIT", l)
 		}
 	})
+	t.Run("Savepoints", func(t *testing.T) {
+		// Django runs each test in a savepoint of its class's
+		// transaction and rolls back to it: the peel is undone with
+		// it, and the next query must see the old layer again.
+		enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+		mustExec(t, enc, "CREATE TABLE sp (id int, tag text, day date)")
+		mustExec(t, direct, "CREATE TABLE plain_sp (id int, tag text, day date)")
+		rows := "VALUES (1, 'a', '2020-03-01'), (2, 'b', '2020-01-01'), (3, 'a', '2020-02-01'), (4, 'c', '2019-12-31')"
+		mustExec(t, direct, "INSERT INTO plain_sp "+rows)
+		same := func(q string, args ...any) {
+			t.Helper()
+			got, err := peelIDs(ctx, enc, q, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			want, err := peelIDs(ctx, direct, strings.Replace(q, " sp", " plain_sp", 1), args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: through the proxy %v, want %v", q, got, want)
+			}
+		}
+		ordered := func() {
+			t.Helper()
+			var got []int
+			rows, err := enc.Query(ctx, "SELECT id FROM sp ORDER BY day")
+			if err == nil {
+				got, err = pgx.CollectRows(rows, pgx.RowTo[int])
+			}
+			if err != nil || !slices.Equal(got, []int{4, 2, 3, 1}) {
+				t.Fatalf("ORDER BY day: %v %v, want [4 2 3 1]", got, err)
+			}
+		}
+		mustExec(t, enc, "BEGIN")
+		mustExec(t, enc, "INSERT INTO sp "+rows)
+		for round := range 3 {
+			mustExec(t, enc, `SAVEPOINT "s1_x1"`)
+			same("SELECT id FROM sp WHERE tag = $1", "a")
+			ordered()
+			mustExec(t, enc, "SAVEPOINT inner_sp")
+			same("SELECT id FROM sp WHERE tag = $1", "b")
+			if round == 2 {
+				mustExec(t, enc, "RELEASE SAVEPOINT inner_sp")
+				mustExec(t, enc, `RELEASE SAVEPOINT "s1_x1"`)
+				break
+			}
+			mustExec(t, enc, `ROLLBACK TO SAVEPOINT "s1_x1"`)
+			if l := peelLayer(t, direct, "sp", "tag", "eq"); l != "" && l != "rnd" {
+				t.Fatalf("round %d: Eq onion of sp.tag at %q", round, l)
+			}
+			ordered()
+			same("SELECT id FROM sp WHERE tag = $1", "c")
+			mustExec(t, enc, `ROLLBACK TO SAVEPOINT "s1_x1"`)
+			mustExec(t, enc, `RELEASE SAVEPOINT "s1_x1"`)
+		}
+		mustExec(t, enc, "COMMIT")
+		if l := peelLayer(t, direct, "sp", "tag", "eq"); l != "det" {
+			t.Fatalf("Eq onion of sp.tag at %q after COMMIT", l)
+		}
+		ordered()
+		same("SELECT id FROM sp WHERE tag = $1", "a")
+		other := p.connect(t, pgx.QueryExecModeCacheStatement)
+		if got, err := peelIDs(ctx, other, "SELECT id FROM sp WHERE day > $1", day(30)); err != nil || !slices.Equal(got, []int{1, 3}) {
+			t.Fatalf("another session after COMMIT: %v %v", got, err)
+		}
+	})
 	t.Run("RepeatableRead", func(t *testing.T) {
 		enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 		mustExec(t, enc, "BEGIN ISOLATION LEVEL REPEATABLE READ")

@@ -54,6 +54,9 @@ type session struct {
 	// txGates are the write gates of the tables this session's open
 	// transaction peeled (peelInTx), released when txCat settles.
 	txGates []*writeGate
+	// savepoints are the client's savepoints in its open transaction,
+	// oldest first (savepoint.go); guarded by mu.
+	savepoints []savepoint
 	// deferFn is wire.SessionInfo.Defer; nil outside a wire session.
 	deferFn func(func())
 	// exec is wire.SessionInfo.Exec; nil outside a wire session.
@@ -91,6 +94,7 @@ func (s *session) ReadyForQuery(txStatus byte) {
 	s.lastStatus = txStatus
 	if txStatus == 'I' {
 		clear(s.txTables)
+		s.savepoints = nil
 	}
 	s.maybeSettleLocked()
 }
@@ -137,7 +141,8 @@ func (s *session) planned(next *catalog.Snapshot) {
 // on the server-reading goroutine, before the client sees the
 // ReadyForQuery.
 func (s *session) maybeSettleLocked() {
-	if s.txCat == nil || s.ddlInFlight > 0 || s.lastStatus != 'I' {
+	// txGates without txCat: a peel rolled back to a savepoint.
+	if (s.txCat == nil && len(s.txGates) == 0) || s.ddlInFlight > 0 || s.lastStatus != 'I' {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
@@ -254,6 +259,9 @@ func cacheable(stmts []rewrite.Statement) bool {
 		case "Create", "Drop", "DropOwned", "CreateTableAs", "AlterTable", "Rename", "AlterObjectSchema", "Index":
 			return false
 		}
+		if _, ok := savepointStatement(st); ok {
+			return false // followed by trackSavepoint
+		}
 	}
 	return true
 }
@@ -297,6 +305,7 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 	texts := make([]string, len(stmts))
 	var tables []string
 	for i, st := range stmts {
+		s.trackSavepoint(st)
 		s.aheadOK, s.planKeys, s.planReleases = i == 0, nil, nil
 		p, err := s.plan(st, nil)
 		s.aheadOK = false
@@ -347,6 +356,10 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 			}
 		}
 		return nil, nil
+	}
+	if _, ok := savepointStatement(stmts[0]); ok {
+		st := stmts[0]
+		return &wire.Statement{SQL: sql, ParamOIDs: paramOIDs, OnBind: func() { s.trackSavepoint(st) }}, nil
 	}
 	ext := &extended{oids: paramOIDs}
 	s.planKeys, s.planReleases = nil, nil
