@@ -233,17 +233,23 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				return nil, Refusal("column %s.%s: %v", table, cd.Colname, err)
 			}
 			for _, cn := range cd.Constraints {
-				if c := cn.GetConstraint(); c.Contype == pg_query.ConstrType_CONSTR_CHECK {
-					var enc string
-					walkColumnRefs(c.RawExpr.ProtoReflect(), func(name string) {
-						if p, ok := policies[name]; ok && p.Policy != catalog.Plain && enc == "" {
-							enc = name
-						}
-					})
-					if enc != "" {
-						return nil, Refusal("CHECK on plain column %s.%s reads encrypted column %s: the server cannot evaluate it, and the proxy does not know the values the server gives plain columns", table, cd.Colname, enc)
-					}
+				c := cn.GetConstraint()
+				if c.Contype != pg_query.ConstrType_CONSTR_CHECK && c.Contype != pg_query.ConstrType_CONSTR_GENERATED {
+					continue
 				}
+				var enc string
+				walkColumnRefs(c.RawExpr.ProtoReflect(), func(name string) {
+					if p, ok := policies[name]; ok && p.Policy != catalog.Plain && enc == "" {
+						enc = name
+					}
+				})
+				if enc == "" {
+					continue
+				}
+				if c.Contype == pg_query.ConstrType_CONSTR_GENERATED {
+					return nil, Refusal("generated column %s.%s reads encrypted column %s: the server cannot compute it over ciphertexts, and the proxy does not compute generated columns yet", table, cd.Colname, enc)
+				}
+				return nil, Refusal("CHECK on plain column %s.%s reads encrypted column %s: the server cannot evaluate it, and the proxy does not know the values the server gives plain columns", table, cd.Colname, enc)
 			}
 			t.Columns = append(t.Columns, catalog.Column{Position: pos, Name: cd.Colname, Type: deparseType(cd.TypeName), Policy: catalog.Plain})
 			elts = append(elts, n)

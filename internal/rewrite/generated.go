@@ -182,5 +182,29 @@ func createPolicies(cs *pg_query.CreateStmt, schema, table string, policy Policy
 		}
 		notices = append(notices, fmt.Sprintf("column %s.%s is stored plain: it references %s, which is stored plain, and the server enforces the foreign key on equal values", table, col, target))
 	}
+	// Generated columns computed from plain columns only: the server
+	// computes them from values it holds.
+	for _, n := range cs.TableElts {
+		cd := n.GetColumnDef()
+		if cd == nil || out[cd.Colname].Policy == catalog.Plain || out[cd.Colname].Declared {
+			continue
+		}
+		for _, cn := range cd.Constraints {
+			c := cn.GetConstraint()
+			if c.GetContype() != pg_query.ConstrType_CONSTR_GENERATED {
+				continue
+			}
+			plain := true
+			walkColumnRefs(c.RawExpr.ProtoReflect(), func(name string) {
+				if p, ok := out[name]; !ok || p.Policy != catalog.Plain {
+					plain = false
+				}
+			})
+			if plain {
+				out[cd.Colname] = ColumnPolicy{Policy: catalog.Plain}
+				notices = append(notices, fmt.Sprintf("column %s.%s is stored plain: the server generates it from plain columns, so encrypting it would hide nothing from it", table, cd.Colname))
+			}
+		}
+	}
 	return out, notices, nil
 }
