@@ -84,6 +84,15 @@ Command: \`bench/django.sh -b $BINDING ${APPS[*]}\`.
 EOF2
 summary() { # summary LOG: "tests failures errors skipped"
   local ran f e s
+  if ! grep -qE '^Ran [0-9]+ test' "$1"; then
+    # The runner stopped before its totals (e.g. while printing a
+    # sub-test's description that evaluates a QuerySet): count the
+    # per-test lines verbosity 2 printed.
+    ran=$(grep -cE ' \.\.\. (ok|ERROR|FAIL|skipped.*|expected failure|unexpected success)$' "$1")
+    [ "$ran" -gt 0 ] || { echo "0 0 0 0"; return; }
+    echo "$ran $(grep -cE ' \.\.\. FAIL$' "$1") $(grep -cE ' \.\.\. ERROR$' "$1") $(grep -cE ' \.\.\. skipped' "$1")"
+    return
+  fi
   ran=$(awk '/^Ran [0-9]+ test/ {print $2}' "$1" | tail -1)
   f=$(grep -oE 'failures=[0-9]+' "$1" | tail -1 | cut -d= -f2)
   e=$(grep -oE 'errors=[0-9]+' "$1" | tail -1 | cut -d= -f2)
@@ -109,7 +118,7 @@ for app in "${APPS[@]}"; do
         port=$PROXYPORT
       fi
       (cd "$dj/tests" && PGONION_PORT=$port PGONION_DB=$db PGONION_SSB=$ssb timeout 3600 "$work/venv/bin/python" runtests.py \
-        --settings=test_pgonion --keepdb --parallel 1 "$app") >"$work/$app.$b.$target.log" 2>&1 || true
+        --settings=test_pgonion --keepdb --parallel 1 -v 2 "$app") >"$work/$app.$b.$target.log" 2>&1 || true
       res+=("$(summary "$work/$app.$b.$target.log")")
       if [ "$target" = proxy ]; then
         kill "$proxy_pid" 2>/dev/null || true
@@ -120,6 +129,9 @@ for app in "${APPS[@]}"; do
     stop=""
     if ! grep -qE '^Ran [0-9]+ test' "$work/$app.$b.proxy.log"; then
       stop=$(grep -E '^[a-zA-Z_.]+(Error|Exception): ' "$work/$app.$b.proxy.log" | tail -1 | cut -c1-160 | tr '|' '/')
+      if [ "${res[1]%% *}" != 0 ]; then
+        stop="the runner stopped after the tests (counted from its per-test lines): $stop"
+      fi
     fi
     echo "| $app | $b | ${res[0]} | ${res[1]} | ${stop:-} |"
   done
