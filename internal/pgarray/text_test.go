@@ -53,4 +53,3 @@ func FuzzParseText(f *testing.F) {
 		_, _ = ParseText(s) // must not panic
 	})
 }
-
