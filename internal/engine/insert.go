@@ -44,6 +44,16 @@ type holesPlan struct {
 // the simple protocol, as added parameters at each Bind for the extended
 // protocol.
 func (s *session) planInsert(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
+	if ext != nil {
+		// A bulk INSERT ... SELECT * FROM UNNEST of array parameters.
+		up, err := rewrite.PlanUnnestParams(st, t)
+		if err != nil {
+			return nil, err
+		}
+		if up != nil {
+			return s.planUnnestParams(up, t, rewrite.ParamRefs(st), ext)
+		}
+	}
 	// A bulk INSERT ... SELECT * FROM UNNEST of array constants is the
 	// INSERT ... VALUES it means.
 	st, _, err := rewrite.UnnestValues(st)
