@@ -94,7 +94,7 @@ summary() { # summary LOG: "tests failures errors skipped"
     return
   fi
   ran=$(awk '/^Ran [0-9]+ test/ {print $2}' "$1" | tail -1)
-  f=$(grep -oE '[(, ]failures=[0-9]+' "$1" | tail -1 | cut -d= -f2) # not "expected failures="
+  f=$(grep -oE '\(failures=[0-9]+' "$1" | tail -1 | cut -d= -f2) # first in the list; not "expected failures="
   e=$(grep -oE 'errors=[0-9]+' "$1" | tail -1 | cut -d= -f2)
   s=$(grep -oE 'skipped=[0-9]+' "$1" | tail -1 | cut -d= -f2)
   echo "${ran:-0} ${f:-0} ${e:-0} ${s:-0}"
