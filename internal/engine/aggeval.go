@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"math"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -250,8 +251,11 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			if a.null {
 				return a, nil
 			}
-			if k, _ := kindOf(a.t); k == kNumeric {
+			switch k, _ := kindOf(a.t); k {
+			case kNumeric:
 				return aval{t: a.t, d: a.d.Neg()}, nil
+			case kFloat:
+				return aval{t: a.t, i: a.i ^ math.MinInt64}, nil // -0 for 0, as float8um
 			}
 			return arith("-", aval{t: a.t}, a)
 		}
@@ -260,7 +264,7 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			return a, err
 		}
 		switch e.Op {
-		case "+", "-", "*", "/":
+		case "+", "-", "*", "/", "||":
 			return arith(e.Op, a, b)
 		}
 		if a.null || b.null {

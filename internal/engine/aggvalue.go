@@ -81,6 +81,7 @@ var (
 	tText    = onion.Type{Base: onion.Text}
 	tBool    = onion.Type{Base: onion.Boolean}
 	tDate    = onion.Type{Base: onion.Date}
+	tFloat8  = onion.Type{Base: onion.Float8}
 )
 
 func nullOf(t onion.Type) aval { return aval{t: t, null: true} }
@@ -278,6 +279,18 @@ func arith(op string, a, b aval) (aval, error) {
 			out.d, err = x.Div(y)
 		}
 		return out, err
+	case ka == kText && kb == kText && op == "||" && a.t.Base != onion.Char && b.t.Base != onion.Char:
+		// (character(n) drops its trailing blanks first: not here.)
+		if a.null || b.null {
+			return nullOf(tText), nil
+		}
+		return aval{t: tText, s: a.s + b.s}, nil
+	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
+		// The other operand is cast to double precision (implicitly).
+		if a.null || b.null {
+			return nullOf(tFloat8), nil
+		}
+		return float8Arith(op, math.Float64frombits(uint64(a.float8Bits())), math.Float64frombits(uint64(b.float8Bits())))
 	case ka == kDate && kb == kDate && op == "-":
 		if a.null || b.null {
 			return nullOf(tInt4), nil
@@ -298,6 +311,47 @@ func arith(op string, a, b aval) (aval, error) {
 		return aval{t: tDate, i: a.i + b.i}, nil
 	}
 	return aval{}, rewrite.Refusal("operator %s between %s and %s is not supported in a query the proxy computes", op, a.t, b.t)
+}
+
+// float8Arith is PostgreSQL's float8pl, float8mi, float8mul and
+// float8div: IEEE arithmetic, with an error where a finite result
+// overflows or a non-zero one underflows to zero.
+func float8Arith(op string, x, y float64) (aval, error) {
+	overflow := &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: overflow"}
+	underflow := &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: underflow"}
+	var r float64
+	switch op {
+	case "+", "-":
+		r = x + y
+		if op == "-" {
+			r = x - y
+		}
+		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+			return aval{}, overflow
+		}
+	case "*":
+		r = x * y
+		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
+			return aval{}, overflow
+		}
+		if r == 0 && x != 0 && y != 0 {
+			return aval{}, underflow
+		}
+	case "/":
+		if y == 0 && !math.IsNaN(x) {
+			return aval{}, errDivisionByZero
+		}
+		r = x / y
+		if math.IsInf(r, 0) && !math.IsInf(x, 0) {
+			return aval{}, overflow
+		}
+		if r == 0 && x != 0 && !math.IsInf(y, 0) {
+			return aval{}, underflow
+		}
+	default:
+		return aval{}, rewrite.Refusal("operator %s between double precision values is not supported in a query the proxy computes", op)
+	}
+	return aval{t: tFloat8, i: int64(math.Float64bits(r))}, nil
 }
 
 // compare orders two non-NULL values of comparable types.

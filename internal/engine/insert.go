@@ -84,6 +84,17 @@ func (s *session) planUpdateMarking(st rewrite.Statement, t *catalog.Table, ext 
 	clientRefs := rewrite.ParamRefs(st)
 	var orig rewrite.Statement
 	if marks == nil {
+		checks, err := s.e.checksOf(t)
+		if err != nil {
+			return nil, err
+		}
+		rmw, err := rewrite.PlanUpdateRMW(st, t, checkColumns(checks))
+		if err != nil {
+			return nil, err
+		}
+		if rmw != nil {
+			return s.planUpdateRMW(rmw, t, checks, ext)
+		}
 		orig = st.Clone() // PlanUpdate rewrites st's tree; a second plan needs the client's
 	}
 	p, err := rewrite.PlanUpdate(st, t)

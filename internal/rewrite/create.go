@@ -107,7 +107,24 @@ func parseType(s string) (onion.Type, error) {
 	if tc == nil {
 		return onion.Type{}, fmt.Errorf("rewrite: bad catalog type %q", s)
 	}
-	return onion.TypeFromNames(typeNames(tc.TypeName), typmods(tc.TypeName))
+	names := typeNames(tc.TypeName)
+	if base, ok := serialBase(names[len(names)-1]); ok {
+		names = []string{base} // a plain serial column's values
+	}
+	return onion.TypeFromNames(names, typmods(tc.TypeName))
+}
+
+// serialBase is the integer type of a serial pseudo-type name.
+func serialBase(name string) (string, bool) {
+	switch name {
+	case "smallserial", "serial2":
+		return "int2", true
+	case "serial", "serial4":
+		return "int4", true
+	case "bigserial", "serial8":
+		return "int8", true
+	}
+	return "", false
 }
 
 // ColumnPolicy is what the deployment says about one column.

@@ -85,7 +85,7 @@ type ExprKind int
 const (
 	ExprInput    ExprKind = iota // an input column (Input)
 	ExprConst                    // a constant (Const, ConstType)
-	ExprOp                       // Op over Args: + - * / (binary; unary -), = <> < <= > >=
+	ExprOp                       // Op over Args: + - * / || (binary; unary -), = <> < <= > >=
 	ExprBool                     // Op AND, OR, NOT over Args
 	ExprNullTest                 // Op "IS NULL" or "IS NOT NULL" of Args[0]
 	ExprLike                     // Args[0] LIKE Like (its Const is the pattern)
@@ -527,7 +527,7 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 	switch a.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		switch op {
-		case "+", "-", "*", "/", "=", "<>", "<", "<=", ">", ">=":
+		case "+", "-", "*", "/", "||", "=", "<>", "<", "<=", ">", ">=":
 		default:
 			return nil, Refusal("operator %s is not supported in a query the proxy computes", op)
 		}

@@ -1,0 +1,315 @@
+package rewrite
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/onion"
+)
+
+// RMWPlan is an UPDATE whose new values the proxy computes
+// (read-modify-write): SET c = <expression> over encrypted columns,
+//
+//	UPDATE t SET a = a * 2, b = lower(b) WHERE k = 5
+//
+// The server cannot evaluate the expression over ciphertexts, so the
+// proxy first reads the rows it changes, and locks them,
+//
+//	SELECT t.ctid, t.xmin::text, t.a, t.b FROM t WHERE k = 5 FOR UPDATE OF t
+//
+// (planned like a client's SELECT: it decrypts), computes each row's new
+// values, and sends an UPDATE of exactly those row versions with their
+// new cells (Render). When a row changed between the two (only possible
+// outside a transaction block, where the read's lock ends with it), the
+// UPDATE fails with 40001 rather than lose the other write.
+type RMWPlan struct {
+	Table *catalog.Table
+	// Read reads the rows: ctid, xmin (text), then Inputs.
+	Read Statement
+	// Inputs are the columns Read returns after ctid and xmin.
+	Inputs []*catalog.Column
+	// Sets are the assignments the proxy computes, in SET order.
+	Sets []RMWSet
+
+	version  int32
+	relation *pg_query.RangeVar
+	fixed    []*pg_query.Node // SET items of plain columns the server computes
+}
+
+// RMWSet is one assignment the proxy computes: Expr over Inputs.
+type RMWSet struct {
+	Column *catalog.Column
+	Expr   *Expr
+}
+
+// PlanUpdateRMW plans st as a read-modify-write when one of its SET items
+// needs it: an encrypted column set to an expression (not a constant, a
+// parameter, NULL, DEFAULT or an increment its Add onion computes) or a
+// plain column set to an expression over encrypted columns. It returns
+// nil for any other UPDATE. extra are more columns to read (those of the
+// checks the new values must pass). st is not modified.
+func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RMWPlan, error) {
+	upd := st.Tree.Stmt.GetUpdateStmt()
+	if upd == nil {
+		return nil, nil
+	}
+	qualifier := upd.Relation.Relname
+	if upd.Relation.Alias != nil {
+		qualifier = upd.Relation.Alias.Aliasname
+	}
+	rows := []string{qualifier}
+	targets, err := dmlExpandMultiAssign(upd.TargetList, t, "UPDATE")
+	if err != nil {
+		return nil, err
+	}
+	computed := map[*pg_query.ResTarget]bool{}
+	for _, n := range targets {
+		rt := n.GetResTarget()
+		c := t.Column(rt.Name)
+		switch {
+		case c == nil || len(rt.Indirection) > 0 || dmlInternalColumn(t, rt.Name):
+			// Left to PlanUpdate, which refuses or passes them.
+		case c.Policy == catalog.Plain:
+			computed[rt] = dmlFindRef(rt.Val, t, rows).exprRefusal(t.Name, "SET "+rt.Name) != nil
+		default:
+			if _, sign := incrementOf(rt.Val, c.Name, rows); sign != 0 {
+				// The Add onion computes it, unless the column has none
+				// or a check must see the new value.
+				checked := slices.ContainsFunc(extra, func(x *catalog.Column) bool { return x.ID == c.ID })
+				computed[rt] = !hasCapability(c, onion.KindAdd) || checked
+				continue
+			}
+			h := Hole{Column: c}
+			computed[rt] = holeValue(rt.Val, &h, t.Name, "UPDATE of") != nil
+		}
+	}
+	need := false
+	for _, v := range computed {
+		need = need || v
+	}
+	if !need {
+		return nil, nil
+	}
+	switch {
+	case upd.WithClause != nil, len(upd.FromClause) > 0:
+		return nil, Refusal("UPDATE of table %s with encrypted columns setting a column to an expression the proxy computes, with WITH or FROM, is not supported yet", t.Name)
+	case len(upd.ReturningList) > 0:
+		return nil, Refusal("UPDATE of table %s with encrypted columns setting a column to an expression the proxy computes, with RETURNING, is not supported yet", t.Name)
+	case upd.WhereClause.GetCurrentOfExpr() != nil:
+		return nil, Refusal("UPDATE ... WHERE CURRENT OF on table %s setting a column to an expression the proxy computes is not supported", t.Name)
+	}
+	p := &RMWPlan{Table: t, version: st.version, relation: upd.Relation}
+	b := &aggBuilder{inputs: map[string]int{}, st: st}
+	assigned := map[string]bool{}
+	for _, n := range targets {
+		rt := n.GetResTarget()
+		c := t.Column(rt.Name)
+		if c != nil && c.Policy != catalog.Plain && len(rt.Indirection) == 0 {
+			if assigned[c.Name] {
+				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: fmt.Sprintf("multiple assignments to same column %q", c.Name)}
+			}
+			assigned[c.Name] = true
+		}
+		if c == nil || !(computed[rt] || c.Policy != catalog.Plain) {
+			if c != nil && len(rt.Indirection) > 0 && c.Policy != catalog.Plain {
+				return nil, Refusal("UPDATE of a subfield or element of encrypted column %s.%s is not supported", t.Name, c.Name)
+			}
+			if dmlInternalColumn(t, rt.Name) {
+				return nil, Refusal("UPDATE of column %s.%s is not supported: the proxy alone writes it", t.Name, rt.Name)
+			}
+			p.fixed = append(p.fixed, n) // a plain column the server computes
+			continue
+		}
+		var e *Expr
+		if n.GetResTarget().Val.GetSetToDefault() != nil {
+			e = &Expr{Kind: ExprConst, Const: c.Default}
+		} else if e, err = b.expr(rt.Val); err != nil {
+			return nil, Refusal("SET %s = <expression> on table %s: %s", c.Name, t.Name, message(err))
+		}
+		p.Sets = append(p.Sets, RMWSet{Column: c, Expr: e})
+	}
+	for _, c := range extra {
+		b.input(&pg_query.ColumnRef{Fields: []*pg_query.Node{pg_query.MakeStrNode(c.Name)}})
+	}
+	for _, n := range b.targets {
+		fields := n.GetResTarget().Val.GetColumnRef().Fields
+		name := fieldName(fields[len(fields)-1])
+		if len(fields) > 2 || len(fields) == 2 && fieldName(fields[0]) != qualifier {
+			return nil, Refusal("SET on table %s reads a column of another table", t.Name)
+		}
+		col := t.Column(name)
+		if col == nil {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42703", Message: fmt.Sprintf("column %q of relation %q does not exist", name, t.Name)}
+		}
+		p.Inputs = append(p.Inputs, col)
+	}
+	// The read: ctid and xmin, the inputs, the client's WHERE, locked.
+	ref := func(name string) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{Fields: []*pg_query.Node{pg_query.MakeStrNode(qualifier), pg_query.MakeStrNode(name)}}}}
+	}
+	list := []*pg_query.Node{
+		pg_query.MakeResTargetNodeWithVal(ref("ctid"), -1),
+		pg_query.MakeResTargetNodeWithVal(typeCast(ref("xmin"), "text", false), -1),
+	}
+	for _, c := range p.Inputs {
+		list = append(list, pg_query.MakeResTargetNodeWithVal(ref(c.Name), -1))
+	}
+	sel := &pg_query.SelectStmt{
+		TargetList:  list,
+		FromClause:  []*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: proto.Clone(upd.Relation).(*pg_query.RangeVar)}}},
+		WhereClause: upd.WhereClause,
+		LockingClause: []*pg_query.Node{{Node: &pg_query.Node_LockingClause{LockingClause: &pg_query.LockingClause{
+			Strength: pg_query.LockClauseStrength_LCS_FORUPDATE, WaitPolicy: pg_query.LockWaitPolicy_LockWaitBlock,
+			LockedRels: []*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: &pg_query.RangeVar{Relname: qualifier, Inh: true, Relpersistence: "p", Location: -1}}}}}}}},
+		LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT, Op: pg_query.SetOperation_SETOP_NONE,
+	}
+	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}, st.version)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite: deparsing the read of an UPDATE of %s: %w", t.Name, err)
+	}
+	sts, err := Parse(sql)
+	if err != nil || len(sts) != 1 {
+		return nil, fmt.Errorf("rewrite: reparsing the read of an UPDATE of %s: %v", t.Name, err)
+	}
+	p.Read = sts[0]
+	return p, nil
+}
+
+// RMWRow is one row the proxy updates: the row version it read, and the
+// SQL literals of its new values: Cells[i] the cells of Sets[i] by
+// suffix, the salt override ("_salt") included, or for a plain column
+// Plain[i].
+type RMWRow struct {
+	CTID, XMin string
+	Cells      []Cells
+	Plain      []*pg_query.Node
+}
+
+// Render returns the UPDATE of rows. It names every row version read and
+// fails with 40001 (pgonion.expect_rows) when not all of them are still
+// current, before changing any.
+func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
+	qualifier := p.relation.Relname
+	if p.relation.Alias != nil {
+		qualifier = p.relation.Alias.Aliasname
+	}
+	rel := ident(p.relation.Relname)
+	if p.relation.Schemaname != "" {
+		rel = ident(p.relation.Schemaname) + "." + rel
+	}
+	target := rel
+	if p.relation.Alias != nil {
+		target += " AS " + ident(qualifier)
+	}
+	if len(rows) == 0 {
+		// Nothing matched: an UPDATE of no row (its command tag says 0).
+		return fmt.Sprintf("UPDATE %s SET %s = %s WHERE false", target, SaltColumn, SaltColumn), nil
+	}
+	names := []string{"tid", "xmin"}
+	var sets []string
+	var types [][]*pg_query.TypeName // per set, per value: the cast of the first row's values
+	for i, s := range p.Sets {
+		if s.Column.Policy == catalog.Plain {
+			tn, err := typeNameOf(s.Column.Type)
+			if err != nil {
+				return "", err
+			}
+			if n := typeNames(tn); len(n) > 0 {
+				if base, ok := serialBase(n[len(n)-1]); ok {
+					// serial is no type a value can be cast to.
+					tn.Names = []*pg_query.Node{pg_query.MakeStrNode(base)}
+				}
+			}
+			names = append(names, fmt.Sprintf("p%d", i))
+			sets = append(sets, fmt.Sprintf("%s = pgonion_v.p%d", ident(s.Column.Name), i))
+			types = append(types, []*pg_query.TypeName{tn})
+			continue
+		}
+		_, pcs, err := columnLayout(s.Column)
+		if err != nil {
+			return "", err
+		}
+		var ts []*pg_query.TypeName
+		for k, pc := range pcs {
+			name := fmt.Sprintf("c%d_%d", i, k)
+			names = append(names, name)
+			sets = append(sets, fmt.Sprintf("%s = pgonion_v.%s", ident(pc.Name), name))
+			tn, err := typeNameOf(pc.SQLType)
+			if err != nil {
+				return "", err
+			}
+			ts = append(ts, tn)
+		}
+		types = append(types, ts)
+	}
+	match := func(r string) string {
+		return fmt.Sprintf("%s.ctid = pgonion_v.tid AND %s.xmin::text = pgonion_v.xmin", r, r)
+	}
+	tmpl := fmt.Sprintf("WITH pgonion_v (%s) AS (VALUES (NULL)), "+
+		"pgonion_locked AS MATERIALIZED (SELECT %s.expect_rows((SELECT count(*) FROM (SELECT 1 FROM %s pgonion_r JOIN pgonion_v ON %s FOR UPDATE OF pgonion_r) pgonion_n), %d) AS ok) "+
+		"UPDATE %s SET %s FROM pgonion_v, pgonion_locked WHERE %s AND pgonion_locked.ok",
+		strings.Join(names, ", "), ProxySchema, rel, match("pgonion_r"), len(rows), target, strings.Join(sets, ", "), match(ident(qualifier)))
+	sts, err := Parse(tmpl)
+	if err != nil || len(sts) != 1 {
+		return "", fmt.Errorf("rewrite: building the UPDATE of %s: %v", p.Table.Name, err)
+	}
+	upd := sts[0].Tree.Stmt.GetUpdateStmt()
+	var lists []*pg_query.Node
+	for r, row := range rows {
+		cast := func(v *pg_query.Node, tn *pg_query.TypeName) *pg_query.Node {
+			if v == nil {
+				v = nullConst()
+			}
+			if r > 0 && v.GetAConst() != nil && !v.GetAConst().Isnull {
+				return v
+			}
+			return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: v, TypeName: proto.Clone(tn).(*pg_query.TypeName), Location: -1}}}
+		}
+		vals := []*pg_query.Node{typeCast(pg_query.MakeAConstStrNode(row.CTID, -1), "tid", false), pg_query.MakeAConstStrNode(row.XMin, -1)}
+		for i, s := range p.Sets {
+			if s.Column.Policy == catalog.Plain {
+				vals = append(vals, cast(row.Plain[i], types[i][0]))
+				continue
+			}
+			_, pcs, _ := columnLayout(s.Column)
+			for k, pc := range pcs {
+				v := row.Cells[i][pc.Suffix]
+				if v != nil && v.GetTypeCast() != nil {
+					vals = append(vals, v) // typed already
+					continue
+				}
+				vals = append(vals, cast(v, types[i][k]))
+			}
+		}
+		lists = append(lists, pg_query.MakeListNode(vals))
+	}
+	upd.WithClause.Ctes[0].GetCommonTableExpr().Ctequery.GetSelectStmt().ValuesLists = lists
+	upd.TargetList = append(upd.TargetList, p.fixed...)
+	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_UpdateStmt{UpdateStmt: upd}}, p.version)
+	if err != nil {
+		return "", fmt.Errorf("rewrite: deparsing the UPDATE of %s: %w", p.Table.Name, err)
+	}
+	return sql, nil
+}
+
+// ident quotes an identifier.
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// typeNameOf parses a type's SQL name ("numeric(12,2)", "bigint[]").
+func typeNameOf(typ string) (*pg_query.TypeName, error) {
+	sts, err := Parse("SELECT NULL::" + typ)
+	if err != nil || len(sts) != 1 {
+		return nil, fmt.Errorf("rewrite: type %q: %v", typ, err)
+	}
+	tc := sts[0].Tree.Stmt.GetSelectStmt().GetTargetList()[0].GetResTarget().GetVal().GetTypeCast()
+	if tc == nil {
+		return nil, fmt.Errorf("rewrite: type %q", typ)
+	}
+	return tc.TypeName, nil
+}

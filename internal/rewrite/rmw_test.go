@@ -1,0 +1,89 @@
+package rewrite
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/pgtest"
+)
+
+// TestRMWRenderGuard: the UPDATE of a read-modify-write changes the rows
+// read when every row version is still current, and fails with 40001,
+// changing nothing, when one changed after the read.
+func TestRMWRenderGuard(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	fn, err := os.ReadFile(filepath.Join("..", "..", "migrations", "0018_expect_rows.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun := func(sql string) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	mustRun("CREATE SCHEMA IF NOT EXISTS pgonion")
+	mustRun("DROP FUNCTION IF EXISTS pgonion.expect_rows(bigint, bigint)")
+	mustRun(string(fn))
+	ct := planTable(t, conn, "CREATE TABLE rmw (id int PRIMARY KEY, n int)")
+	mustRun("INSERT INTO rmw (id, pgonion_salt) VALUES (1, '\\x00112233445566778899aabbccddeeff'), (2, '\\x00112233445566778899aabbccddeeff')")
+	sts, err := Parse("UPDATE rmw SET n = n * 2 WHERE id > 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanUpdateRMW(sts[0], ct.Table, nil)
+	if err != nil || p == nil {
+		t.Fatalf("plan: %v %v", p, err)
+	}
+	if !strings.Contains(p.Read.SQL, "FOR UPDATE") {
+		t.Errorf("the read does not lock: %s", p.Read.SQL)
+	}
+	read := func() []RMWRow {
+		rows, err := conn.Query(ctx, "SELECT ctid::text, xmin::text FROM rmw ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RMWRow, error) {
+			var rr RMWRow
+			err := r.Scan(&rr.CTID, &rr.XMin)
+			rr.Cells = []Cells{{"_eq": ByteaLiteral([]byte{1}), SaltSuffix: ByteaLiteral(make([]byte, 16))}}
+			rr.Plain = []*pg_query.Node{nil}
+			return rr, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	stale := read()
+	mustRun("UPDATE rmw SET id = id WHERE id = 2") // a concurrent write: a new row version
+	sql, err := p.Render(stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pe *pgconn.PgError
+	if _, err := conn.Exec(ctx, sql); !errors.As(err, &pe) || pe.Code != "40001" {
+		t.Fatalf("UPDATE of a stale row version: %v, want 40001", err)
+	}
+	sql, err = p.Render(read())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := conn.Exec(ctx, sql)
+	if err != nil || tag.String() != "UPDATE 2" {
+		t.Fatalf("UPDATE of current row versions: %q %v", tag, err)
+	}
+}
