@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgarray"
 	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/wire"
 )
 
 // A foreign key between encrypted columns (an ORM's reference to a unique
@@ -164,15 +167,27 @@ func (s *session) primaryKey(t *catalog.Table) ([]string, error) {
 		WHERE c.contype = 'p' AND c.conrelid = to_regclass(%s)`
 	rel := quoteIdent(t.Schema) + "." + quoteIdent(t.Physical)
 	var keys []string
+	c := &subqueryRows{}
+	err := wire.ErrExecUnavailable
 	if s.exec != nil {
-		c := &subqueryRows{}
-		if err := s.exec(fmt.Sprintf(q, quoteLiteral(rel)), c); err != nil {
-			return nil, err
-		}
+		err = s.exec(fmt.Sprintf(q, quoteLiteral(rel)), c)
+	}
+	switch {
+	case err == nil:
 		if len(c.rows) == 1 && len(c.rows[0]) == 1 && c.rows[0][0] != nil {
-			keys = parseTextArray(*c.rows[0][0])
+			names, err := pgarray.ParseText(*c.rows[0][0])
+			if err != nil {
+				return nil, err
+			}
+			for _, n := range names {
+				if n != nil {
+					keys = append(keys, *n)
+				}
+			}
 		}
-	} else {
+	case !errors.Is(err, wire.ErrExecUnavailable):
+		return nil, err
+	default:
 		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 		defer cancel()
 		err := s.e.cat.withConn(ctx, func(conn *pgx.Conn) error {
@@ -186,17 +201,4 @@ func (s *session) primaryKey(t *catalog.Table) ([]string, error) {
 		keys[i] = strings.TrimSuffix(k, rewrite.EqColumn(""))
 	}
 	return keys, nil
-}
-
-// parseTextArray reads a text[] of simple names ({a,b}).
-func parseTextArray(s string) []string {
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
-	if s == "" {
-		return nil
-	}
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		parts[i] = strings.Trim(p, `"`)
-	}
-	return parts
 }

@@ -253,7 +253,14 @@ func (s *session) peelConflict(n rewrite.Need) error {
 	if err != nil || !held {
 		return nil // the peel finds out itself
 	}
+	return ownLockError(n)
+}
+
+// ownLockError refuses a peel the session's own transaction blocks and
+// the proxy cannot run in it (a prepared statement parsed behind other
+// unsynced messages).
+func ownLockError(n rewrite.Need) error {
 	return &pgconn.PgError{Severity: "ERROR", Code: "55P03",
 		Message: fmt.Sprintf("the query needs the %s onion of %s.%s peeled to %s, but this session's open transaction holds a lock on the table (it wrote to it)", n.Kind, n.Table.Name, n.Column.Name, n.Layer),
-		Hint:    "End the transaction (commit or roll back) first, or run a query needing the peel once before writing in a transaction (a column is peeled once)."}
+		Hint:    "End the transaction (commit or roll back) first, send the query on its own (as a simple query, or prepared at the start of a pipeline), or run a query needing the peel once before writing in a transaction (a column is peeled once)."}
 }

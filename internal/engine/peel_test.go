@@ -446,12 +446,13 @@ func asPgError(err error, pe **pgconn.PgError) bool {
 }
 
 // TestPeelLockedByOwnTransaction: a transaction that wrote to the table
-// holds a lock the peel needs. In the extended protocol the proxy cannot
-// run the peel in that transaction (it runs statements ahead only of a
-// simple-protocol query), so the query fails with 55P03 and a hint at
-// once (the proxy sees the session's lock in pg_locks) instead of
-// waiting out the peel's lock timeout (10 s), and aborts the transaction
-// (as any error does); once the transaction ends, the query works.
+// holds a lock the peel needs. A prepared statement parsed at the start
+// of a request cycle peels in that transaction, as a simple query does;
+// one parsed after other unsynced messages cannot (the proxy would end
+// the client's implicit transaction), so it fails with 55P03 and a hint
+// at once (the proxy sees the session's lock in pg_locks) instead of
+// waiting out the peel's lock timeout (10 s), and aborts the
+// transaction; once the transaction ends, the query works.
 func TestPeelLockedByOwnTransaction(t *testing.T) {
 	ctx := context.Background()
 	db := newEncDB(t)
@@ -459,27 +460,48 @@ func TestPeelLockedByOwnTransaction(t *testing.T) {
 	direct := peelLoad(t, db, p.connect(t, pgx.QueryExecModeSimpleProtocol), 300)
 	enc := p.connect(t, pgx.QueryExecModeCacheStatement)
 	peels := p.eng.Peels()
-	q := "SELECT id FROM items WHERE name = $1"
 	mustExec(t, enc, "BEGIN")
 	mustExec(t, enc, "INSERT INTO items VALUES ($1, $2, $3, $4, $3)", 1000, "name-003", time.Date(2020, 1, 4, 0, 0, 0, 0, time.UTC), "s")
-	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	got, err := peelIDs(ctx, enc, "SELECT id FROM items WHERE name = $1", "name-003")
+	if err != nil || !slices.Equal(got, []int{3, 203, 1000}) {
+		t.Fatalf("prepared at the start of a cycle, in the transaction: %v %v, want [3 203 1000]", got, err)
+	}
+	if p.eng.Peels() != peels+1 {
+		t.Fatalf("%d peels, want 1", p.eng.Peels()-peels)
+	}
+	// Parsed behind an unsynced statement: refused at once.
+	pl := enc.PgConn().StartPipeline(ctx)
+	pl.SendQueryParams("SELECT 1", nil, nil, nil, nil)
+	pl.SendPrepare("by_day", "SELECT id FROM items WHERE day = $1", nil)
+	if err := pl.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	_, err := peelIDs(qctx, enc, q, "name-003")
+	var perr error
+	for {
+		res, err := pl.GetResults()
+		if err != nil {
+			perr = err
+			continue
+		}
+		if rr, ok := res.(*pgconn.ResultReader); ok {
+			rr.Read()
+		}
+		if _, ok := res.(*pgconn.PipelineSync); ok {
+			break
+		}
+	}
 	took := time.Since(start)
-	cancel()
+	_ = pl.Close()
 	var pe *pgconn.PgError
-	if !asPgError(err, &pe) || pe.Code != "55P03" || !strings.Contains(pe.Hint, "commit") {
-		t.Fatalf("%s in a transaction that wrote to the table: %v (after %v), want SQLSTATE 55P03 with a hint", q, err, took)
+	if !asPgError(perr, &pe) || pe.Code != "55P03" || !strings.Contains(pe.Hint, "commit") {
+		t.Fatalf("a peel needed by a Parse behind other messages, in a transaction that wrote to the table: %v (after %v), want SQLSTATE 55P03 with a hint", perr, took)
 	}
 	if took > 5*time.Second {
 		t.Fatalf("the refusal took %v, not at once", took)
 	}
-	t.Logf("refused after %v: %s (hint: %s)", took.Round(time.Millisecond), pe.Message, pe.Hint)
-	if p.eng.Peels() != peels {
-		t.Fatal("peeled although refused")
-	}
-	if l := peelLayer(t, direct, "items", "name", "eq"); l != "rnd" {
-		t.Fatalf("Eq onion of name at %q after the refusal", l)
+	if l := peelLayer(t, direct, "items", "day", "eq"); l != "rnd" {
+		t.Fatalf("Eq onion of day at %q after the refusal", l)
 	}
 	if _, err := enc.Exec(ctx, "SELECT 1"); pgCode(err) != "25P02" {
 		t.Fatalf("statement after the refusal: %v, want 25P02 (transaction aborted)", err)
@@ -489,9 +511,13 @@ func TestPeelLockedByOwnTransaction(t *testing.T) {
 	if err := direct.QueryRow(ctx, "SELECT count(*) FROM items WHERE id = 1000").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the aborted transaction's row: %d %v", n, err)
 	}
-	peelSame(t, enc, direct, q, "name-003")
-	if p.eng.Peels() != peels+1 || peelLayer(t, direct, "items", "name", "eq") != "det" {
-		t.Fatalf("after ROLLBACK: %d peels, Eq onion of name at %q", p.eng.Peels()-peels, peelLayer(t, direct, "items", "name", "eq"))
+	if l := peelLayer(t, direct, "items", "name", "eq"); l != "rnd" {
+		t.Fatalf("Eq onion of name at %q after ROLLBACK, want rnd (the peel rolled back)", l)
+	}
+	peelSame(t, enc, direct, "SELECT id FROM items WHERE name = $1", "name-003")
+	peelSame(t, enc, direct, "SELECT id FROM items WHERE day = $1", time.Date(2020, 1, 4, 0, 0, 0, 0, time.UTC))
+	if p.eng.Peels() != peels+3 || peelLayer(t, direct, "items", "day", "eq") != "det" {
+		t.Fatalf("after ROLLBACK: %d peels, Eq onion of day at %q", p.eng.Peels()-peels, peelLayer(t, direct, "items", "day", "eq"))
 	}
 }
 

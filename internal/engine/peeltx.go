@@ -10,6 +10,7 @@ import (
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/wire"
 )
 
 // errPeeledInTx tells plan to plan the statement again: peelInTx changed
@@ -25,7 +26,8 @@ const peelSavepoint = "pgonion_peel"
 // waits for (it wrote to the table, or created it), when it already
 // peeled the table, or when its snapshot outlives statements (REPEATABLE
 // READ, SERIALIZABLE: it would not see a peel committed after it began).
-// Only a simple-protocol query can run statements ahead (Exec).
+// Only a simple-protocol query, or a Parse that begins a request cycle,
+// can run statements ahead (Exec).
 func (s *session) peelsInTx(n rewrite.Need) (bool, error) {
 	s.mu.Lock()
 	inTx := s.lastStatus == 'T'
@@ -41,7 +43,9 @@ func (s *session) peelsInTx(n rewrite.Need) (bool, error) {
 	q := fmt.Sprintf(`SELECT current_setting('transaction_isolation') <> 'read committed' OR EXISTS (SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid() AND granted AND relation = to_regclass(%s)
 		AND mode IN ('RowExclusiveLock', 'ShareUpdateExclusiveLock', 'ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'))`, quoteLiteral(rel))
 	r := &subqueryRows{}
-	if err := s.exec(q, r); err != nil {
+	if err := s.exec(q, r); errors.Is(err, wire.ErrExecUnavailable) {
+		return false, nil // peelConflict explains
+	} else if err != nil {
 		return false, err
 	}
 	return len(r.rows) == 1 && len(r.rows[0]) == 1 && r.rows[0][0] != nil && *r.rows[0][0] == "t", nil
@@ -152,7 +156,9 @@ func (s *session) peelInTxLocked(n rewrite.Need) (changed bool, err error) {
 		}
 		return col, nil
 	}
-	if _, err := run("SAVEPOINT " + peelSavepoint); err != nil {
+	if _, err := run("SAVEPOINT " + peelSavepoint); errors.Is(err, wire.ErrExecUnavailable) {
+		return false, ownLockError(n)
+	} else if err != nil {
 		return false, err
 	}
 	done := false

@@ -71,7 +71,7 @@ type session struct {
 	planReleases []func()
 	// aheadOK is set while the statement being planned may run
 	// statements of its own ahead of it (Exec): the first statement of a
-	// simple-protocol Query.
+	// simple-protocol Query, or a Parse (where Exec may still refuse).
 	aheadOK bool
 }
 
@@ -363,7 +363,11 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 	}
 	ext := &extended{oids: paramOIDs}
 	s.planKeys, s.planReleases = nil, nil
+	// A Parse may run statements ahead where the wire allows it (Exec
+	// says ErrExecUnavailable otherwise).
+	s.aheadOK = true
 	p, err := s.plan(stmts[0], ext)
+	s.aheadOK = false
 	tables := s.planKeys
 	if err != nil {
 		return nil, err

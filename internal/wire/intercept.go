@@ -97,8 +97,12 @@ type SessionInfo struct {
 	// statement text (pg_stat_activity); rw then also gets the
 	// RowDescription (or nothing, for a statement returning no rows).
 	//
-	// Exec may be called only from Interceptor.Query. It blocks until
-	// the server has answered, after everything the client sent before.
+	// Exec may be called from Interceptor.Query, and from
+	// Interceptor.Parse when the Parse begins a request cycle (the
+	// client's first message after a Sync or Query: nothing unsynced of
+	// the client's is at the server); elsewhere it returns
+	// ErrExecUnavailable. It blocks until the server has answered,
+	// after everything the client sent before.
 	// Notices and other asynchronous messages the statement causes reach
 	// the client.
 	Exec func(sql string, rw ResultRewriter, args ...[]byte) error

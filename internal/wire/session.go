@@ -54,6 +54,11 @@ type session struct {
 	portals map[string]*boundPortal // portals that need rewriting
 	q       queue
 
+	// sideOK is set while the Interceptor may run statements ahead
+	// (SessionInfo.Exec): during Query, and during a Parse that begins a
+	// request cycle (clientToServer only).
+	sideOK bool
+
 	// COPY FROM STDIN in progress whose data is rewritten (clientToServer only).
 	copyIn     CopyInRewriter
 	copyReq    *request // the Query or Execute that started it
@@ -221,7 +226,10 @@ func (ss *session) clientToServer() (err error) {
 				return err
 			}
 		}
-		// A new request cycle starts after a Query or Sync.
+		// A new request cycle starts after a Query or Sync: a Parse
+		// that begins one may run statements ahead, since everything
+		// the client sent before was synced.
+		cycleStart := atBoundary
 		atBoundary = msg[0] == 'Q' || msg[0] == 'S'
 		switch msg[0] {
 		case 'X':
@@ -229,7 +237,9 @@ func (ss *session) clientToServer() (err error) {
 		case 'Q':
 			scratch, err = ss.forwardQuery(msg, scratch)
 		case 'P':
+			ss.sideOK = cycleStart
 			scratch, err = ss.forwardParse(msg, scratch)
+			ss.sideOK = false
 		case 'B':
 			scratch, err = ss.forwardBind(msg, scratch)
 		case 'D':
@@ -302,10 +312,12 @@ func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
 	sql, _ := cstring(body(msg))
 	ss.log.Debug("query", "sql", sql)
 	var plan *QueryPlan
+	ss.sideOK = true
 	perr := guard(ss.log, "Query", func() (err error) {
 		plan, err = ss.ic.Query(sql)
 		return err
 	})
+	ss.sideOK = false
 	switch {
 	case perr != nil:
 		ss.log.Info("statement refused", refusalAttr(perr))

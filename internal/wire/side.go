@@ -11,6 +11,12 @@ import (
 // errSideLost is Exec's error when the session ends before the answer.
 var errSideLost = errors.New("wire: the connection to the server ended during a statement the proxy ran")
 
+// ErrExecUnavailable is Exec's error where it cannot run a statement
+// ahead: in a Parse that follows other unsynced messages of the client,
+// whose implicit transaction and unnamed statement a statement of the
+// proxy would end.
+var ErrExecUnavailable = errors.New("wire: statements ahead of the client's run only in Query, or in a Parse that begins a request cycle")
+
 // sideQueryState is the answer to one Exec: written by serverToClient,
 // read by the waiting client goroutine once done is closed.
 type sideQueryState struct {
@@ -22,6 +28,9 @@ type sideQueryState struct {
 
 // execSide implements SessionInfo.Exec (clientToServer only).
 func (ss *session) execSide(sql string, rw ResultRewriter, args ...[]byte) error {
+	if !ss.sideOK {
+		return ErrExecUnavailable
+	}
 	st := &sideQueryState{rw: rw, done: make(chan struct{})}
 	r := &request{kind: sideQuery, side: st, done: []func(){func() { close(st.done) }}}
 	ss.q.push(r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +17,11 @@ import (
 // sideInterceptor runs, for a statement "/*side: SQL*/ rest", SQL first
 // with Exec ("/*side: SQL|arg*/": with arg as its binary $1) and replaces the /*side...*/ comment by the first value SQL
 // returned (quoted), or refuses the statement with Exec's error.
-type sideInterceptor struct{ info wire.SessionInfo }
+type sideInterceptor struct {
+	info   wire.SessionInfo
+	mu     sync.Mutex
+	parsed map[string]error
+}
 
 type collect struct {
 	rows [][]string
@@ -61,7 +66,68 @@ func (s *sideInterceptor) Query(sql string) (*wire.QueryPlan, error) {
 	return &wire.QueryPlan{SQL: sql[:i] + "'" + v + "'" + sql[j+2:]}, nil
 }
 
-func (s *sideInterceptor) Parse(string, string, []uint32) (*wire.Statement, error) { return nil, nil }
+// Parse runs the side statement of "/*side: SQL*/" too, and records
+// Exec's error by statement name.
+func (s *sideInterceptor) Parse(name, sql string, _ []uint32) (*wire.Statement, error) {
+	const open = "/*side:"
+	i := strings.Index(sql, open)
+	if i < 0 {
+		return nil, nil
+	}
+	j := strings.Index(sql, "*/")
+	var c collect
+	err := s.info.Exec(sql[i+len(open):j], &c)
+	s.mu.Lock()
+	if s.parsed == nil {
+		s.parsed = map[string]error{}
+	}
+	s.parsed[name] = err
+	s.mu.Unlock()
+	return nil, nil
+}
+
+// TestExecInParse: a Parse that begins a request cycle may run a
+// statement ahead; one after other unsynced messages may not (it would
+// end the client's implicit transaction), and the session stays in step.
+func TestExecInParse(t *testing.T) {
+	var ic *sideInterceptor
+	p := startProxy(t, func(c *wire.Config) {
+		c.Interceptors = func(_ context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
+			ic = &sideInterceptor{info: info}
+			return ic, nil
+		}
+	})
+	ctx := context.Background()
+	conn := p.connect(t)
+	pl := conn.PgConn().StartPipeline(ctx)
+	pl.SendPrepare("first", "SELECT /*side: SELECT 1*/ 1", nil)
+	pl.SendPrepare("second", "SELECT /*side: SELECT 2*/ 2", nil)
+	if err := pl.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		res, err := pl.GetResults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := res.(*pgconn.PipelineSync); ok {
+			break
+		}
+	}
+	if err := pl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ic.mu.Lock()
+	first, second := ic.parsed["first"], ic.parsed["second"]
+	ic.mu.Unlock()
+	if first != nil || !errors.Is(second, wire.ErrExecUnavailable) {
+		t.Fatalf("Exec in the first Parse of a cycle: %v (want nil); in the second: %v (want ErrExecUnavailable)", first, second)
+	}
+	var got int
+	if err := conn.QueryRow(ctx, "SELECT 40 + 2").Scan(&got); err != nil || got != 42 {
+		t.Fatalf("after: %d %v", got, err)
+	}
+}
 
 func TestExecRunsAheadInTheClientsTransaction(t *testing.T) {
 	p := startProxy(t, func(c *wire.Config) {
