@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	pg_query "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -69,10 +67,8 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 		if out[i], err = rewrite.ColumnType(set.Column); err != nil {
 			return nil, rewrite.Refusal("UPDATE of column %s.%s of type %s by the proxy is not supported yet", t.Name, set.Column.Name, set.Column.Type)
 		}
-		if set.Column.Policy != catalog.Plain {
-			if xs[i], err = s.e.encrypted(t.Name, set.Column); err != nil {
-				return nil, err
-			}
+		if xs[i], err = s.e.encrypted(t.Name, set.Column); err != nil {
+			return nil, err
 		}
 	}
 	// The read, planned like a client's SELECT (it may peel, in this
@@ -152,14 +148,8 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 				return nil, err
 			}
 		}
-		rr := rewrite.RMWRow{CTID: *row[0], XMin: *row[1], Cells: make([]rewrite.Cells, len(p.Sets)), Plain: make([]*pg_query.Node, len(p.Sets))}
+		rr := rewrite.RMWRow{CTID: *row[0], XMin: *row[1], Cells: make([]rewrite.Cells, len(p.Sets))}
 		for i, set := range p.Sets {
-			if xs[i] == nil {
-				if !next[i].IsNull() {
-					rr.Plain[i] = rewrite.StringLiteral(string(out[i].AppendText(nil, next[i], env)))
-				}
-				continue
-			}
 			salt := rnd.NewSalt()
 			c, err := xs[i].encrypt(next[i], salt)
 			if err != nil {

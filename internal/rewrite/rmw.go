@@ -42,7 +42,8 @@ type RMWPlan struct {
 	fixed    []*pg_query.Node // SET items of plain columns the server computes
 }
 
-// RMWSet is one assignment the proxy computes: Expr over Inputs.
+// RMWSet is one assignment the proxy computes: Expr over Inputs, for an
+// encrypted Column.
 type RMWSet struct {
 	Column *catalog.Column
 	Expr   *Expr
@@ -50,9 +51,10 @@ type RMWSet struct {
 
 // PlanUpdateRMW plans st as a read-modify-write when one of its SET items
 // needs it: an encrypted column set to an expression (not a constant, a
-// parameter, NULL, DEFAULT or an increment its Add onion computes) or a
-// plain column set to an expression over encrypted columns. It returns
-// nil for any other UPDATE. extra are more columns to read (those of the
+// parameter, NULL, DEFAULT or an increment its Add onion computes). It
+// returns nil for any other UPDATE. A plain column set to an expression
+// over encrypted columns is refused (by PlanUpdate): the server would
+// store, in plaintext, a value computed from ones it must not see. extra are more columns to read (those of the
 // checks the new values must pass). st is not modified.
 func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RMWPlan, error) {
 	upd := st.Tree.Stmt.GetUpdateStmt()
@@ -76,7 +78,8 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 		case c == nil || len(rt.Indirection) > 0 || dmlInternalColumn(t, rt.Name):
 			// Left to PlanUpdate, which refuses or passes them.
 		case c.Policy == catalog.Plain:
-			computed[rt] = dmlFindRef(rt.Val, t, rows).exprRefusal(t.Name, "SET "+rt.Name) != nil
+			// A plain column set from encrypted ones would show the
+			// server what it hides: left to PlanUpdate, which refuses.
 		default:
 			if _, sign := incrementOf(rt.Val, c.Name, rows); sign != 0 {
 				// The Add onion computes it, unless the column has none
@@ -116,15 +119,18 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 			}
 			assigned[c.Name] = true
 		}
-		if c == nil || !(computed[rt] || c.Policy != catalog.Plain) {
-			if c != nil && len(rt.Indirection) > 0 && c.Policy != catalog.Plain {
-				return nil, Refusal("UPDATE of a subfield or element of encrypted column %s.%s is not supported", t.Name, c.Name)
-			}
+		if c == nil || c.Policy == catalog.Plain {
 			if dmlInternalColumn(t, rt.Name) {
 				return nil, Refusal("UPDATE of column %s.%s is not supported: the proxy alone writes it", t.Name, rt.Name)
 			}
+			if err := dmlFindRef(rt.Val, t, rows).exprRefusal(t.Name, "SET "+rt.Name); err != nil {
+				return nil, err
+			}
 			p.fixed = append(p.fixed, n) // a plain column the server computes
 			continue
+		}
+		if len(rt.Indirection) > 0 {
+			return nil, Refusal("UPDATE of a subfield or element of encrypted column %s.%s is not supported", t.Name, c.Name)
 		}
 		var e *Expr
 		if n.GetResTarget().Val.GetSetToDefault() != nil {
@@ -183,12 +189,10 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 
 // RMWRow is one row the proxy updates: the row version it read, and the
 // SQL literals of its new values: Cells[i] the cells of Sets[i] by
-// suffix, the salt override ("_salt") included, or for a plain column
-// Plain[i].
+// suffix, the salt override ("_salt") included.
 type RMWRow struct {
 	CTID, XMin string
 	Cells      []Cells
-	Plain      []*pg_query.Node
 }
 
 // Render returns the UPDATE of rows. It names every row version read and
@@ -215,22 +219,6 @@ func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
 	var sets []string
 	var types [][]*pg_query.TypeName // per set, per value: the cast of the first row's values
 	for i, s := range p.Sets {
-		if s.Column.Policy == catalog.Plain {
-			tn, err := typeNameOf(s.Column.Type)
-			if err != nil {
-				return "", err
-			}
-			if n := typeNames(tn); len(n) > 0 {
-				if base, ok := serialBase(n[len(n)-1]); ok {
-					// serial is no type a value can be cast to.
-					tn.Names = []*pg_query.Node{pg_query.MakeStrNode(base)}
-				}
-			}
-			names = append(names, fmt.Sprintf("p%d", i))
-			sets = append(sets, fmt.Sprintf("%s = pgonion_v.p%d", ident(s.Column.Name), i))
-			types = append(types, []*pg_query.TypeName{tn})
-			continue
-		}
 		_, pcs, err := columnLayout(s.Column)
 		if err != nil {
 			return "", err
@@ -273,10 +261,6 @@ func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
 		}
 		vals := []*pg_query.Node{typeCast(pg_query.MakeAConstStrNode(row.CTID, -1), "tid", false), pg_query.MakeAConstStrNode(row.XMin, -1)}
 		for i, s := range p.Sets {
-			if s.Column.Policy == catalog.Plain {
-				vals = append(vals, cast(row.Plain[i], types[i][0]))
-				continue
-			}
 			_, pcs, _ := columnLayout(s.Column)
 			for k, pc := range pcs {
 				v := row.Cells[i][pc.Suffix]

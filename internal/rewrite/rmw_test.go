@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/pgtest"
 )
@@ -60,7 +59,6 @@ func TestRMWRenderGuard(t *testing.T) {
 			var rr RMWRow
 			err := r.Scan(&rr.CTID, &rr.XMin)
 			rr.Cells = []Cells{{"_eq": ByteaLiteral([]byte{1}), SaltSuffix: ByteaLiteral(make([]byte, 16))}}
-			rr.Plain = []*pg_query.Node{nil}
 			return rr, err
 		})
 		if err != nil {
