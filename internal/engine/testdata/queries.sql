@@ -763,7 +763,8 @@ SELECT avg(DISTINCT i) FROM t1
 SELECT sum(i) OVER () FROM t1 -- refuse: t1.i
 SELECT id FROM t1 WHERE i IN (pn, 5)
 SELECT id FROM t1 WHERE tx LIKE tx -- refuse: t1.tx
-SELECT id FROM t1 WHERE tx || 'x' = 'alphax' -- refuse: t1.tx
+SELECT id FROM t1 WHERE tx || 'x' = 'alphax'
+SELECT id FROM t1 WHERE tx || vc = 'alphaalpha' OR vc || 'y' = 'betay'
 SELECT max(si) + 1 FROM t1
 SELECT id, si FROM t1 ORDER BY si + 0
 SELECT t1.id FROM t1 JOIN t2 ON t1.k BETWEEN t2.k AND t2.k2 -- refuse: t1.k
