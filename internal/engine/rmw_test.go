@@ -93,3 +93,45 @@ func compareTables(t *testing.T, enc, plain *pgx.Conn, q, stage string) {
 		}
 	}
 }
+
+// TestDMLWithSubqueries: DELETE and UPDATE filtered by subqueries over
+// other tables with encrypted columns (Django's deletes and updates of
+// related rows) run as on plaintext PostgreSQL: the proxy evaluates the
+// subqueries first, in the simple protocol, then the statement names its
+// table alone.
+func TestDMLWithSubqueries(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close(ctx)
+	for _, conn := range []*pgx.Conn{c, plain} {
+		for _, s := range []string{
+			"DROP TABLE IF EXISTS sq_b, sq_a",
+			"CREATE TABLE sq_a (id serial PRIMARY KEY, n int, name text)",
+			"CREATE TABLE sq_b (id serial PRIMARY KEY, a_id int REFERENCES sq_a (id), tag text, qty int)",
+			"INSERT INTO sq_a (n, name) VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'y')",
+			"INSERT INTO sq_b (a_id, tag, qty) VALUES (1, 'p', 10), (2, 'q', 20), (3, 'r', 30), (4, 's', 40), (2, 't', 50)",
+		} {
+			mustExec(t, conn, s)
+		}
+	}
+	for _, s := range []string{
+		`UPDATE sq_b SET tag = 'u' WHERE a_id IN (SELECT U0.id FROM sq_a U0 WHERE U0.name = 'y')`,
+		`UPDATE sq_b SET qty = qty * 2 WHERE a_id IN (SELECT id FROM sq_a WHERE n >= 3) AND tag <> 'u'`,
+		`DELETE FROM sq_b WHERE a_id IN (SELECT U0.id FROM sq_a U0 WHERE U0.n = 1)`,
+		`DELETE FROM sq_b WHERE qty > (SELECT max(n) * 10 FROM sq_a)`,
+		`DELETE FROM sq_b WHERE EXISTS (SELECT 1 FROM sq_a WHERE name = 'nobody')`,
+	} {
+		gt, gerr := c.Exec(ctx, s)
+		wt, werr := plain.Exec(ctx, s)
+		if gerr != nil || werr != nil || gt.String() != wt.String() {
+			t.Errorf("%s: through the proxy %q %v, plaintext %q %v", s, gt, gerr, wt, werr)
+		}
+		compareTables(t, c, plain, "SELECT * FROM sq_b ORDER BY id", s)
+	}
+}

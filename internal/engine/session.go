@@ -569,7 +569,16 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 		}
 	}
 	if !single || len(rels) > 1 {
-		return nil, rewrite.Refusal("%s combining table %s with encrypted columns with other tables or subqueries is not supported yet", statementName(st), t.Name)
+		refusal := rewrite.Refusal("%s combining table %s with encrypted columns with other tables or subqueries is not supported yet", statementName(st), t.Name)
+		if st.Kind == "Delete" || st.Kind == "Update" {
+			// WHERE ... IN (SELECT ... FROM other tables): evaluated
+			// first, the statement names its table alone.
+			lookup := func(schema, name string) *catalog.Table { return byName[schema+"."+name] }
+			if ahead, ok := s.subqueriesAhead(st.Clone(), lookup, ext, refusal); ok {
+				return ahead()
+			}
+		}
+		return nil, refusal
 	}
 	return nil, rewrite.Refusal("%s on table %s with encrypted columns is not supported yet", statementName(st), t.Name)
 }

@@ -58,6 +58,9 @@ func (s *session) subqueriesAhead(orig rewrite.Statement, lookup rewrite.TableLo
 				tables[r.Schema+"."+r.Name] = t
 			}
 		}
+		if work.Kind != "Select" {
+			return s.planOnce(work, ext)
+		}
 		return s.planQuery(work, tables, nil)
 	}, true
 }

@@ -66,16 +66,41 @@ type Subquery struct {
 // (SubqueryLookup). A subquery whose column references the proxy cannot
 // all resolve inside it (a table it does not know the columns of) counts
 // as correlated. st's tree is not modified; Substitute modifies it.
+//
+// For a DELETE or UPDATE, the uncorrelated subqueries of its WHERE (as
+// ORMs write a filter over related tables: WHERE id IN (SELECT U0.id ...
+// JOIN ...)) are returned, so that once they are replaced the statement
+// names the target table alone.
 func Subqueries(st *Statement, lookup TableLookup) []Subquery {
+	var where *pg_query.Node
 	sel := st.Tree.GetStmt().GetSelectStmt()
-	if sel == nil {
+	switch {
+	case sel != nil:
+	case st.Tree.GetStmt().GetDeleteStmt() != nil:
+		where = st.Tree.GetStmt().GetDeleteStmt().WhereClause
+	case st.Tree.GetStmt().GetUpdateStmt() != nil:
+		where = st.Tree.GetStmt().GetUpdateStmt().WhereClause
+	}
+	if sel == nil && where == nil {
 		return nil
 	}
 	if st.lookups == nil {
 		st.lookups = &lookupSet{}
 	}
 	f := &subqueryFinder{lookup: lookup, version: st.version}
-	f.selectStmt(sel, nil)
+	if sel != nil {
+		f.selectStmt(sel, nil)
+	} else {
+		inspect(where.ProtoReflect(), func(m protoreflect.Message) bool {
+			if x, ok := m.Interface().(*pg_query.Node); ok {
+				if sl := x.GetSubLink(); sl != nil {
+					f.subLink(x, sl, nil, nil)
+					return false
+				}
+			}
+			return true
+		})
+	}
 	for i := range f.found {
 		f.found[i].lookups = st.lookups
 	}
@@ -146,7 +171,7 @@ func (f *subqueryFinder) subLink(n *pg_query.Node, sl *pg_query.SubLink, encl *p
 	}
 	with, r := f.readCTEs(sub, ctes)
 	if !r.level(sub, nil) {
-		if kind == SubqueryScalar {
+		if kind == SubqueryScalar && encl != nil {
 			f.correlated(n, sl, sub, encl, ctes)
 		}
 		return
