@@ -184,6 +184,12 @@ func TestBulkCreateUnnestParams(t *testing.T) {
 			t.Fatalf("%v: RETURNING through the proxy %v, plaintext %v", args, got, want)
 		}
 	}
+	// bulk_create(update_conflicts=True).
+	upsert := `INSERT INTO %[1]s ("n", "name", "note") SELECT * FROM UNNEST(($1)::integer[], ($2)::varchar[], ($3)::text[]) ON CONFLICT ("name") DO UPDATE SET "n" = EXCLUDED."n", "note" = EXCLUDED."note" RETURNING %[1]s."id"`
+	upsertArgs := []any{[]int32{70, 71}, []string{"new", "fresh"}, []string{"updated", "inserted"}}
+	if got, want := queryStrings(t, conn, fmt.Sprintf(upsert, "bk"), upsertArgs...), queryStrings(t, direct, fmt.Sprintf(upsert, "bk_plain"), upsertArgs...); !reflect.DeepEqual(got, want) {
+		t.Fatalf("upsert: RETURNING through the proxy %v, plaintext %v", got, want)
+	}
 	// Text-format arrays, as a client binding text parameters sends them.
 	res := conn.PgConn().ExecParams(ctx, `INSERT INTO bk ("n", "name") SELECT * FROM UNNEST(($1)::integer[], ($2)::varchar[])`,
 		[][]byte{[]byte("{9,NULL}"), []byte(`{"tx 1","tx,2"}`)}, nil, []int16{0, 0}, nil).Read()

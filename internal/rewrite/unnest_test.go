@@ -64,7 +64,8 @@ func TestPlanUnnestParams(t *testing.T) {
 		{`INSERT INTO bulk (id, owner, balance) SELECT * FROM UNNEST(($1)::integer[], ($2)::text[], ($3)::numeric[]) RETURNING bulk.id, bulk.owner`, "1:id 2:owner+ 3:balance+"},
 		{`INSERT INTO bulk (owner, note_plain, id) SELECT * FROM unnest($1::text[], $2::text[], $3::int[]) ON CONFLICT (owner) DO NOTHING`, "1:owner+ 2:note_plain 3:id"},
 		{`INSERT INTO bulk (id, owner) SELECT * FROM UNNEST('{1}'::int[], '{a}'::text[])`, ""},
-		{`INSERT INTO bulk (id, owner) SELECT * FROM UNNEST($1::int[], $2::text[]) ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner`, "ERROR 0A000"},
+		{`INSERT INTO bulk (id, owner) SELECT * FROM UNNEST($1::int[], $2::text[]) ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, note_plain = 'n'`, "1:id 2:owner+"},
+		{`INSERT INTO bulk (id, owner) SELECT * FROM UNNEST($1::int[], $2::text[]) ON CONFLICT (id) DO UPDATE SET owner = 'x'`, "ERROR 0A000"},
 		{`INSERT INTO bulk (id, owner) SELECT * FROM UNNEST($1::int[], $2::text[]) RETURNING $2`, "ERROR 0A000"},
 		{`INSERT INTO bulk (id, owner) VALUES ($1, $2)`, ""},
 	} {
@@ -99,7 +100,10 @@ func TestPlanUnnestParams(t *testing.T) {
 		if p == nil {
 			continue
 		}
-		n := 3
+		n := 0 // the client's parameters
+		for _, a := range p.Arrays {
+			n = max(n, a.Param)
+		}
 		cells := map[*catalog.Column]Cells{}
 		for _, a := range p.Arrays {
 			if a.Column == nil {

@@ -55,8 +55,9 @@ type UnnestArray struct {
 
 // PlanUnnestParams plans st when it is a bulk INSERT ... SELECT * FROM
 // UNNEST(...) of array parameters into t; nil (and no error) for any
-// other statement. ON CONFLICT DO NOTHING is kept (a conflict target on
-// an encrypted column names its Eq onion); DO UPDATE is refused.
+// other statement. ON CONFLICT is kept (a conflict target on an
+// encrypted column names its Eq onion), DO UPDATE with SET enc =
+// EXCLUDED.enc and plain columns set as PlanInsert allows.
 func PlanUnnestParams(st Statement, t *catalog.Table) (*UnnestPlan, error) {
 	ins := st.Tree.GetStmt().GetInsertStmt()
 	sel := ins.GetSelectStmt().GetSelectStmt()
@@ -120,9 +121,6 @@ func PlanUnnestParams(st Statement, t *catalog.Table) (*UnnestPlan, error) {
 	}
 	p.base = &pg_query.InsertStmt{Relation: ins.Relation, Override: ins.Override}
 	if oc := ins.OnConflictClause; oc != nil {
-		if oc.Action != pg_query.OnConflictAction_ONCONFLICT_NOTHING {
-			return nil, Refusal("ON CONFLICT DO UPDATE in a bulk INSERT ... SELECT * FROM UNNEST of array parameters into table %s with encrypted columns is not supported yet", t.Name)
-		}
 		out := &pg_query.OnConflictClause{Action: oc.Action, Location: oc.Location}
 		if oc.Infer != nil {
 			infer, err := insertConflictTarget(oc.Infer, t, qualifier)
@@ -130,6 +128,23 @@ func PlanUnnestParams(st Statement, t *catalog.Table) (*UnnestPlan, error) {
 				return nil, err
 			}
 			out.Infer = infer
+		}
+		if oc.Action == pg_query.OnConflictAction_ONCONFLICT_UPDATE {
+			// Django's bulk_create(update_conflicts=True): SET enc =
+			// EXCLUDED.enc copies the cells; plain columns any
+			// expression not touching encrypted ones.
+			rows := []string{qualifier, "excluded"}
+			items, setHoles, err := dmlPlanSet(oc.TargetList, t, dmlSetContext{statement: "ON CONFLICT DO UPDATE", rows: rows, excluded: true})
+			if err != nil {
+				return nil, err
+			}
+			if len(setHoles) > 0 {
+				return nil, Refusal("ON CONFLICT DO UPDATE SET <encrypted column> = <value> in a bulk INSERT ... SELECT * FROM UNNEST of array parameters into table %s is not supported yet: use EXCLUDED.<column>", t.Name)
+			}
+			if err := dmlFindRef(oc.WhereClause, t, rows).clauseRefusal(t.Name, "ON CONFLICT DO UPDATE WHERE"); err != nil {
+				return nil, err
+			}
+			out.TargetList, out.WhereClause = dmlRenderSet(items, nil, nil), oc.WhereClause
 		}
 		p.base.OnConflictClause = out
 	}
