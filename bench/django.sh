@@ -65,7 +65,7 @@ EOF
 echo "building the proxy and starting PostgreSQL on 127.0.0.1:$PGPORT..." >&2
 (cd "$root" && timeout 600 go build -o "$work/proxy" ./cmd/proxy) || die "go build failed"
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-timeout 300 "${asPG[@]}" "$bindir/initdb" -D "$work/data" -U postgres --auth=trust --no-sync --locale=C >/dev/null
+timeout 300 "${asPG[@]}" "$bindir/initdb" -D "$work/data" -U postgres --auth=trust --no-sync --locale=C -E UTF8 >/dev/null
 timeout 120 "${asPG[@]}" "$bindir/pg_ctl" -D "$work/data" -l "$work/pg.log" -w -t 60 \
   -o "-p $PGPORT -k $work -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=100" start >/dev/null
 keys=(--keystore "$work/pgonion.keystore" --master-key-file "$work/pgonion.master")
