@@ -56,9 +56,12 @@ func (s *session) planInsert(st rewrite.Statement, t *catalog.Table, ext *extend
 	}
 	// A bulk INSERT ... SELECT * FROM UNNEST of array constants is the
 	// INSERT ... VALUES it means.
-	st, _, err := rewrite.UnnestValues(st)
+	st, unnest, err := rewrite.UnnestValues(st)
 	if err != nil {
 		return nil, err
+	}
+	if !unnest && rewrite.InsertSelect(st) != nil {
+		return s.planInsertSelect(st, t, ext)
 	}
 	clientRefs := rewrite.ParamRefs(st)
 	p, err := rewrite.PlanInsert(st, t)

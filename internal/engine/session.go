@@ -542,6 +542,19 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 		if single {
 			return s.planInsert(st, t, ext)
 		}
+		if rewrite.InsertSelect(st) != nil {
+			// INSERT ... SELECT from other tables: the target is the
+			// statement's relation.
+			rv := st.Tree.Stmt.GetInsertStmt().Relation
+			for _, r := range rels {
+				if r.Name == rv.Relname && (rv.Schemaname == "" || r.Schema == rv.Schemaname) {
+					if target := byName[r.Schema+"."+r.Name]; target != nil {
+						return s.planInsertSelect(st, target, ext)
+					}
+					break
+				}
+			}
+		}
 	case "Select":
 		return s.planQuery(st, byName, ext)
 	case "Update":
