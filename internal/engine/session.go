@@ -222,6 +222,10 @@ type stmtPlan struct {
 	sql     string
 	results wire.ResultRewriter
 	copyIn  wire.CopyInRewriter
+	// before are the rewriters of statements sql runs before the
+	// client's (wire.Silent ones): sql is then several statements, the
+	// last one the client's. Only in the simple protocol.
+	before []wire.ResultRewriter
 }
 
 // lookupTimeout bounds the catalog round trip a statement may wait for.
@@ -314,13 +318,14 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 			return nil, err
 		}
 		texts[i] = st.SQL
-		plan.Results = append(plan.Results, nil)
 		if p == nil {
+			plan.Results = append(plan.Results, nil)
 			continue
 		}
 		changed = true
 		texts[i] = p.sql
-		plan.Results[i] = p.results
+		plan.Results = append(plan.Results, p.before...)
+		plan.Results = append(plan.Results, p.results)
 		if p.copyIn != nil {
 			plan.CopyIn = p.copyIn
 		}
@@ -504,7 +509,22 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 			return nil, rewrite.Refusal("DROP OWNED through the proxy could drop tables with encrypted columns without it; drop those tables first")
 		}
 	case "CreateTableAs":
-		return nil, rewrite.Refusal("CREATE TABLE AS and SELECT INTO are not supported by the proxy: the server would store the new table's values in plaintext; create the table, then INSERT through the proxy")
+		if ctas := st.Tree.Stmt.GetCreateTableAsStmt(); ctas.GetObjtype() == pg_query.ObjectType_OBJECT_MATVIEW {
+			for _, r := range rewrite.Relations(st) {
+				if t, err := s.lookup(r); err != nil || t != nil {
+					if err != nil {
+						return nil, err
+					}
+					return nil, rewrite.Refusal("CREATE MATERIALIZED VIEW over table %s with encrypted columns is not supported: the server cannot compute it over ciphertexts", t.Name)
+				}
+			}
+			return nil, nil
+		}
+		return s.planCreateTableAs(st, ext)
+	case "Select":
+		if st.Tree.Stmt.GetSelectStmt().GetIntoClause() != nil {
+			return s.planCreateTableAs(st, ext)
+		}
 	}
 	rels := rewrite.Relations(st)
 	var tables []*catalog.Table

@@ -87,3 +87,71 @@ func TypeCastNode(n *pg_query.Node, typ string) *pg_query.Node {
 	}
 	return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: n, TypeName: tn, Location: -1}}}
 }
+
+// CreateTableAs is a CREATE TABLE ... AS or SELECT ... INTO the proxy
+// computes: it runs Query, creates the table with CreatePrefix and the
+// query's columns, and inserts the rows into TargetSQL.
+type CreateTableAs struct {
+	What         string // "CREATE TABLE AS" or "SELECT INTO", for messages
+	Query        *pg_query.SelectStmt
+	Relation     *pg_query.RangeVar
+	Target       Relation // the new table, its schema resolved
+	TargetSQL    string   // its name as SQL
+	ColNames     []string // the column names given, if any
+	NoData       bool     // WITH NO DATA
+	CreatePrefix string   // CREATE [TEMPORARY|UNLOGGED] TABLE name
+}
+
+// PlanCreateTableAs reads a CREATE TABLE AS or SELECT INTO; nil for any
+// other statement (a materialized view included). Options the proxy
+// does not carry over (IF NOT EXISTS, ON COMMIT, TABLESPACE, WITH
+// storage parameters) are refused.
+func PlanCreateTableAs(st Statement) (*CreateTableAs, error) {
+	var into *pg_query.IntoClause
+	out := &CreateTableAs{}
+	switch {
+	case st.Tree.GetStmt().GetCreateTableAsStmt() != nil:
+		cta := st.Tree.Stmt.GetCreateTableAsStmt()
+		if cta.Objtype != pg_query.ObjectType_OBJECT_TABLE {
+			return nil, nil
+		}
+		if cta.IfNotExists {
+			return nil, Refusal("CREATE TABLE IF NOT EXISTS ... AS through the proxy is not supported yet")
+		}
+		out.What, into = "CREATE TABLE AS", cta.Into
+		out.Query = cta.Query.GetSelectStmt()
+		if out.Query == nil {
+			return nil, Refusal("CREATE TABLE AS of a statement other than SELECT is not supported by the proxy")
+		}
+		out.NoData = into.SkipData
+	case st.Tree.GetStmt().GetSelectStmt().GetIntoClause() != nil:
+		sel := proto.Clone(st.Tree.Stmt.GetSelectStmt()).(*pg_query.SelectStmt)
+		into, sel.IntoClause = sel.IntoClause, nil
+		out.What, out.Query = "SELECT INTO", sel
+	default:
+		return nil, nil
+	}
+	if into.OnCommit != pg_query.OnCommitAction_ONCOMMIT_NOOP || into.TableSpaceName != "" || len(into.Options) > 0 || into.AccessMethod != "" {
+		return nil, Refusal("%s with ON COMMIT, TABLESPACE, USING or WITH options through the proxy is not supported yet", out.What)
+	}
+	rv := into.Rel
+	out.Relation = rv
+	out.Target = Relation{Schema: rv.Schemaname, Name: rv.Relname}
+	if out.Target.Schema == "" {
+		out.Target.Schema = DefaultSchema
+	}
+	out.TargetSQL = ident(rv.Relname)
+	if rv.Schemaname != "" {
+		out.TargetSQL = ident(rv.Schemaname) + "." + out.TargetSQL
+	}
+	out.ColNames = stringList(into.ColNames)
+	prefix := "CREATE TABLE "
+	switch rv.Relpersistence {
+	case "t":
+		prefix = "CREATE TEMPORARY TABLE "
+	case "u":
+		prefix = "CREATE UNLOGGED TABLE "
+	}
+	out.CreatePrefix = prefix + out.TargetSQL
+	return out, nil
+}

@@ -150,6 +150,15 @@ type Statement struct {
 // ErrSkipRow is returned by ResultRewriter.DataRow to drop a row.
 var ErrSkipRow = errors.New("wire: skip this row")
 
+// Silent may be implemented by the ResultRewriter of a statement the
+// Interceptor added to a Query's SQL (one returning no rows, such as the
+// DDL of a CREATE TABLE AS): when Silent returns true its CommandComplete
+// is not relayed (its TagRewriter still runs), so the client sees the
+// answers of its own statements only. Its errors and notices are.
+type Silent interface {
+	Silent() bool
+}
+
 // TagRewriter may be implemented by a ResultRewriter to change the command
 // tag of its statement's CommandComplete, e.g. to report "CREATE TABLE"
 // for the DO block the proxy ran instead. tag is valid only during the call.

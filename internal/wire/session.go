@@ -987,7 +987,14 @@ func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) 
 		return scratch, err
 	}
 	tr, ok := rr.(TagRewriter)
+	silent := false
+	if sr, isSilent := rr.(Silent); isSilent {
+		silent = sr.Silent()
+	}
 	if !ok {
+		if silent {
+			return scratch, nil
+		}
 		_, err := ss.cw.Write(msg)
 		return scratch, err
 	}
@@ -995,6 +1002,9 @@ func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) 
 	var out []byte
 	if err := guard(ss.log, "CommandTag", func() error { out = tr.CommandTag([]byte(tag)); return nil }); err != nil {
 		return scratch, &statementError{err}
+	}
+	if silent {
+		return scratch, nil // CommandTag ran for what it does
 	}
 	return writeMsg(ss.cw, scratch, &pgproto3.CommandComplete{CommandTag: out})
 }
