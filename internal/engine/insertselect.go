@@ -130,11 +130,12 @@ func (s *session) insertRows(st rewrite.Statement, t *catalog.Table, res *subque
 
 // insertSelectCast is the cast that makes the text of a value of type
 // oid, selected for column c, what PostgreSQL would assign: "" when the
-// text is read as c's type directly (same type, or integers, strings and
+// text is read as c's type directly (same type; integers, strings and
 // numerics of other widths, whose input functions check what the
-// assignment casts check), else the value's own type for a plain column
-// (the server casts it). A value of another type for an encrypted column
-// is refused.
+// assignment casts check; an integer into a numeric or double, a numeric
+// into a double), else the value's own type for a plain column (the
+// server casts it). A value of another type for an encrypted column is
+// refused.
 func insertSelectCast(oid uint32, c *catalog.Column, table string) (string, error) {
 	if c == nil {
 		return "", nil // an unknown column: the server reports it
@@ -157,7 +158,13 @@ func insertSelectCast(oid uint32, c *catalog.Column, table string) (string, erro
 		}
 		return 0
 	}
-	if oid == target.OID() || family(oid) != 0 && family(oid) == family(target.OID()) {
+	to := target.OID()
+	switch {
+	case oid == to, family(oid) != 0 && family(oid) == family(to):
+		return "", nil
+	case family(oid) == 1 && (family(to) == 3 || to == 701), oid == 1700 && to == 701:
+		// An integer's text is exact as a numeric or double; a
+		// numeric's text reads as a double as the cast does.
 		return "", nil
 	}
 	if c.Policy == catalog.Plain {

@@ -372,6 +372,12 @@ func holeValue(item *pg_query.Node, h *Hole, table, construct string) error {
 			s = strconv.FormatInt(int64(v.Ival.Ival), 10)
 		case *pg_query.A_Const_Fval:
 			s = v.Fval.Fval
+			if zeroNumber(strings.TrimPrefix(s, "-")) {
+				// -0.0 is a numeric constant, which has no negative
+				// zero: PostgreSQL stores 0 (-0 only from the string
+				// '-0' into a float).
+				s = strings.TrimPrefix(s, "-")
+			}
 		case *pg_query.A_Const_Boolval:
 			s = strconv.FormatBool(v.Boolval.Boolval)
 		case *pg_query.A_Const_Bsval:
@@ -388,10 +394,31 @@ func holeValue(item *pg_query.Node, h *Hole, table, construct string) error {
 			return Refusal("expression in %s encrypted column %s.%s: only constants, parameters and NULL are supported", construct, table, h.Column.Name)
 		}
 		s := "-" + *inner.Const
+		if zeroNumber(*inner.Const) {
+			s = *inner.Const // no negative zero (see above)
+		}
 		h.Const = &s
 		return nil
 	}
 	return Refusal("expression in %s encrypted column %s.%s: only constants, parameters and NULL are supported", construct, table, h.Column.Name)
+}
+
+// zeroNumber reports whether s, a numeric constant's text, is zero
+// (0, 0.0, .0e5, 0e-3, ...).
+func zeroNumber(s string) bool {
+	digits := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '0':
+			digits = true
+		case c == '.' || c == '_':
+		case c == 'e' || c == 'E':
+			return digits
+		default:
+			return false
+		}
+	}
+	return digits
 }
 
 func isNegation(e *pg_query.A_Expr) bool {
