@@ -23,7 +23,7 @@ import (
 // together, in either protocol and inside or outside a transaction block.
 // A table without encrypted columns (by policy) is created as written and
 // not recorded.
-func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
+func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	cs := st.Tree.Stmt.GetCreateStmt()
 	rel := rewrite.Relation{Schema: cs.Relation.Schemaname, Name: cs.Relation.Relname}
 	if rel.Schema == "" {
@@ -73,7 +73,33 @@ func (s *session) planCreate(st rewrite.Statement) (*stmtPlan, error) {
 			quoteLiteral(qualified), body, quoteLiteral(`"`+rel.Name+`"`))
 	}
 	s.planned(next)
-	return &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "CREATE TABLE", e: s.e}}, nil
+	cp := &stmtPlan{sql: doBlock(body), results: &ddlResult{tag: "CREATE TABLE", e: s.e}}
+	if len(p.ForeignKeys) == 0 {
+		return cp, nil
+	}
+	// Foreign keys from encrypted columns: planned as the ALTER TABLE
+	// that adds them, sent after the CREATE in one query string, whose
+	// answers but the CREATE TABLE the client does not see.
+	if ext != nil || cs.IfNotExists {
+		return nil, rewrite.Refusal("CREATE TABLE %s with a foreign key from an encrypted column is supported in the simple protocol, without IF NOT EXISTS: create the table, then add the key with ALTER TABLE ... ADD FOREIGN KEY", rel.Name)
+	}
+	for _, fk := range p.ForeignKeys {
+		fp, err := s.plan(fk, nil)
+		if err != nil {
+			return nil, err
+		}
+		if fp == nil {
+			cp.before = append(cp.before, silentResult{cp.results})
+			cp.sql += ";\n" + fk.SQL
+			cp.results = nil
+			continue
+		}
+		cp.before = append(cp.before, silentResult{cp.results})
+		cp.sql += ";\n" + fp.sql
+		cp.results = fp.results
+	}
+	cp.results = taggedAs{inner: cp.results, tag: "CREATE TABLE"}
+	return cp, nil
 }
 
 // refPlain is the rewrite.RefLookup of CREATE TABLE: whether a column a

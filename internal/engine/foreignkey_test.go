@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
 // TestForeignKeysBetweenEncryptedColumns: an ORM's migration, in one
@@ -88,5 +90,54 @@ func TestForeignKeysBetweenEncryptedColumns(t *testing.T) {
 		if err := exec(`ALTER TABLE other_T ADD CONSTRAINT o_fk FOREIGN KEY (tgt) REFERENCES foo_T (target)`); pgCode(err) != "0A000" {
 			t.Errorf("%v: a foreign key needing a table with rows re-keyed: %v, want 0A000", mode, err)
 		}
+	}
+}
+
+// TestInlineForeignKeys: foreign keys from encrypted columns written in
+// CREATE TABLE (column REFERENCES, table FOREIGN KEY, a key to the same
+// table, ON DELETE CASCADE), as Rails and hand-written schemas declare
+// them, are enforced as on plaintext PostgreSQL, and CREATE TABLE answers
+// once.
+func TestInlineForeignKeys(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close(ctx)
+	mustExec(t, plain, "DROP TABLE IF EXISTS fk_line, fk_order, fk_node")
+	for _, ddl := range []string{
+		"CREATE TABLE fk_order (code text PRIMARY KEY, total int)",
+		"CREATE TABLE fk_line (id int PRIMARY KEY, order_code text NOT NULL REFERENCES fk_order (code) ON DELETE CASCADE, qty int, CONSTRAINT fk_line_self FOREIGN KEY (qty) REFERENCES fk_line (id))",
+		"CREATE TABLE fk_node (id int PRIMARY KEY, parent int REFERENCES fk_node)",
+	} {
+		res, err := c.PgConn().Exec(ctx, ddl).ReadAll()
+		if err != nil || len(res) != 1 || res[0].CommandTag.String() != "CREATE TABLE" {
+			t.Fatalf("%s: %d answers %v", ddl, len(res), err)
+		}
+		mustExec(t, plain, ddl)
+	}
+	for _, s := range []string{
+		"INSERT INTO fk_order VALUES ('a', 1), ('b', 2)",
+		"INSERT INTO fk_line VALUES (1, 'a', NULL), (2, 'a', 1), (3, 'b', NULL)",
+		"INSERT INTO fk_line VALUES (4, 'zz', NULL)",
+		"INSERT INTO fk_line VALUES (5, 'b', 99)",
+		"INSERT INTO fk_node VALUES (1, NULL), (2, 1), (3, 2)",
+		"INSERT INTO fk_node VALUES (4, 7)",
+		"DELETE FROM fk_node WHERE id = 1",
+		"DELETE FROM fk_order WHERE code = 'a'",
+		"UPDATE fk_line SET order_code = 'c' WHERE id = 3",
+	} {
+		_, gerr := c.Exec(ctx, s)
+		_, werr := plain.Exec(ctx, s)
+		if pgCode(gerr) != pgCode(werr) {
+			t.Errorf("%s: through the proxy %v, plaintext %v", s, gerr, werr)
+		}
+	}
+	for _, q := range []string{"SELECT * FROM fk_order ORDER BY 1", "SELECT * FROM fk_line ORDER BY 1", "SELECT * FROM fk_node ORDER BY 1"} {
+		compareTables(t, c, plain, q, q)
 	}
 }

@@ -351,3 +351,33 @@ func plainValues(st rewrite.Statement, res *subqueryRows, types [][]*string) (st
 	}
 	return values.SQL, nil
 }
+
+// taggedAs reports its statement under a fixed command tag (running its
+// rewriter's for what it does): the last of the statements one client
+// statement became answers for it.
+type taggedAs struct {
+	inner wire.ResultRewriter
+	tag   string
+}
+
+func (r taggedAs) RowDescription(rd *pgproto3.RowDescription) error {
+	if r.inner != nil {
+		return r.inner.RowDescription(rd)
+	}
+	return nil
+}
+
+func (r taggedAs) DataRow(row *pgproto3.DataRow) error {
+	if r.inner != nil {
+		return r.inner.DataRow(row)
+	}
+	return nil
+}
+
+// CommandTag implements wire.TagRewriter.
+func (r taggedAs) CommandTag(tag []byte) []byte {
+	if tr, ok := r.inner.(wire.TagRewriter); ok {
+		tr.CommandTag(tag)
+	}
+	return []byte(r.tag)
+}

@@ -496,7 +496,7 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 	}
 	switch st.Kind {
 	case "Create":
-		return s.planCreate(st)
+		return s.planCreate(st, ext)
 	case "Drop":
 		if ds := st.Tree.Stmt.GetDropStmt(); ds != nil && ds.RemoveType == pg_query.ObjectType_OBJECT_TABLE {
 			return s.planDrop(st)

@@ -30,8 +30,7 @@ import (
 
 const writeCorpusDDL = `CREATE TABLE w1 (id int PRIMARY KEY, n int CHECK (n >= 0), amt numeric(10,2), name text NOT NULL,
 	tag varchar(5) UNIQUE, d date, ts timestamptz, f float8, ok boolean);
-CREATE TABLE w2 (id serial PRIMARY KEY, w1_id int, note text, qty int);
-ALTER TABLE w2 ADD CONSTRAINT w2_w1_fk FOREIGN KEY (w1_id) REFERENCES w1 (id)`
+CREATE TABLE w2 (id serial PRIMARY KEY, w1_id int REFERENCES w1 (id), note text, qty int)`
 
 func TestWriteCorpus(t *testing.T) {
 	ctx := context.Background()

@@ -566,6 +566,9 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 		return fmt.Errorf("rewrite: ALTER TABLE %s ADD COLUMN %s: planned %d columns", table, cd.Colname, len(cp.Table.Columns))
 	}
 	col := cp.Table.Columns[0]
+	if len(cp.ForeignKeys) > 0 {
+		return Refusal("REFERENCES on encrypted column %s.%s is not supported in ADD COLUMN: add the column, then the key with ALTER TABLE ... ADD FOREIGN KEY", table, cd.Colname)
+	}
 	if len(cp.Table.Checks) > 0 {
 		return Refusal("ADD COLUMN %s.%s with a CHECK constraint on an encrypted column is not supported: the proxy would have to check every existing row; create the table with it, or keep the column plain", table, cd.Colname)
 	}

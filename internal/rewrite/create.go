@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pgonion/pgonion/internal/catalog"
@@ -164,6 +165,10 @@ type CreatePlan struct {
 	// is not, and why (server-generated values, foreign keys to plain
 	// columns): the client is told with a NOTICE.
 	Notices []string
+	// ForeignKeys are the foreign keys from encrypted columns, as
+	// statements ALTER TABLE ... ADD ... FOREIGN KEY to plan once the
+	// table exists (PlanAlter puts the two sides in one join group).
+	ForeignKeys []Statement
 }
 
 // Refusal is a statement the proxy cannot run correctly and securely. It
@@ -191,8 +196,10 @@ func Refusal(format string, a ...any) error {
 //     tell a duplicate insertion attempt (the unique violation);
 //   - NOT NULL on an encrypted column applies to its onion columns;
 //   - CHECK over encrypted columns is recorded with the table and
-//     evaluated by the proxy on every write (check.go); REFERENCES,
-//     EXCLUDE and generated columns over encrypted columns are refused;
+//     evaluated by the proxy on every write (check.go); a FOREIGN KEY
+//     (REFERENCES) from encrypted columns becomes an ALTER TABLE ... ADD
+//     to plan once the table exists (CreatePlan.ForeignKeys); EXCLUDE
+//     and generated columns over encrypted columns are refused;
 //   - a join group (ColumnPolicy.JoinGroup) is recorded in the column's
 //     catalog entry; it is refused on a plain or sensitive column, on one
 //     without the eq capability, and when its name is not a lowercase
@@ -234,6 +241,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 	// walking the row up to it), then the plain columns and the other
 	// cells in the logical order, then constraints.
 	var front, salts, elts, back []*pg_query.Node
+	var fks []Statement // foreign keys from encrypted columns, added once the table exists
 	// checks are the CHECKs over encrypted columns, for the proxy.
 	var checks []*pg_query.Constraint
 	pos := 0
@@ -350,6 +358,12 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				checks = append(checks, c)
 			case pg_query.ConstrType_CONSTR_IDENTITY, pg_query.ConstrType_CONSTR_GENERATED:
 				return nil, Refusal("%s on encrypted column %s.%s: the server would compute the value in plaintext", constraintName(c.Contype), table, cd.Colname)
+			case pg_query.ConstrType_CONSTR_FOREIGN:
+				fk := proto.Clone(c).(*pg_query.Constraint)
+				fk.FkAttrs = []*pg_query.Node{pg_query.MakeStrNode(cd.Colname)}
+				if err := addForeignKey(&fks, cs, fk, st.version); err != nil {
+					return nil, err
+				}
 			default:
 				return nil, Refusal("%s on encrypted column %s.%s is not supported", constraintName(c.Contype), table, cd.Colname)
 			}
@@ -423,6 +437,12 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			checks = append(checks, c)
 			continue
 		}
+		if c.Contype == pg_query.ConstrType_CONSTR_FOREIGN && len(referencedColumns(n, encrypted)) > 0 {
+			if err := addForeignKey(&fks, cs, c, st.version); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if c.Contype == pg_query.ConstrType_CONSTR_EXCLUSION || c.Contype == pg_query.ConstrType_CONSTR_FOREIGN {
 			if cols := referencedColumns(n, encrypted); len(cols) > 0 {
 				return nil, Refusal("%s over encrypted column %s.%s is not supported", constraintName(c.Contype), table, cols[0])
@@ -472,7 +492,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 	if err != nil {
 		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
 	}
-	return &CreatePlan{SQL: sql, Table: t, Notices: notices}, nil
+	return &CreatePlan{SQL: sql, Table: t, Notices: notices, ForeignKeys: fks}, nil
 }
 
 // NotNullCheckName names the constraint that stands for NOT NULL on an
@@ -733,4 +753,50 @@ func saltColumnDef() *pg_query.Node {
 	cd.Constraints = append(cd.Constraints, &pg_query.Node{Node: &pg_query.Node_Constraint{Constraint: &pg_query.Constraint{
 		Contype: pg_query.ConstrType_CONSTR_CHECK, RawExpr: expr, InitiallyValid: true, Location: -1}}})
 	return n
+}
+
+// addForeignKey records foreign key c (a table constraint) of the table
+// rel being created as the ALTER TABLE that adds it once the table
+// exists: a key from an encrypted column is declared over the Eq cells
+// of one join group, which PlanAlter plans.
+func addForeignKey(fks *[]Statement, cs *pg_query.CreateStmt, c *pg_query.Constraint, version int32) error {
+	rel := cs.Relation
+	if pk := c.Pktable; pk != nil && len(c.PkAttrs) == 0 && pk.Relname == rel.Relname && pk.Schemaname == rel.Schemaname {
+		// A key to this table's primary key: named, since the server
+		// has no table to look it up in yet when the key is planned.
+		c = proto.Clone(c).(*pg_query.Constraint)
+		for _, k := range primaryKeyOf(cs) {
+			c.PkAttrs = append(c.PkAttrs, pg_query.MakeStrNode(k))
+		}
+	}
+	cmd := &pg_query.AlterTableCmd{Subtype: pg_query.AlterTableType_AT_AddConstraint, Behavior: pg_query.DropBehavior_DROP_RESTRICT,
+		Def: &pg_query.Node{Node: &pg_query.Node_Constraint{Constraint: c}}}
+	alter := &pg_query.AlterTableStmt{Relation: proto.Clone(rel).(*pg_query.RangeVar), Objtype: pg_query.ObjectType_OBJECT_TABLE,
+		Cmds: []*pg_query.Node{{Node: &pg_query.Node_AlterTableCmd{AlterTableCmd: cmd}}}}
+	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_AlterTableStmt{AlterTableStmt: alter}}, version)
+	if err != nil {
+		return fmt.Errorf("rewrite: deparsing a foreign key of %s: %w", rel.Relname, err)
+	}
+	sts, err := Parse(sql)
+	if err != nil || len(sts) != 1 {
+		return fmt.Errorf("rewrite: reparsing a foreign key of %s: %v", rel.Relname, err)
+	}
+	*fks = append(*fks, sts[0])
+	return nil
+}
+
+// primaryKeyOf returns the primary key columns cs declares.
+func primaryKeyOf(cs *pg_query.CreateStmt) []string {
+	for _, n := range cs.TableElts {
+		if cd := n.GetColumnDef(); cd != nil {
+			for _, cn := range cd.Constraints {
+				if cn.GetConstraint().GetContype() == pg_query.ConstrType_CONSTR_PRIMARY {
+					return []string{cd.Colname}
+				}
+			}
+		} else if c := n.GetConstraint(); c.GetContype() == pg_query.ConstrType_CONSTR_PRIMARY {
+			return stringList(c.Keys)
+		}
+	}
+	return nil
 }

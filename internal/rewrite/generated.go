@@ -125,18 +125,7 @@ func createPolicies(cs *pg_query.CreateStmt, schema, table string, policy Policy
 	gen := serverGenerated(cs)
 	out := map[string]ColumnPolicy{}
 	var notices []string
-	var primary []string
-	for _, n := range cs.TableElts {
-		if cd := n.GetColumnDef(); cd != nil {
-			for _, cn := range cd.Constraints {
-				if cn.GetConstraint().GetContype() == pg_query.ConstrType_CONSTR_PRIMARY {
-					primary = []string{cd.Colname}
-				}
-			}
-		} else if c := n.GetConstraint(); c.GetContype() == pg_query.ConstrType_CONSTR_PRIMARY {
-			primary = stringList(c.Keys)
-		}
-	}
+	primary := primaryKeyOf(cs)
 	for _, n := range cs.TableElts {
 		cd := n.GetColumnDef()
 		if cd == nil {
