@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
 // TestCheckConstraints: CHECK constraints over encrypted columns (the
@@ -21,11 +19,7 @@ func TestCheckConstraints(t *testing.T) {
 	ctx := context.Background()
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close(ctx)
+	plain := plainConn(t)
 	const ddl = `CREATE TABLE log (id int PRIMARY KEY, flag smallint NOT NULL CHECK (flag >= 0),
 		qty int CHECK (qty BETWEEN 1 AND 10), note text CHECK (note <> ''), lo int, hi int,
 		CONSTRAINT range_ok CHECK (lo <= hi), CHECK (hi - lo < 100 OR hi IS NULL))`

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
 // TestDDL runs the DDL a user runs through the proxy and checks, after
@@ -178,11 +176,7 @@ func TestLongColumnNames(t *testing.T) {
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close(ctx)
+	plain := plainConn(t)
 	long := strings.Repeat("x", 60)
 	a, b := long+"aaa", long+"bbb" // 63 bytes each
 	mid := strings.Repeat("y", 57) // the longest name kept as it is

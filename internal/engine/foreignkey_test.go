@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
 // TestForeignKeysBetweenEncryptedColumns: an ORM's migration, in one
@@ -103,11 +101,7 @@ func TestInlineForeignKeys(t *testing.T) {
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close(ctx)
+	plain := plainConn(t)
 	mustExec(t, plain, "DROP TABLE IF EXISTS fk_line, fk_order, fk_node")
 	for _, ddl := range []string{
 		"CREATE TABLE fk_order (code text PRIMARY KEY, total int)",

@@ -218,3 +218,16 @@ func newClusterDB(t testing.TB, settings map[string]string) (*encDB, *embedpg.Cl
 	}
 	return newEncDBAt(t, cl.DSN("own")), cl
 }
+
+// plainConn connects to the plaintext test database (pgtest), for
+// differential tests; it is closed when the test ends.
+func plainConn(t testing.TB) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}

@@ -2,13 +2,9 @@ package engine_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
 // TestUpdateExpressions: UPDATE ... SET c = <expression> over encrypted
@@ -22,11 +18,7 @@ func TestUpdateExpressions(t *testing.T) {
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close(ctx)
+	plain := plainConn(t)
 	const ddl = `CREATE TABLE upx (id serial PRIMARY KEY, n int CHECK (n >= 0), f float8, name text, price numeric(10,2), tag varchar(5), ok boolean)`
 	mustExec(t, c, ddl)
 	mustExec(t, plain, "DROP TABLE IF EXISTS upx")
@@ -106,11 +98,7 @@ func TestDMLWithSubqueries(t *testing.T) {
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close(ctx)
+	plain := plainConn(t)
 	for _, conn := range []*pgx.Conn{c, plain} {
 		for _, s := range []string{
 			"DROP TABLE IF EXISTS sq_b, sq_a",
@@ -148,11 +136,7 @@ func TestInsertSelect(t *testing.T) {
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close(ctx)
+	plain := plainConn(t)
 	mustExec(t, plain, "DROP TABLE IF EXISTS is_src, is_dst, is_plain")
 	for _, conn := range []*pgx.Conn{c, plain} {
 		mustExec(t, conn, "CREATE TABLE is_src (id int PRIMARY KEY, n int, name text, d date)")
@@ -202,79 +186,8 @@ func TestInsertSelect(t *testing.T) {
 	}
 }
 
-// queryResult runs sql and returns its command tag and rows as text.
+// queryResult runs sql as a simple query and returns its command tag
+// and rows as text.
 func queryResult(ctx context.Context, conn *pgx.Conn, sql string) (string, error) {
-	rows, err := conn.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		return "", err
-	}
-	var out []string
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			return "", err
-		}
-		out = append(out, fmt.Sprint(v))
-	}
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	return rows.CommandTag().String() + " " + strings.Join(out, "; "), nil
-}
-
-// TestCreateTableAs: CREATE TABLE AS and SELECT INTO from plain and
-// encrypted tables create a table (encrypted under the policy) holding
-// what plaintext PostgreSQL's holds, answer SELECT n as it does, and
-// commit or fail with their rows.
-func TestCreateTableAs(t *testing.T) {
-	ctx := context.Background()
-	db := newEncDB(t)
-	p := startProxy(t, db, nil)
-	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close(ctx)
-	mustExec(t, plain, "DROP TABLE IF EXISTS ct_src, ct_a, ct_b, ct_c, ct_d, ct_g")
-	for _, conn := range []*pgx.Conn{c, plain} {
-		mustExec(t, conn, "CREATE TABLE ct_src (id int PRIMARY KEY, n numeric(8,2), name varchar(10), d date)")
-		mustExec(t, conn, "INSERT INTO ct_src VALUES (1, 1.50, 'a', '2020-01-01'), (2, NULL, 'bb', NULL), (3, 30.25, NULL, '2021-02-03')")
-	}
-	for _, s := range []string{
-		"CREATE TABLE ct_a AS SELECT id, n, name FROM ct_src WHERE id < 3",
-		"CREATE TABLE ct_b (k, amount) AS SELECT id * 10, n FROM ct_src",
-		"SELECT name, d INTO ct_c FROM ct_src WHERE d IS NOT NULL",
-		"CREATE TABLE ct_d AS SELECT id, name FROM ct_src WITH NO DATA",
-	} {
-		gt, gerr := c.Exec(ctx, s)
-		wt, werr := plain.Exec(ctx, s)
-		if gerr != nil || werr != nil || gt.String() != wt.String() {
-			t.Fatalf("%s: through the proxy %q %v, plaintext %q %v", s, gt, gerr, wt, werr)
-		}
-	}
-	for _, q := range []string{"SELECT * FROM ct_a ORDER BY id", "SELECT * FROM ct_b ORDER BY k", "SELECT * FROM ct_c ORDER BY name", "SELECT * FROM ct_d"} {
-		compareTables(t, c, plain, q, q)
-	}
-	// One answer, as from PostgreSQL: the CREATE the proxy adds is silent.
-	results, err := c.PgConn().Exec(ctx, "CREATE TABLE ct_g AS SELECT id FROM ct_src").ReadAll()
-	if err != nil || len(results) != 1 || results[0].CommandTag.String() != "SELECT 3" {
-		t.Fatalf("CREATE TABLE AS answered %d results (%v), want one SELECT 3", len(results), err)
-	}
-	// The new table's columns are encrypted (the default policy).
-	var cells int
-	if err := db.direct(t).QueryRow(ctx, `SELECT count(*) FROM pg_attribute WHERE attrelid = 'ct_a'::regclass AND attname LIKE '%\_\_eq'`).Scan(&cells); err != nil || cells != 3 {
-		t.Fatalf("ct_a has %d Eq cells (%v), want 3", cells, err)
-	}
-	// A failing CREATE TABLE AS leaves no table.
-	if _, err := c.Exec(ctx, "CREATE TABLE ct_a AS SELECT id FROM ct_src"); pgCode(err) != "42P07" {
-		t.Fatalf("CREATE TABLE AS of an existing table: %v, want 42P07", err)
-	}
-	if _, err := c.Exec(ctx, "CREATE TABLE ct_f AS SELECT id, name FROM ct_src WHERE id = 2 / 0"); pgCode(err) != "22012" {
-		t.Fatalf("CREATE TABLE AS with a failing query: %v, want 22012", err)
-	}
-	var exists bool
-	if err := db.direct(t).QueryRow(ctx, "SELECT to_regclass('ct_f') IS NOT NULL").Scan(&exists); err != nil || exists {
-		t.Fatalf("ct_f exists after the failure: %v %v", exists, err)
-	}
+	return queryResultArgs(ctx, conn, sql, pgx.QueryExecModeSimpleProtocol)
 }

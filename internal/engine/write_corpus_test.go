@@ -10,8 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
 // The write corpus (testdata/writes.sql) is a differential test of the
@@ -37,11 +35,7 @@ func TestWriteCorpus(t *testing.T) {
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)
 	enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
-	plain, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close(ctx)
+	plain := plainConn(t)
 	mustExec(t, plain, "DROP TABLE IF EXISTS w4, w3, w2, w1")
 	mustExec(t, plain, "SET TIME ZONE 'UTC'")
 	mustExec(t, enc, "SET TIME ZONE 'UTC'")
