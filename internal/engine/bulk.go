@@ -65,15 +65,9 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 		a := &bulkArray{x: x, param: param, cells: layout}
 		cells[c] = rewrite.Cells{}
 		for _, pc := range layout {
-			oid := uint32(oidByteaArr)
-			switch {
-			case pc.Suffix == "_srch":
-				oid = oidTextArr
-			case cellOID(pc.SQLType) == oidUUID:
-				oid = oidUUIDArr
-			}
+			array, _ := cellArrayTypes(pc)
 			a.params = append(a.params, len(hp.slots))
-			cells[c][pc.Suffix] = hp.add(paramSlot{hole: len(arrays), suffix: pc.Suffix}, oid)
+			cells[c][pc.Suffix] = hp.add(paramSlot{hole: len(arrays), suffix: pc.Suffix}, array)
 		}
 		arrays = append(arrays, a)
 		if param > 0 {
@@ -162,13 +156,7 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 				}
 			}
 			for k, pc := range a.cells {
-				elem := uint32(oidBytea)
-				switch {
-				case pc.Suffix == "_srch":
-					elem = oidText
-				case cellOID(pc.SQLType) == oidUUID:
-					elem = oidUUID
-				}
+				_, elem := cellArrayTypes(pc)
 				out[a.params[k]] = pgarray.AppendBinary(nil, elem, cols[k])
 			}
 		}
@@ -260,4 +248,18 @@ func arrayLen(raw []byte, format int16) (int, error) {
 	}
 	elems, err := pgarray.ParseText(string(raw))
 	return len(elems), err
+}
+
+// cellArrayTypes are the array type and element type of the parameter
+// carrying a cell's values for many rows: bytea[] or uuid[], and for
+// search tokens text[] of array literals (UNNEST would flatten an
+// int8[][]).
+func cellArrayTypes(pc onion.PhysicalColumn) (array, elem uint32) {
+	switch {
+	case pc.Suffix == "_srch":
+		return oidTextArr, oidText
+	case cellOID(pc.SQLType) == oidUUID:
+		return oidUUIDArr, oidUUID
+	}
+	return oidByteaArr, oidBytea
 }
