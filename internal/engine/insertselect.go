@@ -173,7 +173,11 @@ func insertSelectCast(oid uint32, c *catalog.Column, table string) (string, erro
 		}
 		return "", nil
 	}
-	return "", rewrite.Refusal("INSERT ... SELECT of a value of type OID %d into encrypted column %s.%s of type %s is not supported yet; cast it to %s in the SELECT", oid, table, c.Name, target, target)
+	from := fmt.Sprintf("type OID %d", oid)
+	if name, ok := subqueryTypeNames[oid]; ok {
+		from = name
+	}
+	return "", rewrite.Refusal("INSERT ... SELECT of a %s value into encrypted column %s.%s of type %s is not supported yet: the proxy would read its text where the server casts it; cast it to %s in the SELECT", from, table, c.Name, target, target)
 }
 
 // planCreateTableAs plans CREATE TABLE ... AS SELECT and SELECT ... INTO:
