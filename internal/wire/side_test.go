@@ -19,8 +19,13 @@ import (
 // returned (quoted), or refuses the statement with Exec's error.
 type sideInterceptor struct {
 	info   wire.SessionInfo
-	mu     sync.Mutex
-	parsed map[string]error
+	parsed *parseRecord // nil: not recorded
+}
+
+// parseRecord is Exec's error in each Parse, by statement name.
+type parseRecord struct {
+	mu   sync.Mutex
+	errs map[string]error
 }
 
 type collect struct {
@@ -77,12 +82,11 @@ func (s *sideInterceptor) Parse(name, sql string, _ []uint32) (*wire.Statement, 
 	j := strings.Index(sql, "*/")
 	var c collect
 	err := s.info.Exec(sql[i+len(open):j], &c)
-	s.mu.Lock()
-	if s.parsed == nil {
-		s.parsed = map[string]error{}
+	if rec := s.parsed; rec != nil {
+		rec.mu.Lock()
+		rec.errs[name] = err
+		rec.mu.Unlock()
 	}
-	s.parsed[name] = err
-	s.mu.Unlock()
 	return nil, nil
 }
 
@@ -90,11 +94,10 @@ func (s *sideInterceptor) Parse(name, sql string, _ []uint32) (*wire.Statement, 
 // statement ahead; one after other unsynced messages may not (it would
 // end the client's implicit transaction), and the session stays in step.
 func TestExecInParse(t *testing.T) {
-	var ic *sideInterceptor
+	rec := &parseRecord{errs: map[string]error{}}
 	p := startProxy(t, func(c *wire.Config) {
 		c.Interceptors = func(_ context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
-			ic = &sideInterceptor{info: info}
-			return ic, nil
+			return &sideInterceptor{info: info, parsed: rec}, nil
 		}
 	})
 	ctx := context.Background()
@@ -117,9 +120,9 @@ func TestExecInParse(t *testing.T) {
 	if err := pl.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ic.mu.Lock()
-	first, second := ic.parsed["first"], ic.parsed["second"]
-	ic.mu.Unlock()
+	rec.mu.Lock()
+	first, second := rec.errs["first"], rec.errs["second"]
+	rec.mu.Unlock()
 	if first != nil || !errors.Is(second, wire.ErrExecUnavailable) {
 		t.Fatalf("Exec in the first Parse of a cycle: %v (want nil); in the second: %v (want ErrExecUnavailable)", first, second)
 	}
