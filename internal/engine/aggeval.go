@@ -101,8 +101,13 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 		}
 		return t, nil // min, max
 	case rewrite.ExprFunc:
-		if e.Func == "extract" {
+		switch e.Func {
+		case "extract":
 			return tNumeric, nil
+		case "lower", "upper":
+			if ev.env.CType != "C" && ev.env.CType != "POSIX" {
+				return tText, rewrite.Refusal("%s is computed by the proxy only in a database whose LC_CTYPE is C or POSIX (this one's is %q): elsewhere it maps letters beyond ASCII", e.Func, ev.env.CType)
+			}
 		}
 		return tText, nil
 	case rewrite.ExprLookup:
@@ -375,8 +380,11 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 				return aval{}, err
 			}
 		}
-		if e.Func == "extract" {
+		switch e.Func {
+		case "extract":
 			return extract(args[0].s, args[1], ev.env)
+		case "lower", "upper":
+			return caseMap(e.Func, args[0])
 		}
 		if len(args) == 3 {
 			return substring(args[0], args[1], &args[2])

@@ -354,6 +354,31 @@ func float8Arith(op string, x, y float64) (aval, error) {
 	return aval{t: tFloat8, i: int64(math.Float64bits(r))}, nil
 }
 
+// caseMap is lower(s) or upper(s) under the C collation, the only one
+// the proxy computes text in: ASCII letters only, as PostgreSQL maps
+// them there (str_tolower's asc_tolower). The result is text.
+func caseMap(fn string, a aval) (aval, error) {
+	if k, _ := kindOf(a.t); k != kText {
+		return aval{}, rewrite.Refusal("%s of a value of type %s is not supported in a query the proxy computes", fn, a.t)
+	}
+	if a.null {
+		return nullOf(tText), nil
+	}
+	b := []byte(a.s)
+	if a.t.Base == onion.Char {
+		b = []byte(strings.TrimRight(a.s, " ")) // bpchar to text drops its blanks
+	}
+	for i, c := range b {
+		switch {
+		case fn == "lower" && 'A' <= c && c <= 'Z':
+			b[i] = c + ('a' - 'A')
+		case fn == "upper" && 'a' <= c && c <= 'z':
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return aval{t: tText, s: string(b)}, nil
+}
+
 // compare orders two non-NULL values of comparable types.
 func compare(a, b aval) (int, error) {
 	ka, _ := kindOf(a.t)

@@ -41,6 +41,9 @@ type catalogCache struct {
 
 	// collation is the database's default collation (pg_database.datcollate).
 	collation string
+	// ctype is its character classification (pg_database.datctype),
+	// which lower() and upper() follow.
+	ctype string
 
 	mu   sync.Mutex // serializes loads on conn
 	conn *pgx.Conn
@@ -102,7 +105,7 @@ func openCatalogCache(ctx context.Context, dsn string, macKey func(context.Conte
 		conn.Close(ctx)
 		return nil, err
 	}
-	if err := conn.QueryRow(ctx, "SELECT datcollate FROM pg_database WHERE datname = current_database()").Scan(&c.collation); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT datcollate, datctype FROM pg_database WHERE datname = current_database()").Scan(&c.collation, &c.ctype); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("engine: reading the database's collation: %w", err)
 	}

@@ -192,6 +192,7 @@ func DefaultPolicy(table, column string) rewrite.ColumnPolicy {
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
 	s := &session{e: e, deferFn: info.Defer, exec: info.Exec, lastStatus: 'I', backendPID: info.BackendPID}
 	s.params.maxHeld = e.maxHeld
+	s.params.ctype = e.cat.ctype
 	s.params.set("TimeZone", info.ServerParams["TimeZone"])
 	s.params.set("DateStyle", info.ServerParams["DateStyle"])
 	return s, nil

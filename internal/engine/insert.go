@@ -148,6 +148,9 @@ func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extend
 
 func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, returning *rewrite.Projection, ext *extended) (*stmtPlan, error) {
 	hp.table = t
+	if err := s.constantHoles(t, hp.holes); err != nil {
+		return nil, err
+	}
 	checks, err := s.e.checksOf(t)
 	if err != nil {
 		return nil, err
@@ -611,4 +614,52 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		return nil
 	}
 	return &stmtPlan{sql: sql}, nil
+}
+
+// constantHoles computes the constant expressions of holes (Hole.Expr:
+// lower('X'), 40 + 2) once, as they would be on the server, and gives
+// the holes their values' text: from then on they are constants, in both
+// protocols.
+func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole) error {
+	for i := range holes {
+		h := &holes[i]
+		if h.Expr == nil {
+			continue
+		}
+		env, err := s.params.get()
+		if err != nil {
+			return err
+		}
+		typ, err := rewrite.ColumnType(h.Column)
+		if err != nil {
+			return err
+		}
+		ev := &evaluator{env: env, consts: map[*rewrite.Expr]aval{}}
+		var bad error
+		walkExpr(h.Expr, func(x *rewrite.Expr) {
+			if _, err := ev.typeOf(x); err != nil && bad == nil {
+				bad = err
+			}
+		})
+		if bad == nil {
+			bad = ev.checkConstants(h.Expr)
+		}
+		if bad != nil {
+			return rewrite.Refusal("expression for encrypted column %s.%s: %s", t.Name, h.Column.Name, errMessage(bad))
+		}
+		a, err := ev.eval(h.Expr, &scope{})
+		if err != nil {
+			return err
+		}
+		v, err := assignValue(a, typ, env)
+		if err != nil {
+			return err
+		}
+		h.Expr = nil
+		if !v.IsNull() {
+			text := string(typ.AppendText(nil, v, env))
+			h.Const = &text
+		}
+	}
+	return nil
 }

@@ -26,6 +26,8 @@ type sessionParams struct {
 	// maxHeld is the session's Engine.maxHeld: each statement's result
 	// gets a heldBudget of it (set once, at the session's start).
 	maxHeld int64
+	// ctype is the database's LC_CTYPE (Env.CType; set once).
+	ctype string
 
 	mu        sync.Mutex
 	timeZone  string
@@ -60,6 +62,7 @@ func (p *sessionParams) get() (onion.Env, error) {
 			p.envErr = &pgconn.PgError{Severity: "ERROR", Code: "0A000",
 				Message: fmt.Sprintf("the proxy cannot read or show encrypted values with DateStyle %q and TimeZone %q: %v", p.dateStyle, p.timeZone, err)}
 		} else {
+			env.CType = p.ctype
 			p.env = &env
 		}
 	}

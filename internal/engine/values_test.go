@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"testing"
+
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // escapeBytea is PostgreSQL's bytea escape output form.
@@ -39,4 +42,30 @@ func FuzzCellBytes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCaseMap: lower() and upper() map ASCII letters only, as PostgreSQL
+// does under LC_CTYPE C (character(n) loses its trailing blanks as text),
+// and are refused under any other LC_CTYPE, where they map more.
+func TestCaseMap(t *testing.T) {
+	for _, tc := range []struct {
+		fn, in, want string
+		typ          onion.Type
+	}{
+		{"upper", "naïve Café", "NAïVE CAFé", tText},
+		{"lower", "ÀBC dEF", "Àbc def", tText},
+		{"upper", "ab  ", "AB", onion.Type{Base: onion.Char}},
+	} {
+		got, err := caseMap(tc.fn, aval{t: tc.typ, s: tc.in})
+		if err != nil || got.s != tc.want || got.t != tText {
+			t.Errorf("%s(%q): %q %v, want %q", tc.fn, tc.in, got.s, err, tc.want)
+		}
+	}
+	e := &rewrite.Expr{Kind: rewrite.ExprFunc, Func: "lower"}
+	for ctype, ok := range map[string]bool{"C": true, "POSIX": true, "C.UTF-8": false, "en_US.UTF-8": false, "": false} {
+		ev := &evaluator{env: onion.Env{CType: ctype}}
+		if _, err := ev.typeOf(e); (err == nil) != ok {
+			t.Errorf("lower under LC_CTYPE %q: %v", ctype, err)
+		}
+	}
 }

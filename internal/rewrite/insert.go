@@ -32,6 +32,10 @@ type Hole struct {
 	// $n, 0 otherwise. Const == nil and Param == 0 means NULL (or DEFAULT:
 	// encrypted columns have no server-side default).
 	Param int
+	// Expr, when set, is a constant expression the client wrote
+	// (lower('X'), 40 + 2) for the proxy to compute once, before the
+	// statement is sent (it reads no column and no parameter).
+	Expr *Expr
 	// Increment is +1 for UPDATE ... SET c = c + value, -1 for c - value,
 	// 0 for an assignment. An increment's cells are the value's Add onion
 	// ciphertext (Cells "_add", negated for -1) and the Paillier modulus
@@ -400,7 +404,21 @@ func holeValue(item *pg_query.Node, h *Hole, table, construct string) error {
 		h.Const = &s
 		return nil
 	}
-	return Refusal("expression in %s encrypted column %s.%s: only constants, parameters and NULL are supported", construct, table, h.Column.Name)
+	// A constant expression (no column, no parameter) the proxy can
+	// compute.
+	b := &aggBuilder{inputs: map[string]int{}}
+	if e, err := b.expr(item); err == nil && len(b.targets) == 0 && !hasParam(item) {
+		h.Expr = e
+		return nil
+	}
+	return Refusal("expression in %s encrypted column %s.%s: only constants, parameters, NULL and constant expressions the proxy computes are supported", construct, table, h.Column.Name)
+}
+
+// hasParam reports whether n holds a parameter reference.
+func hasParam(n *pg_query.Node) bool {
+	found := map[int]bool{}
+	dmlParams(n.ProtoReflect(), found)
+	return len(found) > 0
 }
 
 // zeroNumber reports whether s, a numeric constant's text, is zero

@@ -40,6 +40,8 @@ func holeString(h Hole) string {
 		return fmt.Sprintf("%d:%s=$%d", h.Row, h.Column.Name, h.Param)
 	case h.Const != nil:
 		return fmt.Sprintf("%d:%s=%q", h.Row, h.Column.Name, *h.Const)
+	case h.Expr != nil:
+		return fmt.Sprintf("%d:%s=<expression>", h.Row, h.Column.Name)
 	}
 	return fmt.Sprintf("%d:%s=NULL", h.Row, h.Column.Name)
 }
@@ -62,7 +64,7 @@ func TestPlanInsert(t *testing.T) {
 		{"INSERT INTO acc (owner, id) VALUES ('x'::text, 4)", `0:owner="x"`, 4},
 		{"INSERT INTO acc VALUES ($1, $2, $3, $4)", `0:owner=$2 0:balance=$3`, 5},
 		{"INSERT INTO acc (id, note_plain) VALUES (6, upper('plain ok'))", ``, 6},
-		{"INSERT INTO acc VALUES (7, upper('x'), 1, '')", `ERROR 0A000: expression in INSERT into encrypted column acc.owner: only constants, parameters and NULL are supported`, 6},
+		{"INSERT INTO acc VALUES (7, upper(note_plain), 1, '')", `ERROR 0A000: expression in INSERT into encrypted column acc.owner: only constants, parameters, NULL and constant expressions the proxy computes are supported`, 6},
 		{"INSERT INTO acc SELECT * FROM acc", `ERROR 0A000: INSERT ... SELECT into table acc with encrypted columns is not supported; use INSERT ... VALUES`, 6},
 		{"INSERT INTO acc VALUES (8, 'x', 1, '') RETURNING owner", `0:owner="x" 0:balance="1"`, 7},
 		{"INSERT INTO acc VALUES (9, 'x', 1, '', 5)", `ERROR 42601: INSERT has more expressions than target columns`, 7},

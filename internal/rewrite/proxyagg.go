@@ -92,7 +92,7 @@ const (
 	ExprIn                       // Args[0] IN (Args[1:]); Op "=" (IN) or "<>" (NOT IN)
 	ExprCase                     // CASE WHEN Args[0] THEN Args[1] ... ELSE Else END
 	ExprAgg                      // Func(Args[0]) over the group: sum avg count min max
-	ExprFunc                     // Func(Args): extract(field, x), substring(x, from[, for])
+	ExprFunc                     // Func(Args): extract(field, x), substring(x, from[, for]), lower(x), upper(x)
 	ExprLookup                   // Lookup's value for the keys Args (NULL when it has none)
 )
 
@@ -607,6 +607,11 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 			return nil, Refusal("substring with %d arguments is not supported", len(fc.Args))
 		}
 		return b.withArgs(&Expr{Kind: ExprFunc, Func: "substring"}, fc.Args...)
+	case "lower", "upper":
+		if len(fc.Args) != 1 {
+			return nil, Refusal("%s takes one argument", name)
+		}
+		return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...)
 	}
 	return nil, Refusal("function %s is not supported in a query the proxy computes", name)
 }

@@ -687,9 +687,9 @@ SELECT id FROM t1 WHERE si = (SELECT si FROM t1 WHERE si IS NOT NULL) -- error
 
 -- refused
 SELECT si + 1 FROM t1
-SELECT upper(tx) FROM t1 -- refuse: t1.tx
+SELECT upper(tx) FROM t1
 SELECT id FROM t1 WHERE si + 1 > 5
-SELECT id FROM t1 WHERE upper(tx) = 'ALPHA' -- refuse: t1.tx
+SELECT id FROM t1 WHERE upper(tx) = 'ALPHA'
 SELECT min(tx) FROM t1
 SELECT id, name FROM t2 ORDER BY name
 SELECT id FROM t2 ORDER BY name DESC NULLS LAST, id LIMIT 7 OFFSET 2 -- ordered
@@ -851,7 +851,7 @@ SELECT id FROM t1 WHERE i IN (SELECT s.i FROM (SELECT i FROM t1 WHERE si > 0) s)
 SELECT s.tx FROM (SELECT tx, count(*) FROM t1 GROUP BY tx) s
 SELECT s.tx FROM (SELECT DISTINCT tx FROM t1) s -- refuse: t1.tx
 WITH x AS (SELECT tx FROM t1 UNION ALL SELECT name FROM t2) SELECT * FROM x -- refuse: t1.tx
-SELECT s.x FROM (SELECT upper(tx) AS x FROM t1) s -- refuse: t1.tx
+SELECT s.x FROM (SELECT upper(tx) AS x FROM t1) s
 SELECT * FROM (SELECT si FROM t1) s, (SELECT si FROM t1) r WHERE s.si = r.si + 1 -- refuse: t1.si
 SELECT tx, count(*) AS n FROM t1 GROUP BY tx ORDER BY n DESC, tx LIMIT 6 -- ordered
 SELECT grp AS g, tx FROM t1 ORDER BY g, tx, id -- ordered
@@ -934,7 +934,7 @@ WITH r AS (SELECT k AS kk, sum(n * 2) AS total FROM t1 WHERE si > 0 GROUP BY kk)
 SELECT t1.id, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' GROUP BY t1.id ORDER BY t1.id -- ordered
 SELECT c, count(*) AS n FROM (SELECT t1.id, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%e%' GROUP BY t1.id) AS s (id, c) GROUP BY c ORDER BY n DESC, c DESC -- ordered
 SELECT t1.grp, sum(t2.amt * 2), max(t2.qty), count(DISTINCT t2.name) FROM t1 LEFT OUTER JOIN t2 ON t1.k = t2.k AND t2.name LIKE 'b%' AND t2.amt > 0 GROUP BY t1.grp ORDER BY 1 -- ordered
-SELECT t1.grp, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND upper(t2.name) NOT LIKE 'ZZZ%' GROUP BY t1.grp -- refuse: t2.name
+SELECT t1.grp, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND upper(t2.name) NOT LIKE 'ZZZ%' GROUP BY t1.grp
 SELECT t1.id, count(*) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' GROUP BY t1.id -- refuse: t2.name
 SELECT t1.id, sum(t1.n) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' GROUP BY t1.id -- refuse: t2.name
 SELECT t1.id, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' WHERE t2.qty > 0 GROUP BY t1.id -- refuse: t2.name

@@ -17,7 +17,7 @@ INSERT INTO w1 (id) VALUES (11)
 INSERT INTO w1 (id, name, tag) VALUES (12, 'lambda', 'toolong')
 -- ON CONFLICT and the refusals of what cannot be computed
 UPDATE w1 SET id = id + n WHERE id = 1
-INSERT INTO w1 (id, name) VALUES (14, upper('x')) -- refuse: w1.name
+INSERT INTO w1 (id, name, tag, n) VALUES (14, upper('mixed Case ÄÖ') || lower('X'), lower('AB'), 40 + 2)
 INSERT INTO w1 (id, name) VALUES (1, 'other') ON CONFLICT DO NOTHING
 INSERT INTO w1 (id, name, n) VALUES (2, 'beta2', 8) ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, n = EXCLUDED.n
 INSERT INTO w1 (id, name, tag) VALUES (13, 'mu', 'e') ON CONFLICT (tag) DO NOTHING
