@@ -134,6 +134,10 @@ type Column struct {
 	// DEFAULT of an encrypted column, which the server cannot apply. nil
 	// for none (NULL).
 	Default *string `json:",omitempty"`
+	// Generation is the expression (SQL over the table's logical
+	// columns) of a stored generated column the proxy computes: the
+	// server cannot, over ciphertexts. nil for an ordinary column.
+	Generation *string `json:",omitempty"`
 }
 
 // KeyID is what the column's keys derive from: its id, and from its
@@ -355,7 +359,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
 		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, coalesce((to_jsonb(c) ->> 'key_version')::int, 0),
 		to_jsonb(c) ->> 'default_value', coalesce((to_jsonb(c) ->> 'group_key_version')::int, 0),
-		coalesce((to_jsonb(c) ->> 'root_generation')::int, 0), mac
+		coalesce((to_jsonb(c) ->> 'root_generation')::int, 0), to_jsonb(c) ->> 'generation', mac
 		FROM pgonion.columns c ORDER BY table_id, position`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
@@ -365,7 +369,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &c.RootGeneration, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &c.RootGeneration, &c.Generation, &mac); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -499,8 +503,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, c.RootGeneration, columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, c.RootGeneration, c.Generation, columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -583,6 +587,9 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 	if c.RootGeneration != 0 {
 		m.str("root generation").int(int64(c.RootGeneration))
 	}
+	if c.Generation != nil {
+		m.str("generation").str(*c.Generation)
+	}
 	return m.sum(key)
 }
 
@@ -661,9 +668,13 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.Default != nil {
 			def = quote(*c.Default)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %d, %s);\n",
+		gen := "NULL"
+		if c.Generation != nil {
+			gen = quote(*c.Generation)
+		}
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %d, %s, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, c.RootGeneration, byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, c.RootGeneration, gen, byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 

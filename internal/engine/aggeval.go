@@ -181,6 +181,22 @@ func (ev *evaluator) constant(e *rewrite.Expr, want *onion.Type) (aval, error) {
 	return v, nil
 }
 
+// plan checks, before any row is read, that e is typed (every operator
+// and function exists for its argument types) and that its constant
+// parts evaluate: the errors PostgreSQL raises when it plans.
+func (ev *evaluator) plan(e *rewrite.Expr) error {
+	var bad error
+	walkExpr(e, func(x *rewrite.Expr) {
+		if _, err := ev.typeOf(x); err != nil && bad == nil {
+			bad = err
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	return ev.checkConstants(e)
+}
+
 // checkConstants evaluates, once, every subexpression of e that reads no
 // row (constants and operators over them): PostgreSQL types and folds
 // those when it plans the statement, so their errors (an operator that

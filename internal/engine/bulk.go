@@ -48,6 +48,14 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 	if err != nil {
 		return nil, err
 	}
+	env, err := s.params.get()
+	if err != nil {
+		return nil, err
+	}
+	gens, err := s.e.generationsOf(t, env)
+	if err != nil {
+		return nil, err
+	}
 	hp := newHoleParams(ext.oids, clientRefs)
 	salts := hp.add(paramSlot{hole: -1}, oidByteaArr)
 	var arrays []*bulkArray
@@ -123,6 +131,25 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 				return err
 			}
 		}
+		for i, a := range arrays {
+			g := gens.index(a.x.cat)
+			if g < 0 {
+				continue
+			}
+			for r := range rows {
+				value := func(c *catalog.Column) onion.Value {
+					for k, b := range arrays {
+						if b.x.cat.ID == c.ID && b.x.cat.Generation == nil && r < len(vals[k]) {
+							return vals[k][r]
+						}
+					}
+					return onion.Null()
+				}
+				if vals[i][r], err = gens.compute(g, value, bs.env); err != nil {
+					return err
+				}
+			}
+		}
 		rowSalts := make([][]byte, rows)
 		for r := range rowSalts {
 			rowSalts[r] = rnd.NewSalt()
@@ -178,6 +205,9 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 // client's array (NULL past its end, as UNNEST pads), or its default.
 func (a *bulkArray) values(bs *bindState, rows int) ([]onion.Value, error) {
 	out := make([]onion.Value, rows)
+	if a.param == 0 && a.x.cat.Generation != nil {
+		return out, nil // computed by the caller
+	}
 	if a.param == 0 {
 		v, err := a.x.typ.ParseText([]byte(*a.x.cat.Default), bs.env)
 		if err != nil {

@@ -61,16 +61,7 @@ func planChecks(t *catalog.Table) (*rowChecks, error) {
 			}
 		}
 		ev := &evaluator{in: types, consts: map[*rewrite.Expr]aval{}}
-		var bad error
-		walkExpr(pc.Expr, func(x *rewrite.Expr) {
-			if _, err := ev.typeOf(x); err != nil && bad == nil {
-				bad = err
-			}
-		})
-		if bad == nil {
-			bad = ev.checkConstants(pc.Expr)
-		}
-		if bad != nil {
+		if bad := ev.plan(pc.Expr); bad != nil {
 			return nil, rewrite.Refusal("CHECK constraint %s of table %s: %s", c.Name, t.Name, errMessage(bad))
 		}
 		rc.checks = append(rc.checks, pc)

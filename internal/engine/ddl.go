@@ -43,6 +43,13 @@ func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, er
 	if _, err := planChecks(p.Table); err != nil {
 		return nil, err // a CHECK the proxy could not evaluate
 	}
+	env, err := s.params.get()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := planGenerations(p.Table, env); err != nil {
+		return nil, err // a generated column the proxy could not compute
+	}
 	encrypted := false
 	for _, c := range p.Table.Columns {
 		encrypted = encrypted || c.Policy != catalog.Plain

@@ -119,6 +119,9 @@ type Engine struct {
 	builds builds // onions built on first need (build.go)
 
 	checkCache sync.Map // table id and version -> *rowChecks (check.go)
+	// generationCache: table id and version -> *rowGenerations
+	// (generation.go).
+	generationCache sync.Map
 }
 
 // New opens the engine's connections to the backend and loads the catalog.

@@ -38,6 +38,8 @@ type holesPlan struct {
 	// partialFrom on are updates of some columns only.
 	checks      *rowChecks
 	partialFrom int
+	// gens computes the generated holes (Hole.Generated).
+	gens *rowGenerations
 }
 
 // planInsert encrypts the values of INSERT ... VALUES: in the SQL text for
@@ -159,6 +161,16 @@ func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, r
 	if err := hp.checks.partialWrites(hp.holes, hp.partialFrom); err != nil {
 		return nil, err
 	}
+	env, err := s.params.get()
+	if err != nil {
+		return nil, err
+	}
+	if hp.gens, err = s.e.generationsOf(t, env); err != nil {
+		return nil, err
+	}
+	if err := hp.gens.partialWrites(hp.holes, hp.partialFrom); err != nil {
+		return nil, err
+	}
 	hp.xs = make([]*encrypted, len(hp.holes))
 	for i, h := range hp.holes {
 		var err error
@@ -234,6 +246,9 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 				return nil, err
 			}
 		}
+	}
+	if err := p.gens.fillHoles(p.holes, vals, env); err != nil {
+		return nil, err
 	}
 	violated, err := p.checks.verifyHoles(p.holes, vals, p.partialFrom, env)
 	if err != nil {
@@ -485,7 +500,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			holeOf[h.Param] = p.xs[i]
 		}
 		cells[i] = rewrite.Cells{}
-		if h.Const == nil && h.Param == 0 {
+		if h.Const == nil && h.Param == 0 && !h.Generated {
 			continue // NULL
 		}
 		if h.Increment != 0 {
@@ -564,6 +579,9 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 				}
 			}
 		}
+		if err := p.gens.fillHoles(p.holes, plain, bs.env); err != nil {
+			return err
+		}
 		violated, err := p.checks.verifyHoles(p.holes, plain, p.partialFrom, bs.env)
 		if err != nil {
 			return err
@@ -635,16 +653,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole) error {
 			return err
 		}
 		ev := &evaluator{env: env, consts: map[*rewrite.Expr]aval{}}
-		var bad error
-		walkExpr(h.Expr, func(x *rewrite.Expr) {
-			if _, err := ev.typeOf(x); err != nil && bad == nil {
-				bad = err
-			}
-		})
-		if bad == nil {
-			bad = ev.checkConstants(h.Expr)
-		}
-		if bad != nil {
+		if bad := ev.plan(h.Expr); bad != nil {
 			return rewrite.Refusal("expression for encrypted column %s.%s: %s", t.Name, h.Column.Name, errMessage(bad))
 		}
 		a, err := ev.eval(h.Expr, &scope{})

@@ -52,16 +52,7 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 	out := make([]onion.Type, len(p.Sets))
 	xs := make([]*encrypted, len(p.Sets))
 	for i, set := range p.Sets {
-		var bad error
-		walkExpr(set.Expr, func(x *rewrite.Expr) {
-			if _, err := ev.typeOf(x); err != nil && bad == nil {
-				bad = err
-			}
-		})
-		if bad == nil {
-			bad = ev.checkConstants(set.Expr)
-		}
-		if bad != nil {
+		if bad := ev.plan(set.Expr); bad != nil {
 			return nil, rewrite.Refusal("SET %s = <expression> on table %s: %s", set.Column.Name, t.Name, errMessage(bad))
 		}
 		if out[i], err = rewrite.ColumnType(set.Column); err != nil {

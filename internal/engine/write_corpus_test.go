@@ -28,7 +28,9 @@ import (
 
 const writeCorpusDDL = `CREATE TABLE w1 (id int PRIMARY KEY, n int CHECK (n >= 0), amt numeric(10,2), name text NOT NULL,
 	tag varchar(5) UNIQUE, d date, ts timestamptz, f float8, ok boolean);
-CREATE TABLE w2 (id serial PRIMARY KEY, w1_id int REFERENCES w1 (id), note text, qty int)`
+CREATE TABLE w2 (id serial PRIMARY KEY, w1_id int REFERENCES w1 (id), note text, qty int);
+CREATE TABLE w5 (id int PRIMARY KEY, a int NOT NULL, b int, s text, sq int GENERATED ALWAYS AS (a * a + b) STORED,
+	low text GENERATED ALWAYS AS (lower(s) || '!') STORED, CHECK (sq < 1000))`
 
 func TestWriteCorpus(t *testing.T) {
 	ctx := context.Background()
@@ -36,7 +38,7 @@ func TestWriteCorpus(t *testing.T) {
 	p := startProxy(t, db, nil)
 	enc := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 	plain := plainConn(t)
-	mustExec(t, plain, "DROP TABLE IF EXISTS w4, w3, w2, w1")
+	mustExec(t, plain, "DROP TABLE IF EXISTS w5, w4, w3, w2, w1")
 	mustExec(t, plain, "SET TIME ZONE 'UTC'")
 	mustExec(t, enc, "SET TIME ZONE 'UTC'")
 	for _, s := range strings.Split(writeCorpusDDL, ";\n") {
@@ -48,7 +50,7 @@ func TestWriteCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tables := []string{"w1", "w2"}
+	tables := []string{"w1", "w2", "w5"}
 	sc := bufio.NewScanner(f)
 	n, line := 0, 0
 	for sc.Scan() {

@@ -481,6 +481,10 @@ func (a *ddlAlter) subcommand(n *pg_query.Node, cmd *pg_query.AlterTableCmd) err
 	// An encrypted column.
 	switch cmd.Subtype {
 	case pg_query.AlterTableType_AT_DropColumn:
+		if g := readByGeneration(a.nt, col); g != nil {
+			return &pgconn.PgError{Severity: "ERROR", Code: "2BP01", Message: fmt.Sprintf("cannot drop column %s of table %s because other objects depend on it", col.Name, table),
+				Detail: fmt.Sprintf("column %s of table %s depends on column %s of table %s", g.Name, table, col.Name, table), Hint: "Drop the generated column first."}
+		}
 		_, layout, err := columnLayout(col)
 		if err != nil {
 			return err
@@ -551,6 +555,9 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 				Def: columnDef(EqColumn(existing.Name), "bytea", false)})
 		}
 		return nil
+	}
+	if hasConstraint(cd, pg_query.ConstrType_CONSTR_GENERATED) && a.policy(a.nt.Schema+"."+table, cd.Colname).Policy != catalog.Plain {
+		return Refusal("ADD COLUMN %s.%s GENERATED ALWAYS AS on an encrypted column is not supported: the proxy would have to compute it for every existing row; create the table with it, or declare the column plain", table, cd.Colname)
 	}
 	cs := &pg_query.CreateStmt{
 		Relation:  &pg_query.RangeVar{Schemaname: a.nt.Schema, Relname: a.nt.Name, Inh: true, Relpersistence: "p"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -33,37 +32,56 @@ type Check struct {
 
 // PlanCheck plans recorded check c of table t.
 func PlanCheck(c catalog.Check, t *catalog.Table) (*Check, error) {
-	sts, err := Parse("SELECT " + c.Expr)
+	e, cols, err := planRowExpr(c.Expr, t, fmt.Sprintf("CHECK constraint %s of table %s", c.Name, t.Name), "split the constraint")
+	if err != nil {
+		return nil, err
+	}
+	return &Check{Name: c.Name, Expr: e, Columns: cols}, nil
+}
+
+// planRowExpr plans expression sql over the logical columns of one row
+// of t (a check's or a generated column's), which the proxy evaluates
+// on the row's values: it may read encrypted columns of t only. what
+// names the expression in messages; hint ends the refusal of a plain
+// column.
+func planRowExpr(sql string, t *catalog.Table, what, hint string) (*Expr, []*catalog.Column, error) {
+	sts, err := Parse("SELECT " + sql)
 	if err != nil || len(sts) != 1 {
-		return nil, fmt.Errorf("rewrite: CHECK %s of table %s: %v", c.Name, t.Name, err)
+		return nil, nil, fmt.Errorf("rewrite: %s: %v", what, err)
 	}
 	st := sts[0]
 	targets := st.Tree.Stmt.GetSelectStmt().GetTargetList()
 	if len(targets) != 1 {
-		return nil, fmt.Errorf("rewrite: CHECK %s of table %s is not one expression", c.Name, t.Name)
+		return nil, nil, fmt.Errorf("rewrite: %s is not one expression", what)
+	}
+	val := targets[0].GetResTarget().Val
+	if hasSubLink(val) || containsAggregate(val) {
+		// Refused by the server for CHECKs and generated columns; the
+		// server never sees these.
+		return nil, nil, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("%s: subqueries and aggregate functions are not allowed", what)}
 	}
 	b := &aggBuilder{inputs: map[string]int{}, st: st}
-	e, err := b.expr(targets[0].GetResTarget().Val)
+	e, err := b.expr(val)
 	if err != nil {
-		return nil, Refusal("CHECK constraint %s of table %s over encrypted columns: %s", c.Name, t.Name, message(err))
+		return nil, nil, Refusal("%s over encrypted columns: %s", what, message(err))
 	}
-	out := &Check{Name: c.Name, Expr: e}
+	var cols []*catalog.Column
 	for _, n := range b.targets {
 		fields := n.GetResTarget().Val.GetColumnRef().Fields
 		name := fieldName(fields[len(fields)-1])
 		if len(fields) > 2 || len(fields) == 2 && fieldName(fields[0]) != t.Name {
-			return nil, Refusal("CHECK constraint %s of table %s refers to another table", c.Name, t.Name)
+			return nil, nil, Refusal("%s refers to another table", what)
 		}
 		col := t.Column(name)
 		switch {
 		case col == nil:
-			return nil, Refusal("CHECK constraint %s of table %s refers to column %s, which it does not have", c.Name, t.Name, name)
+			return nil, nil, &pgconn.PgError{Severity: "ERROR", Code: "42703", Message: fmt.Sprintf("column %q does not exist", name)}
 		case col.Policy == catalog.Plain:
-			return nil, Refusal("CHECK constraint %s of table %s reads plain column %s besides encrypted ones: the proxy evaluates it, but it does not know the values the server gives plain columns; split the constraint", c.Name, t.Name, name)
+			return nil, nil, Refusal("%s reads plain column %s besides encrypted ones: the proxy evaluates it, but it does not know the values the server gives plain columns; %s", what, name, hint)
 		}
-		out.Columns = append(out.Columns, col)
+		cols = append(cols, col)
 	}
-	return out, nil
+	return e, cols, nil
 }
 
 // CheckedSalt wraps the salt node of a row an UPDATE or ON CONFLICT DO
@@ -91,8 +109,7 @@ func checkOf(con *pg_query.Constraint, table string, version int32, taken []cata
 	if con.IsNoInherit {
 		return catalog.Check{}, Refusal("CHECK ... NO INHERIT over encrypted columns of %s is not supported", table)
 	}
-	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(con.RawExpr, -1)}}
-	text, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}, version)
+	text, err := exprSQL(con.RawExpr, version)
 	if err != nil {
 		return catalog.Check{}, fmt.Errorf("rewrite: deparsing a CHECK of %s: %w", table, err)
 	}
@@ -110,7 +127,7 @@ func checkOf(con *pg_query.Constraint, table string, version int32, taken []cata
 		}
 		name = defaultCheckName(table, col, taken)
 	}
-	return catalog.Check{Name: name, Expr: strings.TrimPrefix(text, "SELECT ")}, nil
+	return catalog.Check{Name: name, Expr: text}, nil
 }
 
 // defaultCheckName is the name PostgreSQL gives an unnamed CHECK:

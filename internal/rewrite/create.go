@@ -199,7 +199,10 @@ func Refusal(format string, a ...any) error {
 //     evaluated by the proxy on every write (check.go); a FOREIGN KEY
 //     (REFERENCES) from encrypted columns becomes an ALTER TABLE ... ADD
 //     to plan once the table exists (CreatePlan.ForeignKeys); EXCLUDE
-//     and generated columns over encrypted columns are refused;
+//     over encrypted columns is refused;
+//   - a stored generated column over encrypted columns is encrypted and
+//     computed by the proxy (generation.go); a plain one reading
+//     encrypted columns is refused;
 //   - a join group (ColumnPolicy.JoinGroup) is recorded in the column's
 //     catalog entry; it is refused on a plain or sensitive column, on one
 //     without the eq capability, and when its name is not a lowercase
@@ -272,7 +275,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 					continue
 				}
 				if c.Contype == pg_query.ConstrType_CONSTR_GENERATED {
-					return nil, Refusal("generated column %s.%s reads encrypted column %s: the server cannot compute it over ciphertexts, and the proxy does not compute generated columns yet", table, cd.Colname, enc)
+					return nil, Refusal("plain generated column %s.%s reads encrypted column %s: the server cannot compute it over ciphertexts; leave the generated column encrypted, and the proxy computes it", table, cd.Colname, enc)
 				}
 				return nil, Refusal("CHECK on plain column %s.%s reads encrypted column %s: the server cannot evaluate it, and the proxy does not know the values the server gives plain columns", table, cd.Colname, enc)
 			}
@@ -356,7 +359,15 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				}
 			case pg_query.ConstrType_CONSTR_CHECK:
 				checks = append(checks, c)
-			case pg_query.ConstrType_CONSTR_IDENTITY, pg_query.ConstrType_CONSTR_GENERATED:
+			case pg_query.ConstrType_CONSTR_GENERATED:
+				// Computed by the proxy (generation.go); checked once
+				// the table's columns are all known.
+				text, err := exprSQL(c.RawExpr, st.version)
+				if err != nil {
+					return nil, fmt.Errorf("rewrite: deparsing the generation expression of %s.%s: %w", table, cd.Colname, err)
+				}
+				col.Generation = &text
+			case pg_query.ConstrType_CONSTR_IDENTITY:
 				return nil, Refusal("%s on encrypted column %s.%s: the server would compute the value in plaintext", constraintName(c.Contype), table, cd.Colname)
 			case pg_query.ConstrType_CONSTR_FOREIGN:
 				fk := proto.Clone(c).(*pg_query.Constraint)
@@ -373,7 +384,10 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				return nil, err
 			}
 		}
-		if cd.Identity != "" || cd.Generated != "" {
+		if col.Generation != nil && (col.Default != nil || cd.RawDefault != nil || hasConstraint(cd, pg_query.ConstrType_CONSTR_DEFAULT)) {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: fmt.Sprintf("both default and generation expression specified for column %q of table %q", cd.Colname, table)}
+		}
+		if cd.Identity != "" || cd.Generated != "" && col.Generation == nil {
 			return nil, Refusal("a server-side default, identity or generated value on encrypted column %s.%s would be computed in plaintext by the server", table, cd.Colname)
 		}
 		var kinds []onion.Kind
@@ -473,6 +487,11 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		}
 		elts = append(elts, uniqueConstraint(name, phys, c.Contype == pg_query.ConstrType_CONSTR_PRIMARY))
 	}
+	for _, c := range Generated(t) {
+		if _, err := PlanGeneration(c, t); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range checks {
 		chk, err := checkOf(c, table, st.version, t.Checks)
 		if err != nil {
@@ -493,6 +512,11 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
 	}
 	return &CreatePlan{SQL: sql, Table: t, Notices: notices, ForeignKeys: fks}, nil
+}
+
+// hasConstraint reports whether column cd has a constraint of type ct.
+func hasConstraint(cd *pg_query.ColumnDef, ct pg_query.ConstrType) bool {
+	return slices.ContainsFunc(cd.Constraints, func(n *pg_query.Node) bool { return n.GetConstraint().GetContype() == ct })
 }
 
 // NotNullCheckName names the constraint that stands for NOT NULL on an

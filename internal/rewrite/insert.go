@@ -36,6 +36,10 @@ type Hole struct {
 	// (lower('X'), 40 + 2) for the proxy to compute once, before the
 	// statement is sent (it reads no column and no parameter).
 	Expr *Expr
+	// Generated is set for the value of a generated column the proxy
+	// computes from the other values of its row (Generation), in an
+	// INSERT: Const, Param and Expr are unset.
+	Generated bool
 	// Increment is +1 for UPDATE ... SET c = c + value, -1 for c - value,
 	// 0 for an assignment. An increment's cells are the value's Add onion
 	// ciphertext (Cells "_add", negated for -1) and the Paillier modulus
@@ -162,7 +166,7 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 		listed[n] = true
 	}
 	for _, c := range t.Columns {
-		if c.Policy != catalog.Plain && c.Default != nil && !listed[c.Name] {
+		if c.Policy != catalog.Plain && (c.Default != nil || c.Generation != nil) && !listed[c.Name] {
 			names = append(names, c.Name)
 		}
 	}
@@ -220,8 +224,15 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 				continue
 			}
 			h := Hole{Row: r, Column: tg.col}
-			if err := holeValue(item, &h, t.Name, "INSERT into"); err != nil {
-				return nil, err
+			switch {
+			case tg.col.Generation == nil:
+				if err := holeValue(item, &h, t.Name, "INSERT into"); err != nil {
+					return nil, err
+				}
+			case item.GetSetToDefault() != nil:
+				h.Generated = true
+			default:
+				return nil, GeneratedWriteError(tg.col.Name, false)
 			}
 			p.Holes = append(p.Holes, h)
 			for range tg.layout {

@@ -80,6 +80,13 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 		case c.Policy == catalog.Plain:
 			// A plain column set from encrypted ones would show the
 			// server what it hides: left to PlanUpdate, which refuses.
+		case c.Generation != nil:
+			if rt.Val.GetSetToDefault() == nil {
+				return nil, GeneratedWriteError(c.Name, true)
+			}
+			computed[rt] = true // recomputed
+		case readByGeneration(t, c) != nil:
+			computed[rt] = true // and the generated columns reading it
 		default:
 			if _, sign := incrementOf(rt.Val, c.Name, rows); sign != 0 {
 				// The Add onion computes it, unless the column has none
@@ -110,6 +117,7 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 	p := &RMWPlan{Table: t, version: st.version, relation: upd.Relation}
 	b := &aggBuilder{inputs: map[string]int{}, st: st}
 	assigned := map[string]bool{}
+	newValues := map[string]*pg_query.Node{} // SET values of encrypted columns
 	for _, n := range targets {
 		rt := n.GetResTarget()
 		c := t.Column(rt.Name)
@@ -132,6 +140,13 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 		if len(rt.Indirection) > 0 {
 			return nil, Refusal("UPDATE of a subfield or element of encrypted column %s.%s is not supported", t.Name, c.Name)
 		}
+		if c.Generation != nil {
+			continue // recomputed below
+		}
+		newValues[c.Name] = rt.Val
+		if hasParam(rt.Val) {
+			return nil, Refusal("SET %s = <parameter> on table %s: the proxy computes this UPDATE (it reads the rows first: an expression, an increment a check or generated column must see), which takes no parameters yet; send the value as a constant", c.Name, t.Name)
+		}
 		var e *Expr
 		if n.GetResTarget().Val.GetSetToDefault() != nil {
 			e = &Expr{Kind: ExprConst, Const: c.Default}
@@ -139,6 +154,35 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 			return nil, Refusal("SET %s = <expression> on table %s: %s", c.Name, t.Name, message(err))
 		}
 		p.Sets = append(p.Sets, RMWSet{Column: c, Expr: e})
+	}
+	// Generated columns reading a column set (or set to DEFAULT
+	// themselves): their expression over the row's new values.
+	for _, g := range Generated(t) {
+		inputs := generationInputs(g)
+		if !assigned[g.Name] && !slices.ContainsFunc(inputs, func(name string) bool { return newValues[name] != nil }) {
+			continue
+		}
+		n := generationNode(g)
+		if n == nil {
+			return nil, fmt.Errorf("rewrite: the generation expression of %s.%s does not parse", t.Name, g.Name)
+		}
+		var bad error
+		substituteRefs(n.ProtoReflect(), func(cr *pg_query.ColumnRef) *pg_query.Node {
+			name := fieldName(cr.Fields[len(cr.Fields)-1])
+			v := newValues[name]
+			if v.GetSetToDefault() != nil && bad == nil {
+				bad = Refusal("SET %s = DEFAULT on table %s: generated column %s reads it; set the value itself", name, t.Name, g.Name)
+			}
+			return v
+		})
+		if bad != nil {
+			return nil, bad
+		}
+		e, err := b.expr(n)
+		if err != nil {
+			return nil, Refusal("generated column %s.%s: %s", t.Name, g.Name, message(err))
+		}
+		p.Sets = append(p.Sets, RMWSet{Column: g, Expr: e})
 	}
 	for _, c := range extra {
 		b.input(&pg_query.ColumnRef{Fields: []*pg_query.Node{pg_query.MakeStrNode(c.Name)}})

@@ -33,7 +33,8 @@ type UnnestPlan struct {
 	// Arrays are the UNNEST arguments, in order.
 	Arrays []UnnestArray
 	// Defaults are the encrypted columns the statement leaves out whose
-	// DEFAULT the proxy applies to every row.
+	// DEFAULT the proxy applies to every row, or which it computes
+	// (generated columns).
 	Defaults []*catalog.Column
 	// Returning maps the rows of RETURNING to the client's columns; nil
 	// without RETURNING.
@@ -101,6 +102,9 @@ func PlanUnnestParams(st Statement, t *catalog.Table) (*UnnestPlan, error) {
 			return nil, Refusal("INSERT into column %s.%s is not supported: the proxy alone writes it", t.Name, name)
 		}
 		listed[name] = true
+		if c := t.Column(name); c != nil && c.Generation != nil && c.Policy != catalog.Plain {
+			return nil, GeneratedWriteError(name, false)
+		}
 		ua := UnnestArray{Param: int(pr.Number), name: name, arg: a}
 		if c := t.Column(name); c != nil && c.Policy != catalog.Plain {
 			ua.Column = c
@@ -111,7 +115,7 @@ func PlanUnnestParams(st Statement, t *catalog.Table) (*UnnestPlan, error) {
 		p.Arrays = append(p.Arrays, ua)
 	}
 	for i := range t.Columns {
-		if c := &t.Columns[i]; c.Policy != catalog.Plain && c.Default != nil && !listed[c.Name] {
+		if c := &t.Columns[i]; c.Policy != catalog.Plain && (c.Default != nil || c.Generation != nil) && !listed[c.Name] {
 			p.Defaults = append(p.Defaults, c)
 		}
 	}

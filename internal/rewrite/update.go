@@ -247,6 +247,17 @@ func dmlPlanSet(targets []*pg_query.Node, t *catalog.Table, ctx dmlSetContext) (
 			return nil, nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: fmt.Sprintf("multiple assignments to same column %q", c.Name)}
 		}
 		assigned = append(assigned, c.Name)
+		if c.Generation != nil && rt.Val.GetSetToDefault() == nil {
+			return nil, nil, GeneratedWriteError(c.Name, true)
+		}
+		if g := readByGeneration(t, c); g != nil || c.Generation != nil {
+			// An UPDATE recomputes it by read-modify-write
+			// (PlanUpdateRMW); other statements do not yet.
+			if g == nil {
+				g = c
+			}
+			return nil, nil, Refusal("%s of %s.%s is not supported: the proxy computes generated column %s from the row's values, which only an UPDATE reads", ctx.statement, t.Name, c.Name, g.Name)
+		}
 		_, layout, err := columnLayout(c)
 		if err != nil {
 			return nil, nil, err

@@ -41,6 +41,21 @@ UPDATE w1 SET name = CASE WHEN id = 20 THEN 'x20' WHEN id = 21 THEN 'x21' ELSE n
 UPDATE w1 SET tag = name WHERE id = 3
 UPDATE w1 SET n = 2147483647 + n WHERE id = 2
 UPDATE w1 SET n = n WHERE id = 12345
+-- generated columns over encrypted columns, computed by the proxy
+INSERT INTO w5 (id, a, b, s) VALUES (1, 2, 3, 'MiXed'), (2, 5, NULL, NULL), (3, 4, 0, 'Q')
+INSERT INTO w5 VALUES (4, 1, 1, 'x', DEFAULT, DEFAULT) RETURNING sq, low
+INSERT INTO w5 (id, a, b, s) VALUES ($1, $2, $3, $4) -- params: 5, 6, 7, 'Param'
+INSERT INTO w5 VALUES (6, 1, 1, 'x', 2)
+INSERT INTO w5 (id, a, b) VALUES (7, 40, 1)
+INSERT INTO w5 (id, a, b, s) SELECT * FROM UNNEST($1::int[], $2::int[], $3::int[], $4::text[]) -- params: '{8,9}', '{2,3}', '{1,NULL}', '{Bulk,NULL}'
+UPDATE w5 SET a = a + 1 WHERE id <= 2
+UPDATE w5 SET b = $1 WHERE id = $2 -- refuse: SET b = <parameter>
+UPDATE w5 SET b = 10 WHERE id = 3
+UPDATE w5 SET s = 'NEW', a = 3 WHERE id = 4
+UPDATE w5 SET sq = 1 WHERE id = 1
+UPDATE w5 SET sq = DEFAULT, low = DEFAULT WHERE id = 5
+UPDATE w5 SET a = 31 WHERE id = 1
+INSERT INTO w5 (id, a, b) VALUES (1, 1, 1) ON CONFLICT (id) DO UPDATE SET b = EXCLUDED.b -- refuse: generated column sq
 -- subqueries over the other table
 UPDATE w2 SET note = 'many' WHERE w1_id IN (SELECT id FROM w1 WHERE n > 10)
 DELETE FROM w2 WHERE w1_id IN (SELECT U0.id FROM w1 U0 WHERE U0.name = 'gamma')
