@@ -526,6 +526,16 @@ END;
 // planIndex creates the indexes of the onions an index on encrypted
 // columns needs, as one statement.
 func (s *session) planIndex(st rewrite.Statement, t *catalog.Table) (*stmtPlan, error) {
+	if needs := rewrite.UniqueIndexNeeds(st, t); len(needs) > 0 {
+		if err := s.ensureLayers(needs); err != nil {
+			return nil, err
+		}
+		rels := rewrite.Relations(st)
+		var err error
+		if t, err = s.lookup(rels[0]); err != nil {
+			return nil, err
+		}
+	}
 	sql, err := rewrite.PlanIndex(st, t)
 	if err != nil {
 		return nil, err

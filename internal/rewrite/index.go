@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -61,8 +62,9 @@ const IndexOrdSuffix = "_ord"
 //
 //   - UNIQUE over an encrypted column whose Eq onion is not at DET: RND
 //     ciphertexts of equal values differ, so duplicates would go
-//     undetected; a column gets a DET Eq onion by being declared UNIQUE
-//     or PRIMARY KEY in CREATE TABLE (a sensitive column never does);
+//     undetected; the engine first peels the Eq onion to DET where the
+//     policy allows (UniqueIndexNeeds), as UNIQUE or PRIMARY KEY in
+//     CREATE TABLE does from the start (a sensitive column never has it);
 //   - expression indexes and partial-index predicates that refer to an
 //     encrypted column (the server cannot compute over ciphertexts; a
 //     parenthesised bare column, ((c)), counts as the column itself, as in
@@ -221,6 +223,34 @@ func patternOps(opclass []*pg_query.Node) bool {
 		return true
 	}
 	return false
+}
+
+// UniqueIndexNeeds returns the peels a UNIQUE btree or hash index over
+// encrypted columns of t needs: the Eq onion at DET for each column
+// whose Eq onion is still at RND, so the server can enforce it (as
+// UNIQUE in CREATE TABLE puts it there from the start). The index
+// reveals no more than DET does: which rows hold equal values, of which
+// it allows none. Sensitive columns and columns without the eq
+// capability are left to PlanIndex, which refuses them.
+func UniqueIndexNeeds(st Statement, t *catalog.Table) []Need {
+	is := st.Tree.GetStmt().GetIndexStmt()
+	if is == nil || !is.Unique || t == nil {
+		return nil
+	}
+	if m := strings.ToLower(is.AccessMethod); m != "" && m != "btree" && m != "hash" {
+		return nil
+	}
+	var out []Need
+	for _, n := range is.IndexParams {
+		c := t.Column(ddlIndexElemColumn(n.GetIndexElem()))
+		if c == nil || c.Policy != catalog.Encrypted || !slices.Contains(c.Capabilities, string(onion.KindEq)) {
+			continue
+		}
+		if c.Onions[string(onion.KindEq)] != string(onion.LayerDET) {
+			out = append(out, Need{Table: t, Column: c, Kind: onion.KindEq, Layer: onion.LayerDET})
+		}
+	}
+	return out
 }
 
 // ddlIndexElemColumn returns the column an index element names: its

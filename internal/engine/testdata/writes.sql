@@ -56,6 +56,10 @@ UPDATE w5 SET sq = 1 WHERE id = 1
 UPDATE w5 SET sq = DEFAULT, low = DEFAULT WHERE id = 5
 UPDATE w5 SET a = 31 WHERE id = 1
 INSERT INTO w5 (id, a, b) VALUES (1, 1, 1) ON CONFLICT (id) DO UPDATE SET b = EXCLUDED.b -- refuse: generated column sq
+-- a UNIQUE index added later peels the Eq onion to DET
+CREATE UNIQUE INDEX w5_s ON w5 (s)
+INSERT INTO w5 (id, a, s) VALUES (20, 1, 'Q')
+INSERT INTO w5 (id, a, s) VALUES (21, 1, 'Q2')
 -- subqueries over the other table
 UPDATE w2 SET note = 'many' WHERE w1_id IN (SELECT id FROM w1 WHERE n > 10)
 DELETE FROM w2 WHERE w1_id IN (SELECT U0.id FROM w1 U0 WHERE U0.name = 'gamma')
