@@ -135,24 +135,30 @@ func (rg *rowGenerations) fillHoles(holes []rewrite.Hole, vals []onion.Value, en
 }
 
 // partialWrites refuses a statement that writes, in rows it does not
-// insert (from partialFrom on: ON CONFLICT DO UPDATE, an UPDATE not
-// planned as read-modify-write), a column a generated column reads: the
-// proxy would need the row's other values to compute it.
+// insert (from partialFrom on: an UPDATE, ON CONFLICT DO UPDATE), a
+// generated column without all the columns it reads, or one of those
+// without the generated column: the proxy would need the row's other
+// values (an UPDATE needing them is planned as read-modify-write).
 func (rg *rowGenerations) partialWrites(holes []rewrite.Hole, partialFrom int) error {
 	if rg == nil {
 		return nil
 	}
+	rows := map[int]map[catalog.ID]rewrite.Hole{}
 	for _, h := range holes {
-		if h.Row < partialFrom {
-			continue
-		}
-		for _, g := range rg.gens {
-			if g.Column.ID == h.Column.ID {
-				return rewrite.GeneratedWriteError(h.Column.Name, true)
+		if h.Row >= partialFrom {
+			if rows[h.Row] == nil {
+				rows[h.Row] = map[catalog.ID]rewrite.Hole{}
 			}
+			rows[h.Row][h.Column.ID] = h
+		}
+	}
+	for _, row := range rows {
+		for _, g := range rg.gens {
+			_, regen := row[g.Column.ID]
 			for _, col := range g.Columns {
-				if col.ID == h.Column.ID {
-					return rewrite.Refusal("this write of %s.%s is not supported: generated column %s reads it, and the proxy computes that from the row's values (an UPDATE does; ON CONFLICT DO UPDATE does not yet)", rg.table, col.Name, g.Column.Name)
+				h, set := row[col.ID]
+				if regen && (!set || h.Increment != 0) || set && !regen {
+					return rewrite.Refusal("this write of %s.%s is not supported: generated column %s reads %s, and the proxy computes it from the row's values", rg.table, col.Name, g.Column.Name, col.Name)
 				}
 			}
 		}

@@ -75,6 +75,42 @@ func readByGeneration(t *catalog.Table, c *catalog.Column) *catalog.Column {
 	return nil
 }
 
+// setGenerations returns the generated columns of t an UPDATE whose SET
+// list (expanded) is targets must recompute, and whether it can without
+// reading the rows: when every column each reads is set to a value the
+// proxy knows (a constant, parameter, NULL or constant expression), as
+// an ORM's save() sets every column.
+func setGenerations(targets []*pg_query.Node, t *catalog.Table) (gens []*catalog.Column, known bool) {
+	set := map[string]*pg_query.Node{}
+	for _, n := range targets {
+		rt := n.GetResTarget()
+		if len(rt.Indirection) == 0 {
+			set[rt.Name] = rt.Val
+		}
+	}
+	known = true
+	for _, g := range Generated(t) {
+		inputs := generationInputs(g)
+		_, self := set[g.Name]
+		touched := self
+		for _, name := range inputs {
+			touched = touched || set[name] != nil
+		}
+		if !touched {
+			continue
+		}
+		gens = append(gens, g)
+		for _, name := range inputs {
+			v, c := set[name], t.Column(name)
+			h := Hole{Column: c}
+			if v == nil || c == nil || v.GetSetToDefault() != nil || holeValue(v, &h, t.Name, "UPDATE of") != nil {
+				known = false
+			}
+		}
+	}
+	return gens, known
+}
+
 // generationInputs are the names of the columns generated column g reads.
 func generationInputs(g *catalog.Column) []string {
 	n := generationNode(g)

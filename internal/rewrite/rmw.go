@@ -70,6 +70,10 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 	if err != nil {
 		return nil, err
 	}
+	// Generated columns an UPDATE must recompute: from the values it
+	// sets when it sets all they read (PlanUpdate), else by reading the
+	// rows.
+	_, known := setGenerations(targets, t)
 	computed := map[*pg_query.ResTarget]bool{}
 	for _, n := range targets {
 		rt := n.GetResTarget()
@@ -84,8 +88,8 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 			if rt.Val.GetSetToDefault() == nil {
 				return nil, GeneratedWriteError(c.Name, true)
 			}
-			computed[rt] = true // recomputed
-		case readByGeneration(t, c) != nil:
+			computed[rt] = !known // recomputed
+		case readByGeneration(t, c) != nil && !known:
 			computed[rt] = true // and the generated columns reading it
 		default:
 			if _, sign := incrementOf(rt.Val, c.Name, rows); sign != 0 {

@@ -91,7 +91,19 @@ func PlanUpdate(st Statement, t *catalog.Table) (*UpdatePlan, error) {
 	} else if err := dmlFindRef(upd.WhereClause, t, rows).clauseRefusal(t.Name, "WHERE"); err != nil {
 		return nil, err
 	}
-	p.set, p.Holes, err = dmlPlanSet(upd.TargetList, t, dmlSetContext{statement: "UPDATE", rows: rows})
+	targets := upd.TargetList
+	if expanded, err := dmlExpandMultiAssign(targets, t, "UPDATE"); err == nil {
+		// The generated columns the values set recompute (PlanUpdateRMW
+		// left this UPDATE here because it sets all they read).
+		gens, _ := setGenerations(expanded, t)
+		for _, g := range gens {
+			if !slices.ContainsFunc(expanded, func(n *pg_query.Node) bool { return n.GetResTarget().GetName() == g.Name }) {
+				def := &pg_query.Node{Node: &pg_query.Node_SetToDefault{SetToDefault: &pg_query.SetToDefault{Location: -1}}}
+				targets = append(slices.Clip(targets), pg_query.MakeResTargetNodeWithNameAndVal(g.Name, def, -1))
+			}
+		}
+	}
+	p.set, p.Holes, err = dmlPlanSet(targets, t, dmlSetContext{statement: "UPDATE", rows: rows})
 	if err != nil {
 		return nil, err
 	}
@@ -250,9 +262,9 @@ func dmlPlanSet(targets []*pg_query.Node, t *catalog.Table, ctx dmlSetContext) (
 		if c.Generation != nil && rt.Val.GetSetToDefault() == nil {
 			return nil, nil, GeneratedWriteError(c.Name, true)
 		}
-		if g := readByGeneration(t, c); g != nil || c.Generation != nil {
-			// An UPDATE recomputes it by read-modify-write
-			// (PlanUpdateRMW); other statements do not yet.
+		if g := readByGeneration(t, c); ctx.excluded && (g != nil || c.Generation != nil) {
+			// An UPDATE recomputes it (from the values it sets, or by
+			// read-modify-write); ON CONFLICT DO UPDATE does not yet.
 			if g == nil {
 				g = c
 			}
@@ -274,6 +286,14 @@ func dmlPlanSet(targets []*pg_query.Node, t *catalog.Table, ctx dmlSetContext) (
 		}
 		h := Hole{Row: ctx.row, Column: c}
 		val := rt.Val
+		if c.Generation != nil {
+			// Computed from the row's other holes (the engine checks
+			// that the UPDATE sets all the column reads).
+			h.Generated = true
+			items = append(items, dmlSetItem{hole: ctx.firstHole + len(holes), column: c, layout: layout})
+			holes = append(holes, h)
+			continue
+		}
 		if ctx.statement == "UPDATE" {
 			if v, sign := incrementOf(val, c.Name, ctx.rows); sign != 0 {
 				if !hasCapability(c, onion.KindAdd) {

@@ -51,6 +51,9 @@ INSERT INTO w5 (id, a, b, s) SELECT * FROM UNNEST($1::int[], $2::int[], $3::int[
 UPDATE w5 SET a = a + 1 WHERE id <= 2
 UPDATE w5 SET b = $1 WHERE id = $2 -- refuse: SET b = <parameter>
 UPDATE w5 SET b = 10 WHERE id = 3
+UPDATE w5 SET a = $1, b = $2, s = $3 WHERE id = $4 -- params: 7, 1, 'Saved', 3
+UPDATE w5 SET a = 2, b = NULL, s = lower('ALL') WHERE id = 9 RETURNING sq, low
+UPDATE w5 SET a = 2, b = 3, sq = DEFAULT WHERE id = 8
 UPDATE w5 SET s = 'NEW', a = 3 WHERE id = 4
 UPDATE w5 SET sq = 1 WHERE id = 1
 UPDATE w5 SET sq = DEFAULT, low = DEFAULT WHERE id = 5
