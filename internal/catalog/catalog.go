@@ -138,6 +138,11 @@ type Column struct {
 	// columns) of a stored generated column the proxy computes: the
 	// server cannot, over ciphertexts. nil for an ordinary column.
 	Generation *string `json:",omitempty"`
+	// Collation is the collation declared for an encrypted text column
+	// when it is not C or POSIX ("" for the database's): the proxy
+	// orders and case-maps text only as C does, so it refuses to under
+	// another collation.
+	Collation string `json:",omitempty"`
 }
 
 // KeyID is what the column's keys derive from: its id, and from its
@@ -359,7 +364,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
 		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, coalesce((to_jsonb(c) ->> 'key_version')::int, 0),
 		to_jsonb(c) ->> 'default_value', coalesce((to_jsonb(c) ->> 'group_key_version')::int, 0),
-		coalesce((to_jsonb(c) ->> 'root_generation')::int, 0), to_jsonb(c) ->> 'generation', mac
+		coalesce((to_jsonb(c) ->> 'root_generation')::int, 0), to_jsonb(c) ->> 'generation', coalesce(to_jsonb(c) ->> 'collation_name', ''), mac
 		FROM pgonion.columns c ORDER BY table_id, position`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
@@ -369,7 +374,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &c.RootGeneration, &c.Generation, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &c.RootGeneration, &c.Generation, &c.Collation, &mac); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -503,8 +508,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, c.RootGeneration, c.Generation, columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, collation_name, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, c.RootGeneration, c.Generation, nullIfEmpty(c.Collation), columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -590,6 +595,9 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 	if c.Generation != nil {
 		m.str("generation").str(*c.Generation)
 	}
+	if c.Collation != "" {
+		m.str("collation").str(c.Collation)
+	}
 	return m.sum(key)
 }
 
@@ -668,13 +676,16 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.Default != nil {
 			def = quote(*c.Default)
 		}
-		gen := "NULL"
+		gen, coll := "NULL", "NULL"
 		if c.Generation != nil {
 			gen = quote(*c.Generation)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %d, %s, %s);\n",
+		if c.Collation != "" {
+			coll = quote(c.Collation)
+		}
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, collation_name, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %d, %s, %s, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, c.RootGeneration, gen, byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, c.RootGeneration, gen, coll, byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 
@@ -697,6 +708,14 @@ func checksLit(t *Table) string {
 		return "NULL"
 	}
 	return quote(string(b)) + "::jsonb"
+}
+
+// nullIfEmpty is s, or NULL for "".
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // quote is a SQL string literal (standard_conforming_strings on).

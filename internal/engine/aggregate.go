@@ -151,6 +151,9 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 	var uncomputable *encrypted // an input of a type the proxy cannot compute
 	for i := range a.plan.Inputs {
 		if x := a.inEnc[i]; x != nil {
+			if err := collationRefusal(x.table, x.cat); err != nil {
+				return err
+			}
 			in = append(in, x.typ)
 			if _, err := kindOf(x.typ); err != nil && uncomputable == nil {
 				uncomputable = x

@@ -53,6 +53,9 @@ func planChecks(t *catalog.Table) (*rowChecks, error) {
 		}
 		types := make([]onion.Type, len(pc.Columns))
 		for i, col := range pc.Columns {
+			if err := collationRefusal(t.Name, col); err != nil {
+				return nil, err
+			}
 			if types[i], err = rewrite.ColumnType(col); err != nil {
 				return nil, err
 			}

@@ -43,6 +43,9 @@ func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, er
 	if _, err := planChecks(p.Table); err != nil {
 		return nil, err // a CHECK the proxy could not evaluate
 	}
+	if err := s.e.checkCollations(p.Table); err != nil {
+		return nil, err
+	}
 	env, err := s.params.get()
 	if err != nil {
 		return nil, err

@@ -51,6 +51,9 @@ func planGenerations(t *catalog.Table, env onion.Env) (*rowGenerations, error) {
 		}
 		in := make([]onion.Type, len(g.Columns))
 		for i, col := range g.Columns {
+			if err := collationRefusal(t.Name, col); err != nil {
+				return nil, err
+			}
 			if in[i], err = rewrite.ColumnType(col); err == nil {
 				_, err = kindOf(in[i])
 			}

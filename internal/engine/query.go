@@ -721,6 +721,11 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 		proj.cols = append(proj.cols, pc)
 	}
 	for _, r := range p.Residuals {
+		if rc := p.Columns[r.Column]; rc.Column != nil && (r.Compare != nil || r.Like != nil && r.Like.CaseInsensitive) {
+			if err := collationRefusal(rc.Table.Name, rc.Column); err != nil {
+				return nil, err
+			}
+		}
 		res := residual{col: r.Column, like: r.Like, cmp: r.Compare}
 		if r.Like != nil && r.Like.Const != nil {
 			if res.pattern, err = r.Like.Compile(*r.Like.Const); err != nil {
@@ -730,6 +735,13 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 		proj.residuals = append(proj.residuals, res)
 	}
 	if p.Sort != nil {
+		for _, k := range p.Sort.Keys {
+			if rc := p.Columns[k.Column]; k.Kind == rewrite.SortValue && rc.Column != nil {
+				if err := collationRefusal(rc.Table.Name, rc.Column); err != nil {
+					return nil, err
+				}
+			}
+		}
 		proj.sort = p.Sort
 	}
 	return proj, nil

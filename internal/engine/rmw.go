@@ -41,6 +41,9 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 	}
 	in := make([]onion.Type, len(p.Inputs))
 	for i, c := range p.Inputs {
+		if err := collationRefusal(t.Name, c); err != nil {
+			return nil, err
+		}
 		if in[i], err = rewrite.ColumnType(c); err == nil {
 			_, err = kindOf(in[i])
 		}

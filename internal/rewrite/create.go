@@ -290,11 +290,9 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		if err != nil {
 			return nil, Refusal("type of column %s.%s: %v", table, cd.Colname, err)
 		}
-		if cc := cd.CollClause; cc != nil {
-			coll := stringList(cc.Collname)
-			if name := coll[len(coll)-1]; name != "C" && name != "POSIX" {
-				return nil, Refusal("COLLATE %q on encrypted column %s.%s is not supported: the proxy compares and orders encrypted text as the C collation does", name, table, cd.Colname)
-			}
+		collation, err := columnCollation(cd, typ, table)
+		if err != nil {
+			return nil, err
 		}
 		var caps, lazy []string // lazy: allowed, built on first need
 		for _, cp := range typ.Capabilities() {
@@ -324,6 +322,16 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			}
 			caps = pol.Capabilities
 		}
+		if collation != "" {
+			// Under another collation than C the proxy can neither order
+			// (Ord onion, OPE) nor case-map (search tokens, ILIKE) as the
+			// server would: equality alone, which a deterministic
+			// collation (the engine checks) decides byte for byte.
+			if pol.Capabilities != nil && !slices.Equal(pol.Capabilities, []string{"eq"}) {
+				return nil, Refusal("column %s.%s with COLLATE %q may have the eq capability only: the proxy orders and case-maps text only as the C collation does", table, cd.Colname, collation)
+			}
+			caps, lazy = []string{"eq"}, nil
+		}
 		if pol.Policy == catalog.Sensitive {
 			// A sensitive column never leaves RND: search tokens and
 			// Paillier would expose more than RND, so it keeps only Eq.
@@ -333,7 +341,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			return nil, Refusal("column %s.%s: %v", table, cd.Colname, err)
 		}
 		col := catalog.Column{Position: pos, Name: cd.Colname, Type: typ.String(), Policy: pol.Policy,
-			Capabilities: caps, Onions: map[string]string{}, JoinGroup: pol.JoinGroup, Format: int(onion.FormatLatest)}
+			Capabilities: caps, Onions: map[string]string{}, JoinGroup: pol.JoinGroup, Format: int(onion.FormatLatest), Collation: collation}
 		if pol.Format != 0 {
 			col.Format = pol.Format
 		}
@@ -512,6 +520,28 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		return nil, fmt.Errorf("rewrite: deparsing CREATE TABLE %s: %w", table, err)
 	}
 	return &CreatePlan{SQL: sql, Table: t, Notices: notices, ForeignKeys: fks}, nil
+}
+
+// columnCollation returns the collation COLLATE declares for encrypted
+// column cd of type typ: "" for none, C or POSIX (the proxy's own order);
+// an error for a type that has none.
+func columnCollation(cd *pg_query.ColumnDef, typ onion.Type, table string) (string, error) {
+	cc := cd.CollClause
+	if cc == nil {
+		return "", nil
+	}
+	if typ.Base != onion.Text && typ.Base != onion.Varchar && typ.Base != onion.Char {
+		return "", &pgconn.PgError{Severity: "ERROR", Code: "42804", Message: fmt.Sprintf("collations are not supported by type %s", typ)}
+	}
+	coll := stringList(cc.Collname)
+	name := coll[len(coll)-1]
+	if len(coll) > 1 && coll[0] != "pg_catalog" {
+		return "", Refusal("COLLATE %s on encrypted column %s.%s is not supported: only collations of pg_catalog", strings.Join(coll, "."), table, cd.Colname)
+	}
+	if name == "C" || name == "POSIX" {
+		return "", nil
+	}
+	return name, nil
 }
 
 // hasConstraint reports whether column cd has a constraint of type ct.
