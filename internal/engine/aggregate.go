@@ -958,6 +958,18 @@ func typeOfOID(oid uint32) (onion.Type, bool) {
 		return tDate, true
 	case 16:
 		return tBool, true
+	case 701:
+		return tFloat8, true
+	case 1083:
+		return onion.Type{Base: onion.Time}, true
+	case 1114:
+		return onion.Type{Base: onion.Timestamp}, true
+	case 1184:
+		return onion.Type{Base: onion.Timestamptz}, true
+	case 1186:
+		return onion.Type{Base: onion.Interval}, true
+	case 2950:
+		return onion.Type{Base: onion.UUID}, true
 	}
 	return onion.Type{}, false
 }

@@ -18,8 +18,8 @@ import (
 // This file evaluates the expressions of split execution
 // (rewrite.AggPlan) on decrypted values, with PostgreSQL's types: integer
 // types (overflow checked), numeric (decimal), text, date, boolean; uuid,
-// inet, interval, double precision and time are compared, grouped and
-// sorted only.
+// inet, interval, double precision, time, timestamp and timestamptz are
+// compared, grouped and sorted only.
 
 // kind is the type family of a computed value.
 type kind int
@@ -33,6 +33,7 @@ const (
 	kUUID
 	kFloat // double precision: IEEE bits in i
 	kTime  // time: microseconds in i
+	kTs    // timestamp, timestamptz: microseconds since 2000-01-01 (UTC) in i
 	kInet  // inet: its stored bytes in s
 	kIntv  // interval: its stored bytes in s
 )
@@ -66,6 +67,8 @@ func kindOf(t onion.Type) (kind, error) {
 		return kFloat, nil
 	case onion.Time:
 		return kTime, nil
+	case onion.Timestamp, onion.Timestamptz:
+		return kTs, nil
 	case onion.Inet:
 		return kInet, nil
 	case onion.Interval:
@@ -97,7 +100,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 	}
 	out := aval{t: t}
 	switch k {
-	case kInt, kDate, kFloat, kTime:
+	case kInt, kDate, kFloat, kTime, kTs:
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
@@ -133,7 +136,7 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.TextValue(a.s), nil
 	case kUUID, kInet, kIntv:
 		return onion.BytesValue([]byte(a.s)), nil
-	case kFloat, kTime:
+	case kFloat, kTime, kTs:
 		return onion.IntValue(a.i), nil
 	}
 	return a.t.ParseText([]byte(a.d.String()), env)
@@ -158,6 +161,10 @@ func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) 
 		t = onion.Type{Base: onion.Float8}
 	case "time":
 		t = onion.Type{Base: onion.Time}
+	case "timestamp", "timestamp without time zone":
+		t = onion.Type{Base: onion.Timestamp}
+	case "timestamptz", "timestamp with time zone":
+		t = onion.Type{Base: onion.Timestamptz}
 	case "inet":
 		t = onion.Type{Base: onion.Inet}
 	case "interval":
@@ -396,6 +403,10 @@ func compare(a, b aval) (int, error) {
 		}
 		return strings.Compare(x, y), nil
 	case ka == kb && (ka == kDate || ka == kBool || ka == kTime):
+		return cmpInt(a.i, b.i), nil
+	case ka == kTs && kb == kTs && a.t.Base == b.t.Base:
+		// timestamp with timestamptz would convert in the session's
+		// time zone: not mixed here.
 		return cmpInt(a.i, b.i), nil
 	case ka == kUUID && kb == kUUID:
 		return strings.Compare(a.s, b.s), nil // uuid_cmp is memcmp

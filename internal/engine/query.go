@@ -736,7 +736,10 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 	}
 	if p.Sort != nil {
 		for _, k := range p.Sort.Keys {
-			if rc := p.Columns[k.Column]; k.Kind == rewrite.SortValue && rc.Column != nil {
+			if k.Kind != rewrite.SortValue {
+				continue // Column is a server column
+			}
+			if rc := p.Columns[k.Column]; rc.Column != nil {
 				if err := collationRefusal(rc.Table.Name, rc.Column); err != nil {
 					return nil, err
 				}

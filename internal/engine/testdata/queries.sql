@@ -956,8 +956,10 @@ SELECT name, count(*) FROM t4 WHERE name LIKE 'a#%' ESCAPE '#' OR id > 4 GROUP B
 SELECT count(*) FILTER (WHERE name LIKE 'a#%' ESCAPE '#'), count(*) FILTER (WHERE name ILIKE 'A%') FROM t4 -- refuse: t4.name
 SELECT id, name LIKE 'a#%' ESCAPE '#' FROM t4
 -- Split execution over timestamptz (a failure there used to end the session)
-SELECT tz, sum(n * 2) FROM t1 GROUP BY tz ORDER BY tz -- refuse: t1.tz
-SELECT max(tz), sum(si * 2) FROM t1 GROUP BY grp ORDER BY grp -- refuse: t1.tz
+SELECT tz, sum(n * 2) FROM t1 GROUP BY tz ORDER BY tz -- ordered
+SELECT max(tz), sum(si * 2) FROM t1 GROUP BY grp ORDER BY grp -- ordered
+SELECT max(ts), min(tz), count(*) FROM t1 WHERE ts IS NOT NULL GROUP BY grp ORDER BY grp -- ordered
+SELECT grp, max(tz) FROM t1 GROUP BY grp HAVING max(tz) > '2015-01-01 00:00:00+00' ORDER BY grp -- ordered
 -- Found by TestGeneratedDifferential (issue 24's classes)
 WITH c AS (SELECT 'alpha' AS v) SELECT t1.id FROM t1, c WHERE t1.tx = c.v -- refuse: t1
 SELECT t1.id FROM t1, LATERAL (SELECT 'alpha' AS v) c WHERE t1.eq_t = c.v -- refuse: t1
