@@ -23,6 +23,7 @@ type evaluator struct {
 	// lookups are the decorrelated subqueries' values, read-only once
 	// built (shared by the workers).
 	lookups map[*rewrite.Lookup]*lookupTable
+	sigs    map[*rewrite.Expr]*callSig // typed function calls (scalar.go)
 }
 
 // scope is what expressions read: the inputs of one row (the group's
@@ -101,15 +102,11 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 		}
 		return t, nil // min, max
 	case rewrite.ExprFunc:
-		switch e.Func {
-		case "extract":
-			return tNumeric, nil
-		case "lower", "upper":
-			if ev.env.CType != "C" && ev.env.CType != "POSIX" {
-				return tText, rewrite.Refusal("%s is computed by the proxy only in a database whose LC_CTYPE is C or POSIX (this one's is %q): elsewhere it maps letters beyond ASCII", e.Func, ev.env.CType)
-			}
+		sig, err := ev.signature(e)
+		if err != nil {
+			return onion.Type{}, err
 		}
-		return tText, nil
+		return sig.result, nil
 	case rewrite.ExprLookup:
 		return ev.lookupType(e)
 	}
@@ -384,28 +381,7 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		}
 		return ev.castTo(e.Else, t, sc)
 	case rewrite.ExprFunc:
-		var buf [3]aval // extract and substring take at most 3
-		args := buf[:0]
-		if len(e.Args) > len(buf) {
-			args = make([]aval, 0, len(e.Args))
-		}
-		args = args[:len(e.Args)]
-		for i, a := range e.Args {
-			var err error
-			if args[i], err = ev.eval(a, sc); err != nil {
-				return aval{}, err
-			}
-		}
-		switch e.Func {
-		case "extract":
-			return extract(args[0].s, args[1], ev.env)
-		case "lower", "upper":
-			return caseMap(e.Func, args[0])
-		}
-		if len(args) == 3 {
-			return substring(args[0], args[1], &args[2])
-		}
-		return substring(args[0], args[1], nil)
+		return ev.call(e, sc)
 	case rewrite.ExprLookup:
 		return ev.lookup(e, sc)
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -171,9 +172,15 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 	}
 	a.types.in.Store(&in)
 	fields, err := a.start(in, env)
-	if err != nil && uncomputable != nil && isRefusal(err) {
-		// Name the column, not only its type.
-		return rewrite.Refusal("%s (encrypted column %s.%s)", refusalMessage(err), uncomputable.table, uncomputable.cat.Name)
+	if err != nil && isRefusal(err) {
+		// Name the column, not only its type or the function.
+		x := uncomputable
+		for i := 0; x == nil && i < len(a.inEnc); i++ {
+			x = a.inEnc[i]
+		}
+		if x != nil && !strings.Contains(refusalMessage(err), x.table+"."+x.cat.Name) {
+			return rewrite.Refusal("%s (over encrypted column %s.%s)", refusalMessage(err), x.table, x.cat.Name)
+		}
 	}
 	if err != nil {
 		return err

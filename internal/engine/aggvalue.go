@@ -286,12 +286,13 @@ func arith(op string, a, b aval) (aval, error) {
 			out.d, err = x.Div(y)
 		}
 		return out, err
-	case ka == kText && kb == kText && op == "||" && a.t.Base != onion.Char && b.t.Base != onion.Char:
-		// (character(n) drops its trailing blanks first: not here.)
+	case ka == kText && kb == kText && op == "||":
+		// textcat: character(n) is cast to text, losing its trailing
+		// blanks.
 		if a.null || b.null {
 			return nullOf(tText), nil
 		}
-		return aval{t: tText, s: a.s + b.s}, nil
+		return aval{t: tText, s: str(a) + str(b)}, nil
 	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
 		// The other operand is cast to double precision (implicitly).
 		if a.null || b.null {

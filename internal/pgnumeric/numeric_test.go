@@ -293,15 +293,30 @@ func local(op, a, b string) string {
 		return x.String()
 	case "neg":
 		d = x.Neg()
-	case "round":
+	case "round", "trunc":
 		s, err := strconv.Atoi(b)
 		if err != nil {
 			return "bad scale " + b
 		}
-		d, err = x.Round(s)
+		if op == "round" {
+			d, err = x.Round(s)
+		} else {
+			d, err = x.Trunc(s)
+		}
 		if err != nil {
 			return errText(err)
 		}
+	case "ceil", "floor":
+		if op == "ceil" {
+			d, err = x.Ceil()
+		} else {
+			d, err = x.Floor()
+		}
+		if err != nil {
+			return errText(err)
+		}
+	case "abs":
+		d = x.Abs()
 	default:
 		y, err := Parse(b)
 		if err != nil {
@@ -318,6 +333,8 @@ func local(op, a, b string) string {
 			d, err = x.Div(y)
 		case "cmp":
 			return strconv.Itoa(x.Cmp(y))
+		case "mod":
+			d, err = x.Mod(y)
 		default:
 			return "bad op " + op
 		}

@@ -48,6 +48,10 @@ BEGIN
 	WHEN 'in' THEN RETURN x::text;
 	WHEN 'neg' THEN RETURN (- x)::text;
 	WHEN 'round' THEN RETURN round(x, b::int)::text;
+	WHEN 'trunc' THEN RETURN trunc(x, b::int)::text;
+	WHEN 'ceil' THEN RETURN ceil(x)::text;
+	WHEN 'floor' THEN RETURN floor(x)::text;
+	WHEN 'abs' THEN RETURN abs(x)::text;
 	ELSE
 	END CASE;
 	y := b::numeric;
@@ -56,6 +60,7 @@ BEGIN
 	WHEN '-' THEN RETURN (x - y)::text;
 	WHEN '*' THEN RETURN (x * y)::text;
 	WHEN '/' THEN RETURN (x / y)::text;
+	WHEN 'mod' THEN RETURN mod(x, y)::text;
 	WHEN 'cmp' THEN RETURN CASE WHEN x < y THEN '-1' WHEN x = y THEN '0' ELSE '1' END;
 	END CASE;
 EXCEPTION WHEN others THEN
@@ -158,6 +163,11 @@ func TestDifferentialRandom(t *testing.T) {
 			numCase{op: "in", a: a},
 			numCase{op: "neg", a: a},
 			numCase{op: "round", a: a, b: strconv.Itoa(r.IntN(46) - 25)},
+			numCase{op: "trunc", a: a, b: strconv.Itoa(r.IntN(46) - 25)},
+			numCase{op: "ceil", a: a},
+			numCase{op: "floor", a: a},
+			numCase{op: "abs", a: a},
+			numCase{op: "mod", a: a, b: b},
 			numCase{op: "+", a: a, b: b},
 			numCase{op: "-", a: a, b: b},
 			numCase{op: "*", a: a, b: b},

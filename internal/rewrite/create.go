@@ -584,7 +584,7 @@ func NotNullCheckSQL(column string) string {
 // plaintext.
 func constantDefault(expr *pg_query.Node, col *catalog.Column, typ onion.Type, table string) error {
 	h := Hole{Column: col}
-	if err := holeValue(expr, &h, table, "DEFAULT of"); err != nil || h.Param > 0 {
+	if err := holeValue(expr, &h, table, "DEFAULT of"); err != nil || h.Param > 0 || h.Expr != nil {
 		return Refusal("DEFAULT on encrypted column %s.%s: only a constant default is supported (the proxy applies it); the server would compute an expression in plaintext", table, col.Name)
 	}
 	if h.Const == nil {

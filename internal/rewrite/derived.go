@@ -188,6 +188,11 @@ func figureColname(n *pg_query.Node) (string, int) {
 		return name, strength
 	case *pg_query.Node_CoalesceExpr:
 		return "coalesce", 2
+	case *pg_query.Node_MinMaxExpr:
+		if x.MinMaxExpr.Op == pg_query.MinMaxOp_IS_LEAST {
+			return "least", 2
+		}
+		return "greatest", 2
 	case *pg_query.Node_AExpr:
 		if x.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
 			return "nullif", 2

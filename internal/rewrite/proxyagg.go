@@ -10,6 +10,8 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pgonion/pgonion/internal/onion"
 )
 
 // This file plans split execution (Monomi's term) for grouped SELECTs the
@@ -101,7 +103,9 @@ type Expr struct {
 	Kind  ExprKind
 	Input int
 	// Const is the constant's text (nil: NULL); ConstType as in CmpHole.
-	Const     *string
+	Const *string
+	// ConstType is a constant's type as in CmpHole, or the target type of
+	// a cast (ExprFunc "cast"; CastTarget).
 	ConstType string
 	Op        string
 	Func      string
@@ -112,6 +116,9 @@ type Expr struct {
 	Like           *Like
 	Lookup         *Lookup
 }
+
+// CastTarget is the target type of cast e (ExprFunc "cast").
+func CastTarget(e *Expr) (onion.Type, error) { return parseType(e.ConstType) }
 
 // PlanAggregate plans st (a SELECT, untouched by PlanQuery) for
 // split execution, or refuses it.
@@ -472,7 +479,25 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 			}
 			return e, nil
 		}
-		return nil, Refusal("casts of expressions are not supported in a query the proxy computes")
+		// CAST(x AS t): the function "cast", the target type in
+		// ConstType (CastTarget reads it).
+		tn := x.TypeCast.TypeName
+		if len(tn.GetArrayBounds()) > 0 {
+			return nil, Refusal("casts to array types are not supported in a query the proxy computes")
+		}
+		t, err := onion.TypeFromNames(typeNames(tn), typmods(tn))
+		if err != nil {
+			return nil, Refusal("cast to %s is not supported in a query the proxy computes", deparseType(tn))
+		}
+		return b.withArgs(&Expr{Kind: ExprFunc, Func: "cast", ConstType: t.String()}, x.TypeCast.Arg)
+	case *pg_query.Node_CoalesceExpr:
+		return b.withArgs(&Expr{Kind: ExprFunc, Func: "coalesce"}, x.CoalesceExpr.Args...)
+	case *pg_query.Node_MinMaxExpr:
+		f := "greatest"
+		if x.MinMaxExpr.Op == pg_query.MinMaxOp_IS_LEAST {
+			f = "least"
+		}
+		return b.withArgs(&Expr{Kind: ExprFunc, Func: f}, x.MinMaxExpr.Args...)
 	case *pg_query.Node_BoolExpr:
 		e := &Expr{Kind: ExprBool, Op: map[pg_query.BoolExprType]string{pg_query.BoolExprType_AND_EXPR: "AND", pg_query.BoolExprType_OR_EXPR: "OR", pg_query.BoolExprType_NOT_EXPR: "NOT"}[x.BoolExpr.Boolop]}
 		return b.withArgs(e, x.BoolExpr.Args...)
@@ -535,6 +560,8 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 			return b.withArgs(&Expr{Kind: ExprOp, Op: "neg"}, a.Rexpr)
 		}
 		return b.withArgs(&Expr{Kind: ExprOp, Op: op}, a.Lexpr, a.Rexpr)
+	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		return b.withArgs(&Expr{Kind: ExprFunc, Func: "nullif"}, a.Lexpr, a.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		list := a.Rexpr.GetList()
 		if list == nil {
@@ -601,19 +628,23 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 		if len(fc.Args) != 2 || fc.Args[0].GetAConst() == nil {
 			return nil, Refusal("%s needs a constant field", name)
 		}
-		return b.withArgs(&Expr{Kind: ExprFunc, Func: "extract"}, fc.Args...)
+		return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...) // date_part is double precision
 	case "substring", "substr":
 		if len(fc.Args) < 2 || len(fc.Args) > 3 {
 			return nil, Refusal("substring with %d arguments is not supported", len(fc.Args))
 		}
 		return b.withArgs(&Expr{Kind: ExprFunc, Func: "substring"}, fc.Args...)
-	case "lower", "upper":
-		if len(fc.Args) != 1 {
-			return nil, Refusal("%s takes one argument", name)
-		}
-		return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...)
 	}
-	return nil, Refusal("function %s is not supported in a query the proxy computes", name)
+	if isAggregate(fc) {
+		return nil, Refusal("aggregate %s is not supported in a query the proxy computes", name)
+	}
+	if fc.AggStar || fc.AggDistinct || fc.FuncVariadic || len(stringList(fc.Funcname)) > 2 {
+		return nil, Refusal("%s with *, DISTINCT or VARIADIC is not supported in a query the proxy computes", name)
+	}
+	// Any other function: the engine computes it if its scalar library
+	// has it (with these argument types), and refuses it by name
+	// otherwise.
+	return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...)
 }
 
 // checkGrouped refuses inputs read outside aggregates that are not GROUP

@@ -745,12 +745,15 @@ SELECT grp, sum(i) FROM t1 GROUP BY grp HAVING sum(i) > 0
 SELECT grp, sum(i) FROM t1 GROUP BY grp ORDER BY 2
 SELECT i FROM t1 UNION SELECT i FROM t1 -- refuse: t1.i
 SELECT s.i FROM (SELECT i FROM t1) s
-SELECT id FROM t1 WHERE coalesce(si, 0) = 0 -- refuse: t1.si
-SELECT id FROM t1 WHERE i::text = '42' -- refuse: t1.i
+SELECT id FROM t1 WHERE coalesce(si, 0) = 0
+SELECT id FROM t1 WHERE i::text = '42'
+SELECT id, upper(tx), length(vc), round(n, 1), abs(i), coalesce(ch, 'none') FROM t1 WHERE id % 9 = 0
+SELECT id FROM t1 WHERE length(tx) > 5 AND lower(vc) LIKE 'a%'
+SELECT initcap(tx) FROM t1 -- refuse: t1.tx
 SELECT id FROM t1 WHERE d - 1 > '2001-01-01'
 SELECT id FROM t1 WHERE extract(year FROM d) = 2001
 SELECT id, extract(year FROM d), extract(month FROM d), extract(day FROM d) FROM t1 WHERE extract(year FROM d) < 1 OR d IS NULL OR extract(month FROM d) IS NULL
-SELECT length(tx) FROM t1 -- refuse: t1.tx
+SELECT length(tx) FROM t1
 SELECT id FROM t1 WHERE si BETWEEN SYMMETRIC 100 AND -100 -- refuse: t1.si
 SELECT t1 FROM t1 -- refuse: t1
 SELECT string_agg(tx, ',') FROM t1 -- refuse: t1.tx

@@ -1,0 +1,622 @@
+package engine
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// The proxy's scalar library: the functions it computes over decrypted
+// values (split execution, checks, generated columns, read-modify-
+// write), each as PostgreSQL 15 computes it in a UTF8 database under the
+// C collation, errors included. A function missing here, or called with
+// argument types it does not take, is refused by name (0A000), never
+// approximated.
+//
+// Text: length, char_length, character_length, octet_length, lower,
+// upper, concat, concat_ws, left, right, lpad, rpad, ltrim, rtrim, btrim,
+// replace, reverse, repeat, strpos, position, split_part, starts_with,
+// md5, ascii, chr, substring/substr. Comparison: coalesce, nullif,
+// greatest, least. Numbers: abs, ceil, ceiling, floor, round, trunc,
+// sign, mod, sqrt (double precision). Dates: extract/date_part (year,
+// month, day of a date). Casts between the integer types, numeric,
+// double precision, boolean and int4, and from and to text.
+
+// scalarFunc is one function of the library.
+type scalarFunc struct {
+	// sig types a call from its arguments' types (tUnknown for an
+	// untyped literal): the types the arguments are read as, and the
+	// result's; a refusal when it does not take them.
+	sig func(args []onion.Type) (params []onion.Type, result onion.Type, err error)
+	// call computes the function. Unless nulls is set, a NULL argument
+	// makes the result NULL without a call.
+	call  func(ev *evaluator, args []aval, result onion.Type) (aval, error)
+	nulls bool
+}
+
+// tUnknown is the type of an untyped literal argument.
+var tUnknown = onion.Type{}
+
+// callSig is a typed call.
+type callSig struct {
+	fn     *scalarFunc
+	params []onion.Type
+	result onion.Type
+}
+
+// signature types call e (ExprFunc), cached per evaluator.
+func (ev *evaluator) signature(e *rewrite.Expr) (*callSig, error) {
+	if s := ev.sigs[e]; s != nil {
+		return s, nil
+	}
+	fn := scalarFuncs[e.Func]
+	if e.Func == "cast" {
+		fn = &castFunc
+	}
+	if fn == nil {
+		return nil, rewrite.Refusal("function %s is not supported in a query the proxy computes", e.Func)
+	}
+	args := make([]onion.Type, len(e.Args))
+	for i, a := range e.Args {
+		if isUnknown(a) {
+			continue
+		}
+		t, err := ev.typeOf(a)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = t
+	}
+	if e.Func == "cast" {
+		target, err := rewrite.CastTarget(e)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, target) // read by castSig
+	}
+	switch e.Func {
+	case "lower", "upper":
+		if ev.env.CType != "C" && ev.env.CType != "POSIX" {
+			return nil, rewrite.Refusal("%s is computed by the proxy only in a database whose LC_CTYPE is C or POSIX (this one's is %q): elsewhere it maps letters beyond ASCII", e.Func, ev.env.CType)
+		}
+	}
+	params, result, err := fn.sig(args)
+	if err != nil {
+		return nil, err
+	}
+	s := &callSig{fn: fn, params: params, result: result}
+	if ev.sigs == nil {
+		ev.sigs = map[*rewrite.Expr]*callSig{}
+	}
+	ev.sigs[e] = s
+	return s, nil
+}
+
+// call evaluates call e in sc.
+func (ev *evaluator) call(e *rewrite.Expr, sc *scope) (aval, error) {
+	s, err := ev.signature(e)
+	if err != nil {
+		return aval{}, err
+	}
+	var buf [4]aval
+	args := buf[:0]
+	for i, a := range e.Args {
+		var v aval
+		if isUnknown(a) {
+			v, err = ev.constant(a, &s.params[i])
+		} else {
+			v, err = ev.eval(a, sc)
+		}
+		if err != nil {
+			return aval{}, err
+		}
+		if v.null && !s.fn.nulls {
+			return nullOf(s.result), nil
+		}
+		args = append(args, v)
+	}
+	return s.fn.call(ev, args, s.result)
+}
+
+func refuseArgs(name string, args []onion.Type) error {
+	names := make([]string, len(args))
+	for i, t := range args {
+		names[i] = t.String()
+		if t == tUnknown {
+			names[i] = "unknown"
+		}
+	}
+	return rewrite.Refusal("function %s(%s) is not supported in a query the proxy computes", name, strings.Join(names, ", "))
+}
+
+// Argument classes.
+func isTextType(t onion.Type) bool { k, err := kindOf(t); return err == nil && k == kText }
+func isIntType(t onion.Type) bool  { k, err := kindOf(t); return err == nil && k == kInt }
+func isNumType(t onion.Type) bool  { k, err := kindOf(t); return err == nil && k == kNumeric }
+func isFloatType(t onion.Type) bool {
+	k, err := kindOf(t)
+	return err == nil && k == kFloat
+}
+
+// fixed types a function of fixed parameters: text parameters take text
+// arguments (and untyped literals), integer ones int2 or int4.
+func fixed(name string, params []onion.Type, result onion.Type) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) != len(params) {
+			return nil, result, refuseArgs(name, args)
+		}
+		for i, a := range args {
+			p := params[i]
+			switch {
+			case a == tUnknown:
+			case isTextType(p) && isTextType(a):
+			case p.Base == onion.Integer && (a.Base == onion.Integer || a.Base == onion.SmallInt):
+			default:
+				return nil, result, refuseArgs(name, args)
+			}
+		}
+		return params, result, nil
+	}
+}
+
+// str is a text argument as a text parameter reads it: character(n)
+// loses its trailing blanks in the cast to text.
+func str(a aval) string {
+	if a.t.Base == onion.Char {
+		return strings.TrimRight(a.s, " ")
+	}
+	return a.s
+}
+
+func textVal(s string) aval { return aval{t: tText, s: s} }
+func int4Val(i int64) aval  { return aval{t: tInt4, i: i} }
+func float8Val(f float64) aval {
+	return aval{t: tFloat8, i: int64(math.Float64bits(f))}
+}
+func (a aval) float() float64 { return math.Float64frombits(uint64(a.float8Bits())) }
+
+// maxTextBytes is PostgreSQL's limit on a value (1 GB less its header).
+const maxTextBytes = 1<<30 - 1 - 4
+
+func lengthError() error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: "requested length too large"}
+}
+
+var scalarFuncs map[string]*scalarFunc
+
+func init() {
+	text1 := []onion.Type{tText}
+	text2 := []onion.Type{tText, tText}
+	textInt := []onion.Type{tText, tInt4}
+	scalarFuncs = map[string]*scalarFunc{
+		"length": {sig: fixed("length", text1, tInt4), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return int4Val(int64(utf8.RuneCountInString(str(a[0])))), nil // bpcharlen ignores the padding too
+		}},
+		"octet_length": {sig: fixed("octet_length", text1, tInt4), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return int4Val(int64(len(a[0].s))), nil // bpcharoctetlen counts the padding
+		}},
+		"lower": {sig: fixed("lower", text1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return caseMap("lower", textVal(str(a[0])))
+		}},
+		"upper": {sig: fixed("upper", text1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return caseMap("upper", textVal(str(a[0])))
+		}},
+		"concat": {sig: concatSig("concat", 1), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return textVal(joinValues(a, "", ev.env)), nil
+		}},
+		"concat_ws": {sig: concatSig("concat_ws", 2), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			if a[0].null {
+				return nullOf(tText), nil
+			}
+			return textVal(joinValues(a[1:], str(a[0]), ev.env)), nil
+		}},
+		"left":  {sig: fixed("left", textInt, tText), call: leftRight(true)},
+		"right": {sig: fixed("right", textInt, tText), call: leftRight(false)},
+		"lpad":  {sig: optional("lpad", []onion.Type{tText, tInt4, tText}, 2, tText), call: pad(true)},
+		"rpad":  {sig: optional("rpad", []onion.Type{tText, tInt4, tText}, 2, tText), call: pad(false)},
+		"ltrim": {sig: optional("ltrim", text2, 1, tText), call: trim(true, false)},
+		"rtrim": {sig: optional("rtrim", text2, 1, tText), call: trim(false, true)},
+		"btrim": {sig: optional("btrim", text2, 1, tText), call: trim(true, true)},
+		"replace": {sig: fixed("replace", []onion.Type{tText, tText, tText}, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			if a[1].s == "" {
+				return textVal(str(a[0])), nil
+			}
+			return textVal(strings.ReplaceAll(str(a[0]), str(a[1]), str(a[2]))), nil
+		}},
+		"reverse": {sig: fixed("reverse", text1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			r := []rune(str(a[0]))
+			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+				r[i], r[j] = r[j], r[i]
+			}
+			return textVal(string(r)), nil
+		}},
+		"repeat": {sig: fixed("repeat", textInt, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			s, n := str(a[0]), a[1].i
+			if n <= 0 || s == "" {
+				return textVal(""), nil
+			}
+			if int64(len(s))*n > maxTextBytes {
+				return aval{}, lengthError()
+			}
+			return textVal(strings.Repeat(s, int(n))), nil
+		}},
+		"strpos":   {sig: fixed("strpos", text2, tInt4), call: strpos},
+		"position": {sig: fixed("position", text2, tInt4), call: strpos},
+		"split_part": {sig: fixed("split_part", []onion.Type{tText, tText, tInt4}, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			s, sep, n := str(a[0]), str(a[1]), a[2].i
+			if n == 0 {
+				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: "field position must not be zero"}
+			}
+			var parts []string
+			if sep == "" {
+				parts = []string{s} // an empty delimiter: the whole string is the only field
+				if s == "" {
+					parts = nil
+				}
+			} else {
+				parts = strings.Split(s, sep)
+				if s == "" {
+					parts = nil
+				}
+			}
+			if n < 0 {
+				n += int64(len(parts)) + 1
+			}
+			if n < 1 || n > int64(len(parts)) {
+				return textVal(""), nil
+			}
+			return textVal(parts[n-1]), nil
+		}},
+		"starts_with": {sig: fixed("starts_with", text2, tBool), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return boolVal(strings.HasPrefix(str(a[0]), str(a[1]))), nil
+		}},
+		"md5": {sig: fixed("md5", text1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			sum := md5.Sum([]byte(str(a[0])))
+			return textVal(hex.EncodeToString(sum[:])), nil
+		}},
+		"ascii": {sig: fixed("ascii", text1, tInt4), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			s := str(a[0])
+			if s == "" {
+				return int4Val(0), nil
+			}
+			r, _ := utf8.DecodeRuneInString(s)
+			return int4Val(int64(r)), nil
+		}},
+		"chr": {sig: fixed("chr", []onion.Type{tInt4}, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			c := a[0].i
+			switch {
+			case c == 0:
+				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: "null character not permitted"}
+			case c < 0:
+				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: "character number must be positive"}
+			case c > 0x10FFFF:
+				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: fmt.Sprintf("requested character too large for encoding: %d", c)}
+			case c >= 0xD800 && c <= 0xDFFF:
+				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: fmt.Sprintf("requested character not valid for encoding: %d", c)}
+			}
+			return textVal(string(rune(c))), nil
+		}},
+		"substring": {sig: optional("substring", []onion.Type{tText, tInt4, tInt4}, 2, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			s := textVal(str(a[0]))
+			if len(a) == 3 {
+				return substring(s, a[1], &a[2])
+			}
+			return substring(s, a[1], nil)
+		}},
+		"extract": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+			if len(args) != 2 || args[0] != tUnknown || args[1].Base != onion.Date {
+				return nil, tNumeric, refuseArgs("extract", args)
+			}
+			return []onion.Type{tText, tDate}, tNumeric, nil
+		}, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) { return extract(a[0].s, a[1], ev.env) }},
+		"coalesce": {sig: unifying("coalesce"), nulls: true, call: func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+			for _, v := range a {
+				if !v.null {
+					return convertTo(v, t), nil
+				}
+			}
+			return nullOf(t), nil
+		}},
+		"greatest": {sig: unifying("greatest"), nulls: true, call: extreme(1)},
+		"least":    {sig: unifying("least"), nulls: true, call: extreme(-1)},
+		"nullif": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+			if len(args) != 2 {
+				return nil, tText, refuseArgs("nullif", args)
+			}
+			a, b := args[0], args[1]
+			switch {
+			case a == tUnknown && b == tUnknown:
+				a, b = tText, tText
+			case a == tUnknown:
+				a = b
+			case b == tUnknown:
+				b = a
+			}
+			return []onion.Type{a, b}, a, nil
+		}, nulls: true, call: func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+			if a[0].null || a[1].null {
+				return a[0], nil
+			}
+			c, err := compare(a[0], a[1])
+			if err != nil {
+				return aval{}, err
+			}
+			if c == 0 {
+				return nullOf(t), nil
+			}
+			return a[0], nil
+		}},
+		"abs":     {sig: numeric1("abs", false), call: abs},
+		"ceil":    {sig: numeric1("ceil", true), call: roundFunc("ceil")},
+		"ceiling": {sig: numeric1("ceiling", true), call: roundFunc("ceil")},
+		"floor":   {sig: numeric1("floor", true), call: roundFunc("floor")},
+		"round":   {sig: roundSig("round"), call: roundFunc("round")},
+		"trunc":   {sig: roundSig("trunc"), call: roundFunc("trunc")},
+		"sign":    {sig: numeric1("sign", true), call: sign},
+		"mod":     {sig: modSig, call: mod},
+		"sqrt": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+			if len(args) != 1 || !(isFloatType(args[0]) || isIntType(args[0])) {
+				return nil, tFloat8, refuseArgs("sqrt", args) // sqrt(numeric) has its own precision rules
+			}
+			return []onion.Type{tFloat8}, tFloat8, nil
+		}, call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			x := a[0].float()
+			if x < 0 {
+				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "2201F", Message: "cannot take square root of a negative number"}
+			}
+			return float8Val(math.Sqrt(x)), nil
+		}},
+	}
+	scalarFuncs["char_length"] = scalarFuncs["length"]
+	scalarFuncs["character_length"] = scalarFuncs["length"]
+	scalarFuncs["substr"] = scalarFuncs["substring"]
+	// date_part is extract as double precision.
+	scalarFuncs["date_part"] = &scalarFunc{sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		params, _, err := scalarFuncs["extract"].sig(args)
+		return params, tFloat8, err
+	}, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+		v, err := extract(a[0].s, a[1], ev.env)
+		if err != nil || v.null {
+			return nullOf(tFloat8), err
+		}
+		return aval{t: tFloat8, i: v.float8Bits()}, nil
+	}}
+}
+
+// optional types a function whose last parameters may be left out (at
+// least min arguments).
+func optional(name string, params []onion.Type, min int, result onion.Type) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) < min || len(args) > len(params) {
+			return nil, result, refuseArgs(name, args)
+		}
+		return fixed(name, params[:len(args)], result)(args)
+	}
+}
+
+// concatSig types concat (first 1) and concat_ws (first 2: the separator
+// is text): any argument is formatted by its type's output function.
+func concatSig(name string, first int) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) < first {
+			return nil, tText, refuseArgs(name, args)
+		}
+		params := make([]onion.Type, len(args))
+		for i, a := range args {
+			params[i] = a
+			if a == tUnknown {
+				params[i] = tText
+			}
+		}
+		if first == 2 && !isTextType(params[0]) {
+			return nil, tText, refuseArgs(name, args)
+		}
+		return params, tText, nil
+	}
+}
+
+// joinValues formats the non-NULL values with their output functions.
+func joinValues(vals []aval, sep string, env onion.Env) string {
+	var b strings.Builder
+	first := true
+	for _, v := range vals {
+		if v.null {
+			continue
+		}
+		if !first {
+			b.WriteString(sep)
+		}
+		first = false
+		b.WriteString(v.text(env))
+	}
+	return b.String()
+}
+
+// leftRight is left(s, n) (first) or right(s, n), in characters; a
+// negative n counts from the other end.
+func leftRight(first bool) func(*evaluator, []aval, onion.Type) (aval, error) {
+	return func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		r := []rune(str(a[0]))
+		n := a[1].i
+		if n < 0 {
+			n = max(int64(len(r))+n, 0)
+		}
+		n = min(n, int64(len(r)))
+		if first {
+			return textVal(string(r[:n])), nil
+		}
+		return textVal(string(r[int64(len(r))-n:])), nil
+	}
+}
+
+// pad is lpad(s, n [, fill]) (left) or rpad, in characters: s cut to n
+// characters, or filled up to n with fill (' ' by default) repeated; an
+// empty fill does not fill.
+func pad(left bool) func(*evaluator, []aval, onion.Type) (aval, error) {
+	return func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		r := []rune(str(a[0]))
+		n := max(a[1].i, 0)
+		fill := []rune(" ")
+		if len(a) == 3 {
+			fill = []rune(str(a[2]))
+		}
+		if n*4 > maxTextBytes {
+			return aval{}, lengthError()
+		}
+		if int64(len(r)) >= n {
+			return textVal(string(r[:n])), nil
+		}
+		if len(fill) == 0 {
+			return textVal(string(r)), nil
+		}
+		add := make([]rune, 0, n-int64(len(r)))
+		for i := 0; int64(len(add)) < n-int64(len(r)); i++ {
+			add = append(add, fill[i%len(fill)])
+		}
+		if left {
+			return textVal(string(add) + string(r)), nil
+		}
+		return textVal(string(r) + string(add)), nil
+	}
+}
+
+// trim is ltrim, rtrim or btrim(s [, chars]): the characters of chars (a
+// blank by default) removed from the start and/or the end.
+func trim(start, end bool) func(*evaluator, []aval, onion.Type) (aval, error) {
+	return func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		cut := " "
+		if len(a) == 2 {
+			cut = str(a[1])
+		}
+		s := str(a[0])
+		if start {
+			s = strings.TrimLeft(s, cut)
+		}
+		if end {
+			s = strings.TrimRight(s, cut)
+		}
+		return textVal(s), nil
+	}
+}
+
+func strpos(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+	s, sub := str(a[0]), str(a[1])
+	i := strings.Index(s, sub)
+	if i < 0 {
+		return int4Val(0), nil
+	}
+	return int4Val(int64(utf8.RuneCountInString(s[:i])) + 1), nil
+}
+
+// unifying types coalesce, greatest and least: the arguments' common
+// type, as CASE branches unify (integers widen, with numeric numeric).
+func unifying(name string) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		var t *onion.Type
+		for _, a := range args {
+			if a == tUnknown {
+				continue
+			}
+			if t == nil {
+				x := a
+				t = &x
+				continue
+			}
+			ka, _ := kindOf(a)
+			kt, _ := kindOf(*t)
+			switch {
+			case ka == kInt && kt == kInt:
+				w := widerInt(*t, a)
+				t = &w
+			case (ka == kNumeric || ka == kInt) && (kt == kNumeric || kt == kInt):
+				t = &tNumeric
+			case (ka == kFloat || kt == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kt == kFloat || kt == kInt || kt == kNumeric):
+				t = &tFloat8
+			case ka == kText && kt == kText:
+				if a.Base != t.Base && (a.Base == onion.Char || t.Base == onion.Char) {
+					// PostgreSQL's common type then depends on the
+					// order (character(n) pads): not here.
+					return nil, tText, refuseArgs(name, args)
+				}
+				if a.Base != t.Base {
+					t = &tText
+				}
+			case ka != kt || a.Base != t.Base:
+				return nil, tText, refuseArgs(name, args)
+			}
+		}
+		if t == nil {
+			t = &tText
+		}
+		params := make([]onion.Type, len(args))
+		for i := range params {
+			params[i] = *t
+		}
+		return params, *t, nil
+	}
+}
+
+// convertTo converts v to the unified type t (integers widen, to numeric
+// too; text kinds keep their text).
+func convertTo(v aval, t onion.Type) aval {
+	if v.null {
+		return nullOf(t)
+	}
+	kv, _ := kindOf(v.t)
+	kt, _ := kindOf(t)
+	if kv == kInt && kt == kNumeric {
+		return aval{t: t, d: decimalFromInt(v.i)}
+	}
+	if kv != kFloat && kt == kFloat {
+		return aval{t: t, i: v.float8Bits()}
+	}
+	if kv == kText && v.t.Base == onion.Char && t.Base != onion.Char {
+		return aval{t: t, s: str(v)}
+	}
+	v.t = t
+	return v
+}
+
+// numeric1 types a one-argument numeric function: integers, numeric and
+// double precision keep their type, or (intAsFloat) integers are read
+// as double precision, as PostgreSQL resolves abs, ceil, floor and sign
+// for them.
+func numeric1(name string, intAsFloat bool) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) != 1 {
+			return nil, tNumeric, refuseArgs(name, args)
+		}
+		t := args[0]
+		switch {
+		case isIntType(t) && intAsFloat:
+			t = tFloat8
+		case isIntType(t), isNumType(t), isFloatType(t):
+		case t == tUnknown:
+			t = tFloat8 // an unknown literal resolves to double precision
+		default:
+			return nil, tNumeric, refuseArgs(name, args)
+		}
+		t = onion.Type{Base: t.Base}
+		return []onion.Type{t}, t, nil
+	}
+}
+
+func roundSig(name string) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) == 2 {
+			if !(isIntType(args[1]) || args[1] == tUnknown) || !(isIntType(args[0]) || isNumType(args[0]) || args[0] == tUnknown) {
+				return nil, tNumeric, refuseArgs(name, args)
+			}
+			return []onion.Type{tNumeric, tInt4}, tNumeric, nil
+		}
+		return numeric1(name, true)(args)
+	}
+}

@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgnumeric"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// The numeric functions and the casts of the scalar library (scalar.go).
+
+// extreme is greatest (dir 1) or least (-1) of the non-NULL arguments,
+// converted to the unified type.
+func extreme(dir int) func(*evaluator, []aval, onion.Type) (aval, error) {
+	return func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+		best := nullOf(t)
+		for _, v := range a {
+			if v.null {
+				continue
+			}
+			v = convertTo(v, t)
+			if best.null {
+				best = v
+				continue
+			}
+			c, err := compare(v, best)
+			if err != nil {
+				return aval{}, err
+			}
+			if c*dir > 0 {
+				best = v
+			}
+		}
+		return best, nil
+	}
+}
+
+// abs is |x|: integers fail on their smallest value (22003).
+func abs(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+	x := a[0]
+	switch k, _ := kindOf(t); k {
+	case kInt:
+		if x.i < 0 {
+			return intRange(t, -x.i, x.i == math.MinInt64)
+		}
+		return aval{t: t, i: x.i}, nil
+	case kNumeric:
+		return aval{t: t, d: x.numeric().Abs()}, nil
+	}
+	return float8Val(math.Abs(x.float())), nil
+}
+
+// roundFunc is ceil, floor, round or trunc: of numeric (with an optional
+// scale for round and trunc; halves away from zero) or of double
+// precision (round to nearest even, as rint).
+func roundFunc(op string) func(*evaluator, []aval, onion.Type) (aval, error) {
+	return func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+		if t.Base == onion.Float8 {
+			x := a[0].float()
+			switch op {
+			case "ceil":
+				x = math.Ceil(x)
+			case "floor":
+				x = math.Floor(x)
+			case "round":
+				x = math.RoundToEven(x)
+			case "trunc":
+				x = math.Trunc(x)
+			}
+			return float8Val(x), nil
+		}
+		d := a[0].numeric()
+		scale := 0
+		if len(a) == 2 {
+			scale = int(max(min(a[1].i, math.MaxInt32), math.MinInt32))
+		}
+		var r decimal
+		var err error
+		switch op {
+		case "ceil":
+			r, err = d.Ceil()
+		case "floor":
+			r, err = d.Floor()
+		case "round":
+			r, err = d.Round(scale)
+		case "trunc":
+			r, err = d.Trunc(scale)
+		}
+		return aval{t: tNumeric, d: r}, err
+	}
+}
+
+// sign is -1, 0 or 1, of numeric (display scale 0; NaN stays NaN) or
+// of double precision.
+func sign(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+	if t.Base == onion.Float8 {
+		x := a[0].float()
+		switch {
+		case x > 0:
+			x = 1
+		case x < 0:
+			x = -1
+		default:
+			x = 0 // NaN too, as float8_sign
+		}
+		return float8Val(x), nil
+	}
+	d := a[0].numeric()
+	if d.IsNaN() {
+		return aval{t: tNumeric, d: d}, nil
+	}
+	return aval{t: tNumeric, d: decimalFromInt(int64(d.Sign()))}, nil
+}
+
+// modSig types mod(a, b): two integers (the wider type) or numeric.
+func modSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
+	if len(args) != 2 {
+		return nil, tNumeric, refuseArgs("mod", args)
+	}
+	a, b := args[0], args[1]
+	if a == tUnknown {
+		a = b
+	}
+	if b == tUnknown {
+		b = a
+	}
+	switch {
+	case a == tUnknown:
+		return nil, tNumeric, refuseArgs("mod", args)
+	case isIntType(a) && isIntType(b):
+		w := widerInt(a, b)
+		return []onion.Type{w, w}, w, nil
+	case (isIntType(a) || isNumType(a)) && (isIntType(b) || isNumType(b)):
+		return []onion.Type{tNumeric, tNumeric}, tNumeric, nil
+	}
+	return nil, tNumeric, refuseArgs("mod", args)
+}
+
+func mod(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+	if k, _ := kindOf(t); k == kInt {
+		if a[1].i == 0 {
+			return aval{}, errDivisionByZero
+		}
+		if a[1].i == -1 {
+			return aval{t: t, i: 0}, nil // no overflow for the smallest value
+		}
+		return aval{t: t, i: a[0].i % a[1].i}, nil
+	}
+	r, err := a[0].numeric().Mod(a[1].numeric())
+	return aval{t: tNumeric, d: r}, err
+}
+
+// castFunc is CAST(x AS t) (ExprFunc "cast"): its last "argument" type
+// is the target (signature appends it).
+var castFunc = scalarFunc{sig: castSig, call: cast}
+
+func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
+	if len(args) != 2 {
+		return nil, tText, refuseArgs("cast", args)
+	}
+	from, to := args[0], args[1]
+	if from == tUnknown {
+		return []onion.Type{to}, to, nil // a literal read as the type
+	}
+	kf, _ := kindOf(from)
+	kt, err := kindOf(to)
+	ok := err == nil
+	switch {
+	case !ok:
+	case kt == kText:
+		// Any value's text; a length would cut it (refused).
+		ok = to.Length == 0
+	case kf == kText:
+		// The type's input function, as PostgreSQL's I/O cast.
+	case kf == kInt || kf == kNumeric || kf == kFloat:
+		ok = kt == kInt || kt == kNumeric || kt == kFloat || kt == kBool && from.Base == onion.Integer
+	case kf == kBool:
+		ok = to.Base == onion.Integer || kt == kBool
+	default:
+		ok = from == to
+	}
+	if !ok {
+		return nil, to, rewrite.Refusal("cast from %s to %s is not supported in a query the proxy computes", from, to)
+	}
+	return []onion.Type{from}, to, nil
+}
+
+func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
+	x := a[0]
+	kf, _ := kindOf(x.t)
+	kt, _ := kindOf(to)
+	switch {
+	case x.t == to:
+		return x, nil
+	case kt == kText && kf == kBool:
+		s := "false" // booltext, not boolout
+		if x.i != 0 {
+			s = "true"
+		}
+		return aval{t: to, s: s}, nil
+	case kt == kText:
+		s := x.text(ev.env)
+		if x.t.Base == onion.Char && to.Base != onion.Char {
+			s = str(x)
+		}
+		return aval{t: to, s: s}, nil
+	case kf == kText:
+		v, err := to.ParseText([]byte(str(x)), ev.env)
+		if err != nil {
+			return aval{}, err
+		}
+		return fromOnion(to, v, ev.env)
+	case kt == kBool:
+		return boolVal(x.i != 0), nil
+	case kf == kBool:
+		return aval{t: to, i: x.i}, nil
+	case kt == kFloat:
+		return float8Val(x.float()), nil
+	case kt == kNumeric:
+		d := x.numeric()
+		if kf == kFloat {
+			f := x.float()
+			switch {
+			case math.IsNaN(f):
+				d = pgnumeric.NaN()
+			case math.IsInf(f, 0):
+				d = pgnumeric.Inf(int(math.Copysign(1, f)))
+			default:
+				// float8_numeric: 15 significant digits (DBL_DIG).
+				var err error
+				if d, err = parseDecimal(strconv.FormatFloat(f, 'g', 15, 64)); err != nil {
+					return aval{}, err
+				}
+			}
+		}
+		if to.Precision == 0 {
+			return aval{t: tNumeric, d: d}, nil
+		}
+		v, err := to.ParseText([]byte(d.String()), ev.env) // the typmod rounds or fails
+		if err != nil {
+			return aval{}, err
+		}
+		return fromOnion(to, v, ev.env)
+	case kt == kInt:
+		switch kf {
+		case kInt:
+			return intRange(to, x.i, false)
+		case kFloat:
+			f := math.RoundToEven(x.float())
+			if math.IsNaN(f) || f < -9.223372036854775808e18 || f >= 9.223372036854775808e18 {
+				return intRange(to, 0, true)
+			}
+			return intRange(to, int64(f), false)
+		}
+		r, err := x.numeric().Round(0)
+		if err != nil {
+			return aval{}, err
+		}
+		if !r.IsFinite() {
+			what := "infinity"
+			if r.IsNaN() {
+				what = "NaN"
+			}
+			return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: "cannot convert " + what + " to " + to.String()}
+		}
+		i, err := strconv.ParseInt(r.String(), 10, 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				return intRange(to, 0, true)
+			}
+			return aval{}, err
+		}
+		return intRange(to, i, false)
+	}
+	return aval{}, rewrite.Refusal("cast from %s to %s is not supported in a query the proxy computes", x.t, to)
+}
