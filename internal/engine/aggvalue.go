@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -442,39 +441,6 @@ func (a aval) text(env onion.Env) string {
 		return ""
 	}
 	return string(a.t.AppendText(nil, v, env))
-}
-
-// extract is extract(field FROM date) (numeric in PostgreSQL 14 and
-// later).
-func extract(field string, a aval, env onion.Env) (aval, error) {
-	if k, _ := kindOf(a.t); k != kDate {
-		return aval{}, rewrite.Refusal("extract from %s is not supported in a query the proxy computes", a.t)
-	}
-	if a.null {
-		return nullOf(tNumeric), nil
-	}
-	field = strings.ToLower(field)
-	if field != "year" && field != "month" && field != "day" {
-		return aval{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
-	}
-	text := a.text(env) // YYYY-MM-DD (ISO) or with a BC suffix
-	if inf := map[string]int{"infinity": 1, "-infinity": -1}[text]; inf != 0 {
-		// As PostgreSQL: the year of an infinite date is infinite, its
-		// month and day are NULL.
-		if field == "year" {
-			return aval{t: tNumeric, d: pgnumeric.Inf(inf)}, nil
-		}
-		return nullOf(tNumeric), nil
-	}
-	var y, m, d int
-	if _, err := fmt.Sscanf(text, "%d-%d-%d", &y, &m, &d); err != nil {
-		return aval{}, rewrite.Refusal("extract from a date the proxy cannot read is not supported in a query the proxy computes")
-	}
-	if strings.HasSuffix(text, " BC") {
-		y = -y // year 1 BC is -1: there is no year 0
-	}
-	v := map[string]int{"year": y, "month": m, "day": d}[field]
-	return aval{t: tNumeric, d: decimalFromInt(int64(v))}, nil
 }
 
 // substring is substring(s FROM start [FOR count]) on characters.

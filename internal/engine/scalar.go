@@ -26,9 +26,10 @@ import (
 // replace, reverse, repeat, strpos, position, split_part, starts_with,
 // md5, ascii, chr, substring/substr. Comparison: coalesce, nullif,
 // greatest, least. Numbers: abs, ceil, ceiling, floor, round, trunc,
-// sign, mod, sqrt (double precision). Dates: extract/date_part (year,
-// month, day of a date). Casts between the integer types, numeric,
-// double precision, boolean and int4, and from and to text.
+// sign, mod, sqrt (double precision). Dates and times (scalartime.go):
+// extract and date_part of a date, timestamp or timestamptz, date_trunc,
+// AT TIME ZONE. Casts between the integer types, numeric, double
+// precision, boolean and int4, and from and to text.
 
 // scalarFunc is one function of the library.
 type scalarFunc struct {
@@ -311,12 +312,6 @@ func init() {
 			}
 			return substring(s, a[1], nil)
 		}},
-		"extract": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
-			if len(args) != 2 || args[0] != tUnknown || args[1].Base != onion.Date {
-				return nil, tNumeric, refuseArgs("extract", args)
-			}
-			return []onion.Type{tText, tDate}, tNumeric, nil
-		}, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) { return extract(a[0].s, a[1], ev.env) }},
 		"coalesce": {sig: unifying("coalesce"), nulls: true, call: func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
 			for _, v := range a {
 				if !v.null {
@@ -378,17 +373,9 @@ func init() {
 	scalarFuncs["char_length"] = scalarFuncs["length"]
 	scalarFuncs["character_length"] = scalarFuncs["length"]
 	scalarFuncs["substr"] = scalarFuncs["substring"]
-	// date_part is extract as double precision.
-	scalarFuncs["date_part"] = &scalarFunc{sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
-		params, _, err := scalarFuncs["extract"].sig(args)
-		return params, tFloat8, err
-	}, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-		v, err := extract(a[0].s, a[1], ev.env)
-		if err != nil || v.null {
-			return nullOf(tFloat8), err
-		}
-		return aval{t: tFloat8, i: v.float8Bits()}, nil
-	}}
+	for name, fn := range timeFuncs() {
+		scalarFuncs[name] = fn
+	}
 }
 
 // optional types a function whose last parameters may be left out (at

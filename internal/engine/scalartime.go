@@ -1,0 +1,351 @@
+package engine
+
+import (
+	"math"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgnumeric"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// The date and time functions of the scalar library (scalar.go):
+// extract/date_part of a date, timestamp or timestamptz, date_trunc, and
+// AT TIME ZONE (timezone). A timestamptz is read in the session's
+// TimeZone, as PostgreSQL reads it; a time zone named in the query must
+// be one of the tz database (or UTC).
+
+const (
+	usPerSec = 1_000_000
+	usPerDay = 86_400 * usPerSec
+	// unixEpochDays is 1970-01-01 in days since 2000-01-01.
+	unixEpochDays = -10957
+)
+
+// timeFields is a wall-clock time split up.
+type timeFields struct {
+	y, m, d int   // proleptic Gregorian, year 0 is 1 BC
+	days    int64 // since 2000-01-01
+	tod     int64 // microseconds since midnight
+}
+
+func splitLocal(local int64) timeFields {
+	days := floorDivInt(local, usPerDay)
+	y, m, d := onion.CivilDate(days)
+	return timeFields{y: y, m: m, d: d, days: days, tod: local - days*usPerDay}
+}
+
+func floorDivInt(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// zoneOf is the session's time zone for a timestamptz, nil for a
+// timestamp (read as it is).
+func zoneOf(t onion.Type, env onion.Env) *time.Location {
+	if t.Base == onion.Timestamptz {
+		return env.TimeZone
+	}
+	return nil
+}
+
+// numericScaled is the numeric coef·10^-scale.
+func numericScaled(coef int64, scale int) (aval, error) {
+	d, err := pgnumeric.FromCoefficient(coef < 0, new(big.Int).Abs(big.NewInt(coef)).String(), scale)
+	return aval{t: tNumeric, d: d}, err
+}
+
+// isoWeek is the ISO 8601 week-numbering year and week of a date.
+func isoWeek(days int64) (year, week int) {
+	t := time.Unix((days-unixEpochDays)*86400, 0).UTC()
+	return t.ISOWeek()
+}
+
+// extractTime is extract(field FROM x) of a date, timestamp or
+// timestamptz (numeric, as in PostgreSQL 14 and later).
+func extractTime(field string, a aval, env onion.Env) (aval, error) {
+	field = strings.ToLower(field)
+	isDate := a.t.Base == onion.Date
+	var local int64
+	east := 0
+	switch {
+	case isDate && (a.i == math.MinInt32 || a.i == math.MaxInt32),
+		!isDate && (a.i == math.MinInt64 || a.i == math.MaxInt64):
+		// ±infinity: infinite for the fields that only grow, else NULL.
+		sign := 1
+		if a.i < 0 {
+			sign = -1
+		}
+		switch field {
+		case "epoch", "year", "isoyear", "decade", "century", "millennium":
+			return aval{t: tNumeric, d: pgnumeric.Inf(sign)}, nil
+		case "day", "month", "quarter", "week", "dow", "isodow", "doy", "hour", "minute", "second", "milliseconds", "microseconds",
+			"timezone", "timezone_hour", "timezone_minute":
+			if !isDate && a.t.Base == onion.Timestamp && strings.HasPrefix(field, "timezone") {
+				return aval{}, rewrite.Refusal("extract(%s ...) of %s is not supported in a query the proxy computes", field, a.t)
+			}
+			if isDate && timeOfDayField(field) {
+				return aval{}, rewrite.Refusal("extract(%s from date) is not supported in a query the proxy computes", field)
+			}
+			return nullOf(tNumeric), nil
+		}
+		return aval{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
+	case isDate:
+		local = a.i * usPerDay
+	default:
+		local, east = onion.LocalTime(a.i, zoneOf(a.t, env))
+	}
+	if isDate && timeOfDayField(field) {
+		return aval{}, rewrite.Refusal("extract(%s from date) is not supported in a query the proxy computes", field)
+	}
+	f := splitLocal(local)
+	year := f.y
+	if year <= 0 {
+		year-- // 1 BC is -1: there is no year 0
+	}
+	usec := f.tod % (60 * usPerSec)
+	var v int64
+	switch field {
+	case "microseconds":
+		v = usec
+	case "milliseconds":
+		return numericScaled(usec, 3)
+	case "second":
+		return numericScaled(usec, 6)
+	case "minute":
+		v = f.tod / (60 * usPerSec) % 60
+	case "hour":
+		v = f.tod / (3600 * usPerSec)
+	case "day":
+		v = int64(f.d)
+	case "month":
+		v = int64(f.m)
+	case "quarter":
+		v = int64((f.m-1)/3 + 1)
+	case "year":
+		v = int64(year)
+	case "week":
+		_, w := isoWeek(f.days)
+		v = int64(w)
+	case "isoyear":
+		y, _ := isoWeek(f.days)
+		if y <= 0 {
+			y--
+		}
+		v = int64(y)
+	case "dow", "isodow":
+		v = (f.days + 6) % 7 // 2000-01-01 was a Saturday
+		if v < 0 {
+			v += 7
+		}
+		if field == "isodow" && v == 0 {
+			v = 7
+		}
+	case "doy":
+		v = f.days - onion.DaysOf(f.y, 1, 1) + 1
+	case "decade":
+		if f.y >= 0 {
+			v = int64(f.y / 10)
+		} else {
+			v = -int64((8 - (f.y - 1)) / 10)
+		}
+	case "century":
+		if f.y > 0 {
+			v = int64((f.y + 99) / 100)
+		} else {
+			v = -int64((99 - (f.y - 1)) / 100)
+		}
+	case "millennium":
+		if f.y > 0 {
+			v = int64((f.y + 999) / 1000)
+		} else {
+			v = -int64((999 - (f.y - 1)) / 1000)
+		}
+	case "epoch":
+		if isDate {
+			v = (a.i - unixEpochDays) * 86400
+			break
+		}
+		instant := a.i // a timestamptz's epoch is the instant's
+		if a.t.Base == onion.Timestamp {
+			instant = local
+		}
+		return numericScaled(instant-unixEpochDays*usPerDay, 6)
+	case "timezone", "timezone_hour", "timezone_minute":
+		if a.t.Base != onion.Timestamptz {
+			return aval{}, rewrite.Refusal("extract(%s ...) of %s is not supported in a query the proxy computes", field, a.t)
+		}
+		switch field {
+		case "timezone":
+			v = int64(east)
+		case "timezone_hour":
+			v = int64(east / 3600)
+		default:
+			v = int64(east / 60 % 60)
+		}
+	default:
+		return aval{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
+	}
+	return aval{t: tNumeric, d: decimalFromInt(v)}, nil
+}
+
+func timeOfDayField(field string) bool {
+	switch field {
+	case "hour", "minute", "second", "milliseconds", "microseconds", "timezone", "timezone_hour", "timezone_minute":
+		return true
+	}
+	return false
+}
+
+// dateTrunc is date_trunc(field, x) of a timestamp or timestamptz (in
+// the session's time zone: for a day or more the offset of the truncated
+// time is looked up again, as timestamptz_trunc does).
+func dateTrunc(field string, a aval, env onion.Env) (aval, error) {
+	field = strings.ToLower(field)
+	if a.i == math.MinInt64 || a.i == math.MaxInt64 {
+		return a, nil
+	}
+	loc := zoneOf(a.t, env)
+	local, east := onion.LocalTime(a.i, loc)
+	f := splitLocal(local)
+	var out int64
+	redoZone := true
+	switch field {
+	case "microseconds":
+		out, redoZone = local, false
+	case "milliseconds":
+		out, redoZone = local-floorMod(local, 1000), false
+	case "second":
+		out, redoZone = local-floorMod(local, usPerSec), false
+	case "minute":
+		out, redoZone = local-floorMod(local, 60*usPerSec), false
+	case "hour":
+		out, redoZone = local-floorMod(local, 3600*usPerSec), false
+	case "day":
+		out = f.days * usPerDay
+	case "week":
+		dow := (f.days + 5) % 7 // days since Monday (2000-01-03 was one)
+		if dow < 0 {
+			dow += 7
+		}
+		out = (f.days - dow) * usPerDay
+	case "month":
+		out = onion.DaysOf(f.y, f.m, 1) * usPerDay
+	case "quarter":
+		out = onion.DaysOf(f.y, 3*((f.m-1)/3)+1, 1) * usPerDay
+	case "year":
+		out = onion.DaysOf(f.y, 1, 1) * usPerDay
+	default:
+		return aval{}, rewrite.Refusal("date_trunc('%s', ...) is not supported in a query the proxy computes", field)
+	}
+	switch {
+	case loc == nil:
+	case redoZone:
+		out = onion.FromLocalTime(out, loc)
+	default:
+		out -= int64(east) * usPerSec
+	}
+	return aval{t: a.t, i: out}, nil
+}
+
+func floorMod(a, b int64) int64 { return a - floorDivInt(a, b)*b }
+
+// atTimeZone is x AT TIME ZONE zone (timezone(zone, x)): the wall-clock
+// time in zone of a timestamptz, or the instant of a timestamp read as a
+// wall-clock time in zone.
+func atTimeZone(zone string, a aval) (aval, error) {
+	loc, err := namedZone(zone)
+	if err != nil {
+		return aval{}, err
+	}
+	if a.i == math.MinInt64 || a.i == math.MaxInt64 {
+		a.t = flipZone(a.t)
+		return a, nil
+	}
+	if a.t.Base == onion.Timestamptz {
+		local, _ := onion.LocalTime(a.i, loc)
+		return aval{t: onion.Type{Base: onion.Timestamp}, i: local}, nil
+	}
+	return aval{t: onion.Type{Base: onion.Timestamptz}, i: onion.FromLocalTime(a.i, loc)}, nil
+}
+
+func flipZone(t onion.Type) onion.Type {
+	if t.Base == onion.Timestamptz {
+		return onion.Type{Base: onion.Timestamp}
+	}
+	return onion.Type{Base: onion.Timestamptz}
+}
+
+// namedZone loads a time zone of the tz database by its exact name;
+// abbreviations, POSIX specifications and offsets, which PostgreSQL
+// reads by its own rules, are refused.
+func namedZone(name string) (*time.Location, error) {
+	if name == "UTC" {
+		return time.UTC, nil
+	}
+	if !strings.Contains(name, "/") || strings.ContainsAny(name, "+-0123456789 ") && !strings.HasPrefix(name, "Etc/") {
+		return nil, rewrite.Refusal("time zone %q is not supported in a query the proxy computes: only names of the tz database (Europe/Paris) and UTC", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, rewrite.Refusal("time zone %q is not supported in a query the proxy computes: %v", name, err)
+	}
+	return loc, nil
+}
+
+// timeSig types extract, date_part and date_trunc: a constant field and a
+// date (extract only), timestamp or timestamptz.
+func timeSig(name string, result func(arg onion.Type) onion.Type, dates bool) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) != 2 || args[0] != tUnknown {
+			return nil, tNumeric, refuseArgs(name, args)
+		}
+		switch args[1].Base {
+		case onion.Timestamp, onion.Timestamptz:
+		case onion.Date:
+			if !dates {
+				return nil, tNumeric, refuseArgs(name, args)
+			}
+		default:
+			return nil, tNumeric, refuseArgs(name, args)
+		}
+		t := onion.Type{Base: args[1].Base}
+		return []onion.Type{tText, t}, result(t), nil
+	}
+}
+
+// timeFuncs are the date and time functions of the library.
+func timeFuncs() map[string]*scalarFunc {
+	numeric := func(onion.Type) onion.Type { return tNumeric }
+	same := func(t onion.Type) onion.Type { return t }
+	return map[string]*scalarFunc{
+		"extract": {sig: timeSig("extract", numeric, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return extractTime(a[0].s, a[1], ev.env)
+		}},
+		// date_part is extract as double precision.
+		"date_part": {sig: timeSig("date_part", func(onion.Type) onion.Type { return tFloat8 }, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			v, err := extractTime(a[0].s, a[1], ev.env)
+			if err != nil || v.null {
+				return nullOf(tFloat8), err
+			}
+			return aval{t: tFloat8, i: v.float8Bits()}, nil
+		}},
+		"date_trunc": {sig: timeSig("date_trunc", same, false), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return dateTrunc(a[0].s, a[1], ev.env)
+		}},
+		"timezone": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+			if len(args) != 2 || !(args[0] == tUnknown || isTextType(args[0])) || args[1].Base != onion.Timestamp && args[1].Base != onion.Timestamptz {
+				return nil, tText, refuseArgs("timezone", args)
+			}
+			t := onion.Type{Base: args[1].Base}
+			return []onion.Type{tText, t}, flipZone(t), nil
+		}, call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return atTimeZone(str(a[0]), a[1])
+		}},
+	}
+}

@@ -1,0 +1,75 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestScalarTimeFunctions is the differential test of the date and time
+// functions the proxy computes (extract, date_part, date_trunc, AT TIME
+// ZONE) over encrypted date, timestamp and timestamptz columns, with a
+// session time zone that has daylight saving time: rows around its
+// transitions, before the Gregorian reform, BC, the infinities.
+func TestScalarTimeFunctions(t *testing.T) {
+	ctx := context.Background()
+	d := newTypeDiff(t, `CREATE TABLE tf (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz)`)
+	for _, conn := range []string{"proxy", "plain"} {
+		c := d.plain
+		if conn == "proxy" {
+			c = d.c
+		}
+		var db string
+		if err := c.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, c, fmt.Sprintf(`ALTER DATABASE %q SET timezone TO 'America/Chicago'`, db))
+		mustExec(t, c, `SET timezone TO 'America/Chicago'`)
+	}
+	rows := []string{
+		`1, '2020-02-29', '2020-02-29 23:59:59.999999', '2020-02-29 23:59:59.999999+00'`,
+		`2, '2021-03-14', '2021-03-14 01:30:00', '2021-03-14 07:30:00+00'`,   // before the spring-forward in Chicago
+		`3, '2021-03-15', '2021-03-14 03:30:00', '2021-03-14 08:30:00+00'`,   // after it
+		`4, '2021-11-07', '2021-11-07 01:30:00', '2021-11-07 06:30:00+00'`,   // in the fall-back overlap (first)
+		`5, '2021-11-08', '2021-11-07 01:30:00.5', '2021-11-07 07:30:00+00'`, // (second)
+		`6, '1999-12-31', '1999-12-31 12:00:00', '2000-01-01 05:59:59+00'`,
+		`7, '0044-03-15 BC', '0044-03-15 12:00:00 BC', '0001-01-01 00:00:00+00 BC'`,
+		`8, 'infinity', 'infinity', '-infinity'`,
+		`9, NULL, NULL, NULL`,
+		`10, '1582-10-04', '1900-01-01 00:00:00', '1970-01-01 00:00:00+00'`,
+		`11, '2024-12-30', '2024-12-30 10:11:12.345678', '2027-01-01 00:00:00+00'`,
+	}
+	for _, r := range rows {
+		d.both("INSERT INTO tf VALUES (" + r + ")")
+	}
+	var queries []string
+	fields := []string{"year", "month", "day", "quarter", "week", "isoyear", "dow", "isodow", "doy", "decade", "century", "millennium", "epoch"}
+	timeFields := []string{"hour", "minute", "second", "milliseconds", "microseconds"}
+	for _, col := range []string{"d", "ts", "tz"} {
+		fs := fields
+		if col != "d" {
+			fs = append(append([]string{}, fields...), timeFields...)
+		}
+		for _, f := range fs {
+			queries = append(queries,
+				fmt.Sprintf("SELECT id, extract(%s from %s)::text FROM tf ORDER BY id", f, col),
+				fmt.Sprintf("SELECT id, date_part('%s', %s)::text FROM tf ORDER BY id", f, col))
+		}
+	}
+	queries = append(queries, "SELECT id, extract(timezone from tz), extract(timezone_hour from tz), extract(timezone_minute from tz) FROM tf ORDER BY id")
+	for _, col := range []string{"ts", "tz"} {
+		for _, f := range []string{"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month", "quarter", "year"} {
+			queries = append(queries, fmt.Sprintf("SELECT id, date_trunc('%s', %s)::text FROM tf ORDER BY id", f, col))
+		}
+		for _, z := range []string{"UTC", "Europe/Paris", "Asia/Kolkata", "America/Chicago"} {
+			queries = append(queries, fmt.Sprintf("SELECT id, (%s AT TIME ZONE '%s')::text FROM tf ORDER BY id", col, z))
+		}
+	}
+	queries = append(queries,
+		"SELECT id, extract(hour from tz AT TIME ZONE 'Europe/Paris') FROM tf ORDER BY id",
+		"SELECT id FROM tf WHERE extract(year from ts) = 2021 ORDER BY id",
+		"SELECT date_trunc('month', tz)::text, count(*) FROM tf GROUP BY 1 ORDER BY 1",
+		"SELECT id FROM tf WHERE date_trunc('day', tz) = '2021-11-07 00:00:00-05' ORDER BY id",
+	)
+	d.compare(queries, nil)
+}
