@@ -24,6 +24,9 @@ type evaluator struct {
 	// built (shared by the workers).
 	lookups map[*rewrite.Lookup]*lookupTable
 	sigs    map[*rewrite.Expr]*callSig // typed function calls (scalar.go)
+	// refused is the first call the scalar library refused, for the
+	// message.
+	refused *rewrite.Expr
 }
 
 // scope is what expressions read: the inputs of one row (the group's

@@ -63,6 +63,34 @@ type aggregator struct {
 	sent   int64
 
 	budget *heldBudget // what the groups may hold (shared with src)
+
+	// bound holds the values of the client's parameters the plan's
+	// expressions read, set at Bind (nil without any).
+	bound    *paramBox
+	bindDone bool
+}
+
+// paramBox carries one execution's parameter values from Bind to the
+// aggregator, which reads them once the server answers.
+type paramBox struct {
+	declared map[int]rewrite.ParamConst // typed NULLs
+	vals     atomic.Pointer[map[int]rewrite.ParamConst]
+}
+
+// bindParams makes the plan's parameters constants (rewrite.BindParams).
+func (a *aggregator) bindParams() {
+	if a.bound == nil || a.bindDone {
+		return
+	}
+	a.bindDone = true
+	vals := a.bound.declared
+	if v := a.bound.vals.Load(); v != nil {
+		vals = *v
+	}
+	a.plan = a.plan.BindParams(vals)
+	for x := a; x.src != nil; x = x.src {
+		x.src.plan = x.plan.Source
+	}
 }
 
 // aggRef is one aggregate the plan computes per group and its state's
@@ -126,6 +154,7 @@ func newAggregator(plan *rewrite.AggPlan, d *decrypter, inEnc []*encrypted, type
 // RowDescription types the inputs (the server's plain columns by OID) and
 // describes the outputs.
 func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
+	a.bindParams()
 	env, err := a.params.get()
 	if err != nil {
 		return err
@@ -175,6 +204,14 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 	if err != nil && isRefusal(err) {
 		// Name the column, not only its type or the function.
 		x := uncomputable
+		if x == nil && a.ev != nil && a.ev.refused != nil {
+			// An encrypted column the refused call reads.
+			walkExpr(a.ev.refused, func(e *rewrite.Expr) {
+				if e.Kind == rewrite.ExprInput && x == nil && e.Input < len(a.inEnc) {
+					x = a.inEnc[e.Input]
+				}
+			})
+		}
 		for i := 0; x == nil && i < len(a.inEnc); i++ {
 			x = a.inEnc[i]
 		}
@@ -354,6 +391,7 @@ func (b *rowBatch) rowValues(r int, dst [][]byte) [][]byte {
 
 // DataRow hands one input row to the workers.
 func (a *aggregator) DataRow(row *pgproto3.DataRow) error {
+	a.bindParams()
 	if a.src != nil {
 		return a.src.DataRow(row)
 	}
@@ -781,6 +819,7 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 
 // results computes the result rows once every input row was handed over.
 func (a *aggregator) results() ([][]aval, error) {
+	a.bindParams() // no row and no description came
 	var srcRows [][]aval
 	if a.src != nil {
 		var err error

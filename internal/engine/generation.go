@@ -55,7 +55,7 @@ func planGenerations(t *catalog.Table, env onion.Env) (*rowGenerations, error) {
 				return nil, err
 			}
 			if in[i], err = rewrite.ColumnType(col); err == nil {
-				_, err = kindOf(in[i])
+				err = storedExprType(in[i])
 			}
 			if err != nil {
 				return nil, rewrite.Refusal("generated column %s.%s reads column %s of type %s, which the proxy cannot compute with yet", t.Name, c.Name, col.Name, col.Type)

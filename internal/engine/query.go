@@ -135,6 +135,28 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			holeOf[lv.Param] = int8Param
 		}
 	}
+	// Parameters that split execution's expressions read: the server
+	// gets NULL in their place.
+	var aggParams []int
+	declared := map[int]rewrite.ParamConst{}
+	if agg != nil {
+		aggParams = agg.Params()
+		for _, n := range aggParams {
+			if holeOf[n] != nil || n > hp.n {
+				return nil, rewrite.Refusal("parameter $%d is used both in an expression the proxy computes and elsewhere; pass the value twice", n)
+			}
+			declared[n] = rewrite.ParamConst{Type: paramConstType(hp.clients[n-1])}
+		}
+		env, err := s.params.get()
+		if err != nil {
+			return nil, err
+		}
+		inferred := inferParamTypes(agg, aggInputs(agg, proj), declared, env)
+		for _, n := range aggParams {
+			holeOf[n] = exprParam(n, hp.clients[n-1], inferred[n])
+		}
+	}
+	var box atomic.Pointer[paramBox]
 	if sp.sql, err = p.Render(vals); err != nil {
 		return nil, err
 	}
@@ -174,6 +196,26 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				return err
 			}
 		}
+		if len(aggParams) > 0 {
+			// Read before finish hides the client's parameters.
+			vals := map[int]rewrite.ParamConst{}
+			for _, n := range aggParams {
+				pc := declared[n]
+				if raw := b.Parameters[n-1]; raw != nil {
+					x := holeOf[n]
+					v, err := decodeParam(x, hp.clients[n-1], bs.formats[n-1], raw, bs.env)
+					if err != nil {
+						return err
+					}
+					text := string(x.typ.AppendText(nil, v, bs.env))
+					pc.Text = &text
+				}
+				vals[n] = pc
+			}
+			if pb := box.Load(); pb != nil {
+				pb.vals.Store(&vals)
+			}
+		}
 		if proj != nil {
 			// Read before finish replaces the client's parameters.
 			ex, err := proj.execFor(p, bs, bs.env, plain)
@@ -208,7 +250,12 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				d = &decrypter{p: proj, params: &s.params, serverBinary: true}
 				current.Store(d)
 			}
-			return newAggregator(agg, d, inEnc, types, &s.params, formats, s.e.cat.collation)
+			a := newAggregator(agg, d, inEnc, types, &s.params, formats, s.e.cat.collation)
+			if len(aggParams) > 0 {
+				a.bound = &paramBox{declared: declared}
+				box.Store(a.bound)
+			}
+			return a
 		}
 		return sp, nil
 	}
@@ -298,6 +345,28 @@ var (
 	textParam = &encrypted{table: "", cat: &catalog.Column{Name: "LIKE pattern"}, typ: onion.Type{Base: onion.Text}}
 	int8Param = &encrypted{table: "", cat: &catalog.Column{Name: "LIMIT"}, typ: onion.Type{Base: onion.BigInt}}
 )
+
+// exprParam describes client parameter n read by an expression the
+// proxy computes: of the type the client declared, else of the type its
+// use gives it (inferred; text when none), read as an untyped literal.
+func exprParam(n int, declared uint32, inferred onion.Type) *encrypted {
+	t, ok := typeOfOID(declared)
+	if !ok || paramConstType(declared) == "" {
+		t = tText
+		if declared == 0 && inferred.Base != onion.Invalid {
+			t = inferred
+		}
+	}
+	return &encrypted{cat: &catalog.Column{Name: fmt.Sprintf("$%d", n)}, typ: t}
+}
+
+// paramConstType names a declared parameter type as a constant's type
+// (rewrite.Expr.ConstType); "" for none or one the evaluator reads
+// otherwise (an untyped literal).
+func paramConstType(oid uint32) string {
+	return map[uint32]string{oidInt2: "smallint", oidInt4: "integer", oidInt8: "bigint", 1700: "numeric", oidText: "text",
+		oidVarchar: "varchar", 16: "boolean", 1082: "date", 701: "float8", 1083: "time", 1114: "timestamp", 1184: "timestamptz"}[oid]
+}
 
 // cmpHole is a comparison value of a query with its column.
 type cmpHole struct {

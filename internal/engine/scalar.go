@@ -63,6 +63,9 @@ func (ev *evaluator) signature(e *rewrite.Expr) (*callSig, error) {
 		fn = &castFunc
 	}
 	if fn == nil {
+		if ev.refused == nil {
+			ev.refused = e
+		}
 		return nil, rewrite.Refusal("function %s is not supported in a query the proxy computes", e.Func)
 	}
 	args := make([]onion.Type, len(e.Args))
@@ -91,6 +94,9 @@ func (ev *evaluator) signature(e *rewrite.Expr) (*callSig, error) {
 	}
 	params, result, err := fn.sig(args)
 	if err != nil {
+		if ev.refused == nil {
+			ev.refused = e
+		}
 		return nil, err
 	}
 	s := &callSig{fn: fn, params: params, result: result}

@@ -89,6 +89,16 @@ func TestScalarFunctions(t *testing.T) {
 		// order (refused).
 		"SELECT id, least(c, v, 'm') FROM sf ORDER BY id",
 	})
+	// Parameters in what the proxy computes (the extended protocol binds
+	// them; the simple one sends literals).
+	d.compare([]string{
+		"SELECT id, coalesce(t, $1), left(v, $2) FROM sf ORDER BY id",
+		"SELECT id, lpad(t, $2, $1) FROM sf ORDER BY id",
+		"SELECT id FROM sf WHERE length(t) > $2 OR lower(v) = $1 ORDER BY id",
+		"SELECT id, concat(t, $1::text, i + $2) FROM sf ORDER BY id",
+		"SELECT length(t) + $2, count(*) FROM sf WHERE v <> $1 GROUP BY 1 ORDER BY 1",
+		"SELECT id, CASE WHEN abs(i) > $2 THEN upper(t) ELSE $1 END FROM sf ORDER BY id",
+	}, nil, "abc", 3)
 	// A function the library does not have is refused by name.
 	for _, q := range []string{"SELECT initcap(t) FROM sf", "SELECT sin(f) FROM sf", "SELECT power(n, 2) FROM sf"} {
 		_, err := d.c.Exec(t.Context(), q)

@@ -94,8 +94,9 @@ const (
 	ExprIn                       // Args[0] IN (Args[1:]); Op "=" (IN) or "<>" (NOT IN)
 	ExprCase                     // CASE WHEN Args[0] THEN Args[1] ... ELSE Else END
 	ExprAgg                      // Func(Args[0]) over the group: sum avg count min max
-	ExprFunc                     // Func(Args): extract(field, x), substring(x, from[, for]), lower(x), upper(x)
+	ExprFunc                     // Func(Args): a function of the engine's scalar library; "cast" to ConstType
 	ExprLookup                   // Lookup's value for the keys Args (NULL when it has none)
+	ExprParam                    // the client's parameter $Input (extended protocol): see BindParams
 )
 
 // Expr is an expression the proxy evaluates.
@@ -465,6 +466,8 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		return &Expr{Kind: ExprInput, Input: b.input(x.ColumnRef)}, nil
 	case *pg_query.Node_AConst:
 		return constExpr(n), nil
+	case *pg_query.Node_ParamRef:
+		return &Expr{Kind: ExprParam, Input: int(x.ParamRef.Number)}, nil
 	case *pg_query.Node_TypeCast:
 		if x.TypeCast.Arg.GetAConst() != nil {
 			e := constExpr(x.TypeCast.Arg)

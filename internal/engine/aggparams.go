@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// inferParamTypes types the parameters split execution's expressions
+// read that the client did not declare, as PostgreSQL infers a
+// parameter's type from its use: the type the function, operator,
+// comparison or IN list it is an operand of takes there; text when
+// nothing says (a plain input, whose type only the server's answer
+// tells, counts as text). inEnc are the plan's encrypted inputs.
+func inferParamTypes(agg *rewrite.AggPlan, inEnc []*encrypted, declared map[int]rewrite.ParamConst, env onion.Env) map[int]onion.Type {
+	out := map[int]onion.Type{}
+	if agg.Source != nil {
+		return out // inputs computed by the proxy first: left as text
+	}
+	trace := map[*rewrite.Expr]int{}
+	bound := agg.BindParamsTraced(declared, trace)
+	in := make([]onion.Type, bound.Inputs)
+	for i := range in {
+		in[i] = tText
+		if i < len(inEnc) && inEnc[i] != nil {
+			in[i] = inEnc[i].typ
+		}
+	}
+	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}}
+	set := func(e *rewrite.Expr, t onion.Type) {
+		if n, ok := trace[e]; ok && t != tUnknown {
+			if _, done := out[n]; !done {
+				out[n] = onion.Type{Base: t.Base}
+			}
+		}
+	}
+	typed := func(e *rewrite.Expr) (onion.Type, bool) {
+		if _, ok := trace[e]; ok || isUnknown(e) {
+			return tUnknown, false
+		}
+		t, err := ev.typeOf(e)
+		return t, err == nil
+	}
+	bound.WalkExprs(func(e *rewrite.Expr) {
+		switch e.Kind {
+		case rewrite.ExprFunc:
+			if sig, err := ev.signature(e); err == nil {
+				for i, a := range e.Args {
+					if i < len(sig.params) {
+						set(a, sig.params[i])
+					}
+				}
+			}
+		case rewrite.ExprOp:
+			if len(e.Args) == 2 {
+				if t, ok := typed(e.Args[1]); ok {
+					set(e.Args[0], t)
+				}
+				if t, ok := typed(e.Args[0]); ok {
+					set(e.Args[1], t)
+				}
+			}
+		case rewrite.ExprIn:
+			var t onion.Type
+			ok := false
+			for _, a := range e.Args {
+				if t, ok = typed(a); ok {
+					break
+				}
+			}
+			if ok {
+				for _, a := range e.Args {
+					set(a, t)
+				}
+			}
+		case rewrite.ExprLike:
+			set(e.Args[0], tText)
+		}
+	})
+	return out
+}

@@ -1,0 +1,126 @@
+package rewrite
+
+// Parameters in what the proxy computes. In the extended protocol a
+// split execution's expressions may read the client's parameters
+// (COALESCE(c, $1), LPAD(c, $2, $3)): the server never sees those values
+// (the engine sends it NULL in their place), and at each Bind the engine
+// makes a copy of the plan whose parameters are constants (BindParams).
+
+// ParamConst is the value of a parameter as a constant: its text (nil:
+// NULL) and its type as the client declared it ("" for none: an untyped
+// literal, typed by its use).
+type ParamConst struct {
+	Text *string
+	Type string
+}
+
+// Params returns the parameter numbers p's expressions read, each once.
+func (p *AggPlan) Params() []int {
+	var out []int
+	seen := map[int]bool{}
+	p.walkExprs(func(e *Expr) {
+		if e.Kind == ExprParam && !seen[e.Input] {
+			seen[e.Input] = true
+			out = append(out, e.Input)
+		}
+	})
+	return out
+}
+
+// BindParams returns a copy of p whose parameters are the constants
+// vals (by parameter number); p is not modified. A parameter missing
+// from vals is an untyped NULL.
+func (p *AggPlan) BindParams(vals map[int]ParamConst) *AggPlan {
+	return p.BindParamsTraced(vals, nil)
+}
+
+// BindParamsTraced is BindParams, recording in trace (when not nil) the
+// constant each parameter became, with its number.
+func (p *AggPlan) BindParamsTraced(vals map[int]ParamConst, trace map[*Expr]int) *AggPlan {
+	if p == nil {
+		return nil
+	}
+	out := *p
+	// Shared nodes stay shared (GROUP BY 1 is the output's node).
+	done := map[*Expr]*Expr{}
+	bind := func(e *Expr) *Expr { return bindExpr(e, vals, done, trace) }
+	out.Outputs = make([]AggOutput, len(p.Outputs))
+	for i, o := range p.Outputs {
+		out.Outputs[i] = AggOutput{Name: o.Name, Expr: bind(o.Expr)}
+	}
+	out.Where, out.Having, out.JoinResidual = bind(p.Where), bind(p.Having), bind(p.JoinResidual)
+	out.Group = make([]*Expr, len(p.Group))
+	for i, g := range p.Group {
+		out.Group[i] = bind(g)
+	}
+	out.Order = make([]AggOrder, len(p.Order))
+	for i, o := range p.Order {
+		out.Order[i] = o
+		out.Order[i].Expr = bind(o.Expr)
+	}
+	out.Source = p.Source.BindParamsTraced(vals, trace)
+	return &out
+}
+
+func bindExpr(e *Expr, vals map[int]ParamConst, done map[*Expr]*Expr, trace map[*Expr]int) *Expr {
+	if e == nil {
+		return nil
+	}
+	if b, ok := done[e]; ok {
+		return b
+	}
+	var out *Expr
+	if e.Kind == ExprParam {
+		v := vals[e.Input]
+		out = &Expr{Kind: ExprConst, Const: v.Text, ConstType: v.Type}
+		if trace != nil {
+			trace[out] = e.Input
+		}
+	} else {
+		c := *e
+		out = &c
+		if len(e.Args) > 0 {
+			out.Args = make([]*Expr, len(e.Args))
+			for i, a := range e.Args {
+				out.Args[i] = bindExpr(a, vals, done, trace)
+			}
+		}
+		out.Else = bindExpr(e.Else, vals, done, trace)
+	}
+	done[e] = out
+	return out
+}
+
+// WalkExprs calls f on every expression node of p (and of its Source).
+func (p *AggPlan) WalkExprs(f func(*Expr)) { p.walkExprs(f) }
+
+// walkExprs calls f on every expression node of p (and of its Source).
+func (p *AggPlan) walkExprs(f func(*Expr)) {
+	if p == nil {
+		return
+	}
+	var walk func(e *Expr)
+	walk = func(e *Expr) {
+		if e == nil {
+			return
+		}
+		f(e)
+		for _, a := range e.Args {
+			walk(a)
+		}
+		walk(e.Else)
+	}
+	for _, o := range p.Outputs {
+		walk(o.Expr)
+	}
+	walk(p.Where)
+	walk(p.Having)
+	walk(p.JoinResidual)
+	for _, g := range p.Group {
+		walk(g)
+	}
+	for _, o := range p.Order {
+		walk(o.Expr)
+	}
+	p.Source.walkExprs(f)
+}
