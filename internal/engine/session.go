@@ -495,6 +495,8 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 		return nil, err
 	}
 	switch st.Kind {
+	case "Explain":
+		return s.planExplain(st, ext)
 	case "Create":
 		return s.planCreate(st, ext)
 	case "Drop":
