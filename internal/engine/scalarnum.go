@@ -181,6 +181,8 @@ func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		ok = kt == kInt || kt == kNumeric || kt == kFloat || kt == kBool && from.Base == onion.Integer
 	case kf == kBool:
 		ok = to.Base == onion.Integer || kt == kBool
+	case kf == kDate || kf == kTs:
+		ok = kt == kDate || kt == kTs
 	default:
 		ok = from == to
 	}
@@ -215,6 +217,21 @@ func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
 			return aval{}, err
 		}
 		return fromOnion(to, v, ev.env)
+	case kf == kDate && kt == kTs:
+		return dateToTimestamp(x, to, ev.env), nil
+	case kf == kTs && kt == kDate:
+		return timestampToDate(x, ev.env), nil
+	case kf == kTs && kt == kTs:
+		// timestamp <-> timestamptz: the wall clock in the session's
+		// time zone.
+		if x.i == math.MinInt64 || x.i == math.MaxInt64 {
+			return aval{t: to, i: x.i}, nil
+		}
+		if to.Base == onion.Timestamp {
+			local, _ := onion.LocalTime(x.i, ev.env.TimeZone)
+			return aval{t: to, i: local}, nil
+		}
+		return aval{t: to, i: onion.FromLocalTime(x.i, ev.env.TimeZone)}, nil
 	case kt == kBool:
 		return boolVal(x.i != 0), nil
 	case kf == kBool:

@@ -45,6 +45,32 @@ func floorDivInt(a, b int64) int64 {
 	return q
 }
 
+// dateToTimestamp casts a date to a timestamp (midnight) or a
+// timestamptz (midnight in the session's time zone); the infinities stay
+// infinite.
+func dateToTimestamp(a aval, to onion.Type, env onion.Env) aval {
+	switch a.i {
+	case math.MinInt32:
+		return aval{t: to, i: math.MinInt64}
+	case math.MaxInt32:
+		return aval{t: to, i: math.MaxInt64}
+	}
+	return aval{t: to, i: onion.FromLocalTime(a.i*usPerDay, zoneOf(to, env))}
+}
+
+// timestampToDate casts a timestamp or timestamptz (in the session's
+// time zone) to its date.
+func timestampToDate(a aval, env onion.Env) aval {
+	switch a.i {
+	case math.MinInt64:
+		return aval{t: tDate, i: math.MinInt32}
+	case math.MaxInt64:
+		return aval{t: tDate, i: math.MaxInt32}
+	}
+	local, _ := onion.LocalTime(a.i, zoneOf(a.t, env))
+	return aval{t: tDate, i: floorDivInt(local, usPerDay)}
+}
+
 // zoneOf is the session's time zone for a timestamptz, nil for a
 // timestamp (read as it is).
 func zoneOf(t onion.Type, env onion.Env) *time.Location {
@@ -322,7 +348,6 @@ func timeSig(name string, result func(arg onion.Type) onion.Type, dates bool) fu
 // timeFuncs are the date and time functions of the library.
 func timeFuncs() map[string]*scalarFunc {
 	numeric := func(onion.Type) onion.Type { return tNumeric }
-	same := func(t onion.Type) onion.Type { return t }
 	return map[string]*scalarFunc{
 		"extract": {sig: timeSig("extract", numeric, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
 			return extractTime(a[0].s, a[1], ev.env)
@@ -335,8 +360,18 @@ func timeFuncs() map[string]*scalarFunc {
 			}
 			return aval{t: tFloat8, i: v.float8Bits()}, nil
 		}},
-		"date_trunc": {sig: timeSig("date_trunc", same, false), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return dateTrunc(a[0].s, a[1], ev.env)
+		// date_trunc of a date truncates the timestamptz it is cast to.
+		"date_trunc": {sig: timeSig("date_trunc", func(t onion.Type) onion.Type {
+			if t.Base == onion.Date {
+				return onion.Type{Base: onion.Timestamptz}
+			}
+			return t
+		}, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			x := a[1]
+			if x.t.Base == onion.Date {
+				x = dateToTimestamp(x, onion.Type{Base: onion.Timestamptz}, ev.env)
+			}
+			return dateTrunc(a[0].s, x, ev.env)
 		}},
 		"timezone": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 			if len(args) != 2 || !(args[0] == tUnknown || isTextType(args[0])) || args[1].Base != onion.Timestamp && args[1].Base != onion.Timestamptz {

@@ -65,6 +65,12 @@ func TestScalarTimeFunctions(t *testing.T) {
 			queries = append(queries, fmt.Sprintf("SELECT id, (%s AT TIME ZONE '%s')::text FROM tf ORDER BY id", col, z))
 		}
 	}
+	for _, f := range []string{"day", "week", "month", "quarter", "year"} {
+		queries = append(queries, fmt.Sprintf("SELECT id, date_trunc('%s', d)::text FROM tf ORDER BY id", f))
+	}
+	for _, c := range []string{"d::timestamp", "d::timestamptz", "ts::date", "tz::date", "tz::timestamp", "ts::timestamptz"} {
+		queries = append(queries, fmt.Sprintf("SELECT id, (%s)::text FROM tf ORDER BY id", c))
+	}
 	queries = append(queries,
 		"SELECT id, extract(hour from tz AT TIME ZONE 'Europe/Paris') FROM tf ORDER BY id",
 		"SELECT id FROM tf WHERE extract(year from ts) = 2021 ORDER BY id",
