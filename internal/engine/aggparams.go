@@ -25,6 +25,14 @@ func inferParamTypes(agg *rewrite.AggPlan, inEnc []*encrypted, declared map[int]
 			in[i] = inEnc[i].typ
 		}
 	}
+	return inferTypes(bound.WalkExprs, trace, in, env)
+}
+
+// inferTypes is inferParamTypes over the expressions walk visits, bound
+// to constants (trace maps each constant that was a parameter to its
+// number), whose inputs have types in.
+func inferTypes(walk func(func(*rewrite.Expr)), trace map[*rewrite.Expr]int, in []onion.Type, env onion.Env) map[int]onion.Type {
+	out := map[int]onion.Type{}
 	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}}
 	set := func(e *rewrite.Expr, t onion.Type) {
 		if n, ok := trace[e]; ok && t != tUnknown {
@@ -40,7 +48,7 @@ func inferParamTypes(agg *rewrite.AggPlan, inEnc []*encrypted, declared map[int]
 		t, err := ev.typeOf(e)
 		return t, err == nil
 	}
-	bound.WalkExprs(func(e *rewrite.Expr) {
+	walk(func(e *rewrite.Expr) {
 		switch e.Kind {
 		case rewrite.ExprFunc:
 			if sig, err := ev.signature(e); err == nil {

@@ -1,13 +1,19 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/jackc/pgx/v5/pgproto3"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgarray"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/schemes/rnd"
+	"github.com/pgonion/pgonion/internal/wire"
 )
 
 // checkColumns are the columns t's proxy-enforced checks read.
@@ -26,44 +32,136 @@ func checkColumns(rc *rowChecks) []*catalog.Column {
 	return out
 }
 
-// planUpdateRMW runs the read of an UPDATE the proxy computes
-// (rewrite.RMWPlan) ahead of it, in the client's transaction, computes
-// each row's new values with split execution's evaluator, checks them
-// against the table's checks, encrypts them with a fresh salt per row,
-// and plans the UPDATE of the rows read.
-func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks, ext *extended) (*stmtPlan, error) {
-	if ext != nil || !s.aheadOK || s.exec == nil {
-		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which reads the rows first: only in the simple protocol yet, as the first statement of a query string", t.Name)
-	}
-	env, err := s.params.get()
-	if err != nil {
-		return nil, err
-	}
-	in := make([]onion.Type, len(p.Inputs))
+// rmw is one UPDATE the proxy computes (rewrite.RMWPlan), set up: the
+// types of the values it reads and writes, and its evaluator.
+type rmw struct {
+	p      *rewrite.RMWPlan
+	t      *catalog.Table
+	checks *rowChecks
+	in     []onion.Type // of p.Inputs
+	out    []onion.Type // of p.Sets
+	xs     []*encrypted // of p.Sets
+	ev     *evaluator
+}
+
+// newRMW types p's inputs and expressions, refusing what the proxy
+// cannot compute.
+func (s *session) newRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks, env onion.Env) (*rmw, error) {
+	r := &rmw{p: p, t: t, checks: checks, in: make([]onion.Type, len(p.Inputs)), out: make([]onion.Type, len(p.Sets)), xs: make([]*encrypted, len(p.Sets))}
+	var err error
 	for i, c := range p.Inputs {
 		if err := collationRefusal(t.Name, c); err != nil {
 			return nil, err
 		}
-		if in[i], err = rewrite.ColumnType(c); err == nil {
-			_, err = kindOf(in[i])
+		if r.in[i], err = rewrite.ColumnType(c); err == nil {
+			_, err = kindOf(r.in[i])
 		}
 		if err != nil {
 			return nil, rewrite.Refusal("UPDATE of table %s reads column %s of type %s, which the proxy cannot compute with yet", t.Name, c.Name, c.Type)
 		}
 	}
-	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}}
-	out := make([]onion.Type, len(p.Sets))
-	xs := make([]*encrypted, len(p.Sets))
+	r.ev = &evaluator{env: env, in: r.in, consts: map[*rewrite.Expr]aval{}}
 	for i, set := range p.Sets {
-		if bad := ev.plan(set.Expr); bad != nil {
+		if bad := r.ev.plan(set.Expr); bad != nil {
 			return nil, rewrite.Refusal("SET %s = <expression> on table %s: %s", set.Column.Name, t.Name, errMessage(bad))
 		}
-		if out[i], err = rewrite.ColumnType(set.Column); err != nil {
+		if r.out[i], err = rewrite.ColumnType(set.Column); err != nil {
 			return nil, rewrite.Refusal("UPDATE of column %s.%s of type %s by the proxy is not supported yet", t.Name, set.Column.Name, set.Column.Type)
 		}
-		if xs[i], err = s.e.encrypted(t.Name, set.Column); err != nil {
+		if r.xs[i], err = s.e.encrypted(t.Name, set.Column); err != nil {
 			return nil, err
 		}
+	}
+	return r, nil
+}
+
+// row computes the new values of one row read (ctid, xmin, then the
+// inputs as text) and checks them.
+func (r *rmw) row(row []*string, env onion.Env) ([]onion.Value, error) {
+	if len(row) != 2+len(r.in) || row[0] == nil || row[1] == nil {
+		return nil, fmt.Errorf("engine: the read of an UPDATE of %s returned %d columns", r.t.Name, len(row))
+	}
+	vals := make([]aval, len(r.in))
+	for i, v := range row[2:] {
+		vals[i] = nullOf(r.in[i])
+		if v == nil {
+			continue
+		}
+		ov, err := r.in[i].ParseText([]byte(*v), env)
+		if err != nil {
+			return nil, err
+		}
+		if vals[i], err = fromOnion(r.in[i], ov, env); err != nil {
+			return nil, err
+		}
+	}
+	next := make([]onion.Value, len(r.p.Sets))
+	for i, set := range r.p.Sets {
+		a, err := r.ev.eval(set.Expr, &scope{row: vals})
+		if err != nil {
+			return nil, err
+		}
+		if next[i], err = assignValue(a, r.out[i], env); err != nil {
+			return nil, err
+		}
+	}
+	if r.checks != nil {
+		value := func(c *catalog.Column) (onion.Value, bool) {
+			for i, set := range r.p.Sets {
+				if set.Column.ID == c.ID {
+					return next[i], true
+				}
+			}
+			for i, ic := range r.p.Inputs {
+				if ic.ID == c.ID {
+					v, err := vals[i].toOnion(env)
+					return v, err == nil
+				}
+			}
+			return onion.Null(), false
+		}
+		if err := r.checks.verify(value, false, env); err != nil {
+			return nil, err
+		}
+	}
+	return next, nil
+}
+
+// encrypt encrypts a row's new values, each with a fresh salt (its salt
+// override).
+func (r *rmw) encrypt(next []onion.Value) ([]onion.Cells, [][]byte, error) {
+	cells := make([]onion.Cells, len(next))
+	salts := make([][]byte, len(next))
+	for i := range next {
+		salts[i] = rnd.NewSalt()
+		var err error
+		if cells[i], err = r.xs[i].encrypt(next[i], salts[i]); err != nil {
+			return nil, nil, fmt.Errorf("failed to encrypt a value of %s.%s: %w", r.t.Name, r.p.Sets[i].Column.Name, err)
+		}
+	}
+	return cells, salts, nil
+}
+
+// planUpdateRMW runs the read of an UPDATE the proxy computes
+// (rewrite.RMWPlan) ahead of it, in the client's transaction, computes
+// each row's new values with split execution's evaluator, checks them
+// against the table's checks, encrypts them with a fresh salt per row,
+// and plans the UPDATE of the rows read. In the extended protocol the
+// read runs at each Bind (planUpdateRMWParams).
+func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks, ext *extended) (*stmtPlan, error) {
+	env, err := s.params.get()
+	if err != nil {
+		return nil, err
+	}
+	if ext != nil {
+		return s.planUpdateRMWParams(p, t, checks, ext, env)
+	}
+	r, err := s.newRMW(p, t, checks, env)
+	if err != nil {
+		return nil, err
+	}
+	if !s.aheadOK || s.exec == nil {
+		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which reads the rows first: only as the first statement of a query string", t.Name)
 	}
 	// The read, planned like a client's SELECT (it may peel, in this
 	// transaction: then this UPDATE is planned again at the new layers).
@@ -94,69 +192,279 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 	if err := s.holdWrites(t); err != nil {
 		return nil, err
 	}
-	out2 := make([]rewrite.RMWRow, len(rows.rows))
-	for r, row := range rows.rows {
-		if len(row) != 2+len(in) || row[0] == nil || row[1] == nil {
-			return nil, fmt.Errorf("engine: the read of an UPDATE of %s returned %d columns", t.Name, len(row))
+	out := make([]rewrite.RMWRow, len(rows.rows))
+	for i, row := range rows.rows {
+		next, err := r.row(row, env)
+		if err != nil {
+			return nil, err
 		}
-		vals := make([]aval, len(in))
-		for i, v := range row[2:] {
-			vals[i] = nullOf(in[i])
-			if v == nil {
-				continue
-			}
-			ov, err := in[i].ParseText([]byte(*v), env)
-			if err != nil {
-				return nil, err
-			}
-			if vals[i], err = fromOnion(in[i], ov, env); err != nil {
-				return nil, err
-			}
-		}
-		next := make([]onion.Value, len(p.Sets))
-		for i, set := range p.Sets {
-			a, err := ev.eval(set.Expr, &scope{row: vals})
-			if err != nil {
-				return nil, err
-			}
-			if next[i], err = assignValue(a, out[i], env); err != nil {
-				return nil, err
-			}
-		}
-		if checks != nil {
-			value := func(c *catalog.Column) (onion.Value, bool) {
-				for i, set := range p.Sets {
-					if set.Column.ID == c.ID {
-						return next[i], true
-					}
-				}
-				for i, ic := range p.Inputs {
-					if ic.ID == c.ID {
-						v, err := vals[i].toOnion(env)
-						return v, err == nil
-					}
-				}
-				return onion.Null(), false
-			}
-			if err := checks.verify(value, false, env); err != nil {
-				return nil, err
-			}
+		cells, salts, err := r.encrypt(next)
+		if err != nil {
+			return nil, err
 		}
 		rr := rewrite.RMWRow{CTID: *row[0], XMin: *row[1], Cells: make([]rewrite.Cells, len(p.Sets))}
-		for i, set := range p.Sets {
-			salt := rnd.NewSalt()
-			c, err := xs[i].encrypt(next[i], salt)
-			if err != nil {
-				return nil, fmt.Errorf("failed to encrypt a value of %s.%s: %w", t.Name, set.Column.Name, err)
-			}
-			rr.Cells[i] = literalCells(c, xs[i].oc)
-			rr.Cells[i][rewrite.SaltSuffix] = rewrite.ByteaLiteral(salt)
+		for k := range p.Sets {
+			rr.Cells[k] = literalCells(cells[k], r.xs[k].oc)
+			rr.Cells[k][rewrite.SaltSuffix] = rewrite.ByteaLiteral(salts[k])
 		}
-		out2[r] = rr
+		out[i] = rr
 	}
-	sql, err = p.Render(out2)
+	sql, err = p.Render(out)
 	if err != nil {
 		return nil, err
+	}
+	return &stmtPlan{sql: sql}, nil
+}
+
+// planUpdateRMWParams plans an UPDATE the proxy computes for the
+// extended protocol: the server parses the UPDATE of the rows read once,
+// with the rows and their new cells as array parameters
+// (RMWPlan.RenderArrays); at each Bind the proxy runs the read, with the
+// client's parameters, ahead of the client's statement (wire ExecQuery:
+// only where nothing of the request cycle ran before, or in a
+// transaction block), and binds the arrays. The client's parameters
+// reach the server only where a plain column's SET uses them.
+func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks, ext *extended, env onion.Env) (*stmtPlan, error) {
+	// The computed values may read the client's parameters: typed here
+	// as NULLs of their declared types, bound at each Bind.
+	setParams := p.Params()
+	declaredOID := func(n int) uint32 {
+		if n-1 < len(ext.oids) {
+			return ext.oids[n-1]
+		}
+		return 0
+	}
+	declared := map[int]rewrite.ParamConst{}
+	for _, n := range setParams {
+		declared[n] = rewrite.ParamConst{Type: paramConstType(declaredOID(n))}
+	}
+	trace := map[*rewrite.Expr]int{}
+	typed := p.BindParams(declared, trace)
+	r, err := s.newRMW(typed, t, checks, env)
+	if err != nil {
+		return nil, err
+	}
+	inferred := inferTypes(typed.WalkExprs, trace, r.in, env)
+	if s.execQuery == nil {
+		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which cannot read the rows first here", t.Name)
+	}
+	readRefs := rewrite.ParamRefs(p.Read)
+	readN := len(ext.oids) // the parameters the read takes
+	for _, n := range readRefs {
+		readN = max(readN, n)
+	}
+	readExt := &extended{oids: ext.oids}
+	rp, err := s.plan(p.Read.Clone(), readExt) // planning rewrites the tree
+	if err != nil {
+		return nil, err
+	}
+	readSQL, readOIDs := p.Read.SQL, ext.oids
+	if rp != nil {
+		readSQL = rp.sql
+		if readExt.serverOIDs != nil {
+			readOIDs = readExt.serverOIDs
+		}
+	}
+	// The read's parameters its server statement does not reference
+	// need a type; those the client's read does not use are sent NULL.
+	var readUnused []int
+	readOIDs = slices.Clone(readOIDs)
+	for len(readOIDs) < readN {
+		readOIDs = append(readOIDs, 0)
+	}
+	if sts, err := rewrite.Parse(readSQL); err == nil && len(sts) == 1 {
+		referenced := map[int]bool{}
+		for _, n := range rewrite.ParamRefs(sts[0]) {
+			referenced[n] = true
+		}
+		for i := range readOIDs {
+			if !referenced[i+1] && readOIDs[i] == 0 {
+				readOIDs[i] = oidText
+			}
+		}
+	}
+	for i := range readN {
+		if !slices.Contains(readRefs, i+1) {
+			readUnused = append(readUnused, i) // the client's, for the computed values
+		}
+	}
+	arrays, err := p.Arrays()
+	if err != nil {
+		return nil, err
+	}
+	hp := newHoleParams(ext.oids, append(readRefs, setParams...))
+	nodes := make([]*pg_query.Node, len(arrays))
+	for i, a := range arrays {
+		oid := uint32(oidTextArr)
+		switch a.Elem {
+		case "bytea":
+			oid = oidByteaArr
+		case "uuid":
+			oid = oidUUIDArr
+		}
+		nodes[i] = hp.add(paramSlot{hole: i}, oid)
+	}
+	sql, err := p.RenderArrays(nodes)
+	if err != nil {
+		return nil, err
+	}
+	// The client's parameters the server's UPDATE does not use (they fed
+	// the read or the computed values) reach it as NULL.
+	sts, err := rewrite.Parse(sql)
+	if err != nil || len(sts) != 1 {
+		return nil, fmt.Errorf("engine: re-parsing the UPDATE of %s: %v", t.Name, err)
+	}
+	used := map[int]bool{}
+	for _, n := range rewrite.ParamRefs(sts[0]) {
+		used[n] = true
+	}
+	holeOf := map[int]*encrypted{}
+	for n := 1; n <= hp.n; n++ {
+		if !used[n] {
+			holeOf[n] = &encrypted{cat: &catalog.Column{Name: fmt.Sprintf("$%d", n)}, typ: tText}
+		}
+	}
+	for _, n := range setParams {
+		if used[n] {
+			return nil, rewrite.Refusal("parameter $%d is used both in a value the proxy computes and elsewhere; pass the value twice", n)
+		}
+		holeOf[n] = exprParam(n, hp.clients[n-1], inferred[n])
+	}
+	if ext.serverOIDs, err = hp.finish(sql, holeOf); err != nil {
+		return nil, err
+	}
+	// The read's parameters are described as the read describes them,
+	// those the server types as it types them.
+	readDescribed := readOIDs
+	if slices.Contains(readOIDs, 0) && s.describeQuery != nil && s.aheadOK {
+		if oids, err := s.describeQuery(readSQL, readOIDs); err == nil && len(oids) == len(readOIDs) {
+			readDescribed = oids
+		}
+	}
+	if readExt.describe != nil {
+		readDescribed = readExt.describe(readDescribed)
+	}
+	for n, x := range holeOf {
+		if _, computed := declared[n]; hp.clients[n-1] == 0 && !computed {
+			x.typ = tText
+			if n-1 < len(readDescribed) {
+				if t, ok := typeOfOID(readDescribed[n-1]); ok {
+					x.typ = t
+				}
+			}
+		}
+	}
+	ext.describe = hp.describe
+	ext.bind = func(b *pgproto3.Bind) error {
+		env, err := s.params.get()
+		if err != nil {
+			return err
+		}
+		bs, err := hp.startBind(b, b.PreparedStatement, &s.params)
+		if err != nil {
+			return err
+		}
+		// This execution's computed values, its parameters bound.
+		r := r
+		if len(setParams) > 0 {
+			vals := map[int]rewrite.ParamConst{}
+			for _, n := range setParams {
+				pc := declared[n]
+				if raw := b.Parameters[n-1]; raw != nil {
+					x := holeOf[n]
+					v, err := decodeParam(x, hp.clients[n-1], bs.formats[n-1], raw, env)
+					if err != nil {
+						return err
+					}
+					text := string(x.typ.AppendText(nil, v, env))
+					pc.Text = &text
+				}
+				vals[n] = pc
+			}
+			if r, err = s.newRMW(p.BindParams(vals, nil), t, checks, env); err != nil {
+				return err
+			}
+		}
+		// The read, with the client's parameters (its own comparison
+		// values encrypted by its plan).
+		rb := &pgproto3.Bind{Parameters: slices.Clone(b.Parameters[:min(readN, len(b.Parameters))]), ParameterFormatCodes: slices.Clone(b.ParameterFormatCodes)}
+		if len(rb.ParameterFormatCodes) > 1 {
+			rb.ParameterFormatCodes = rb.ParameterFormatCodes[:min(readN, len(rb.ParameterFormatCodes))]
+		}
+		for _, i := range readUnused {
+			if i < len(rb.Parameters) {
+				rb.Parameters[i] = nil
+			}
+		}
+		var resultFmts []int16
+		rows := &subqueryRows{}
+		if rp != nil {
+			// In the wire's order: the results' rewriter, then the Bind.
+			if readExt.resultFmts != nil {
+				if resultFmts, err = readExt.resultFmts(nil); err != nil {
+					return err
+				}
+			}
+			if readExt.results != nil {
+				rows.inner = readExt.results(nil)
+			}
+			if readExt.bind != nil {
+				if err := readExt.bind(rb); err != nil {
+					return err
+				}
+			}
+		}
+		q := wire.SideQuery{SQL: readSQL, ParamOIDs: readOIDs, ParamFormats: rb.ParameterFormatCodes, Params: rb.Parameters, ResultFormats: resultFmts}
+		if err := s.execQuery(q, rows); err != nil {
+			if errors.Is(err, wire.ErrExecUnavailable) {
+				return rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which reads the rows first: in the extended protocol only as the first statement after a Sync, or in a transaction block", t.Name)
+			}
+			return err
+		}
+		if rows.err != nil {
+			return rows.err
+		}
+		if err := s.holdWrites(t); err != nil {
+			return err
+		}
+		cols := make([][][]byte, len(arrays))
+		for _, row := range rows.rows {
+			next, err := r.row(row, env)
+			if err != nil {
+				return err
+			}
+			cells, salts, err := r.encrypt(next)
+			if err != nil {
+				return err
+			}
+			for i, a := range arrays {
+				switch a.What {
+				case "tid":
+					cols[i] = append(cols[i], []byte(*row[0]))
+				case "xmin":
+					cols[i] = append(cols[i], []byte(*row[1]))
+				case "cell":
+					if a.Suffix == rewrite.SaltSuffix {
+						cols[i] = append(cols[i], salts[a.Set])
+					} else {
+						cols[i] = append(cols[i], cellValue(cells[a.Set], a.Suffix))
+					}
+				}
+			}
+		}
+		vals := make([][]byte, len(hp.slots))
+		for i, a := range arrays {
+			elem := uint32(oidText)
+			switch a.Elem {
+			case "bytea":
+				elem = oidBytea
+			case "uuid":
+				elem = oidUUID
+			}
+			vals[i] = pgarray.AppendBinary(nil, elem, cols[i])
+		}
+		bs.finish(vals)
+		return nil
 	}
 	return &stmtPlan{sql: sql}, nil
 }

@@ -67,11 +67,39 @@ func TestUpdateExpressions(t *testing.T) {
 		mustExec(t, conn, "ROLLBACK")
 	}
 	compareTables(t, c, plain, "SELECT * FROM upx ORDER BY id", "after ROLLBACK")
-	// The extended protocol cannot read ahead yet: refused, not wrong.
+	// The extended protocol: the read runs at Bind, with the client's
+	// parameters; outside and inside a transaction block, in a pipeline
+	// after another statement of the same cycle (refused then: the read
+	// would commit what ran before it), and with a parameter in WHERE.
 	x := p.connect(t, pgx.QueryExecModeCacheStatement)
-	if _, err := x.Exec(ctx, "UPDATE upx SET n = n * $1", 2); pgCode(err) != "0A000" {
-		t.Errorf("extended protocol: %v, want 0A000", err)
+	xp := p.connect(t, pgx.QueryExecModeCacheStatement)
+	_ = xp
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"UPDATE upx SET n = n * $1", []any{2}},
+		{"UPDATE upx SET name = upper(name) || $1 WHERE id = $2", []any{"!", 1}},
+		{"UPDATE upx SET n = n - $1, f = f + $2 WHERE n > $3", []any{1, 0.5, 2}},
+	} {
+		mustExec(t, x, q.sql, q.args...)
+		mustExec(t, plain, q.sql, q.args...)
+		compareTables(t, c, plain, "SELECT * FROM upx ORDER BY id", q.sql)
 	}
+	for _, conn := range []*pgx.Conn{x, plain} {
+		mustExec(t, conn, "BEGIN")
+		mustExec(t, conn, "UPDATE upx SET n = n + $1 WHERE id < $2", 10, 3)
+		mustExec(t, conn, "UPDATE upx SET n = n * $1 WHERE id >= $2", 3, 3)
+		mustExec(t, conn, "COMMIT")
+	}
+	compareTables(t, c, plain, "SELECT * FROM upx ORDER BY id", "after a transaction block")
+	batch := &pgx.Batch{}
+	batch.Queue("UPDATE upx SET ok = NOT ok WHERE id = $1", 1)
+	batch.Queue("UPDATE upx SET n = n * $1", 5)
+	if err := x.SendBatch(ctx, batch).Close(); pgCode(err) != "0A000" {
+		t.Errorf("a computed UPDATE after another statement of its request cycle: %v, want 0A000", err)
+	}
+	compareTables(t, c, plain, "SELECT * FROM upx ORDER BY id", "after the refused batch")
 }
 
 // compareTables fails unless q returns the same rows through both.

@@ -61,6 +61,11 @@ type session struct {
 	deferFn func(func())
 	// exec is wire.SessionInfo.Exec; nil outside a wire session.
 	exec func(sql string, rw wire.ResultRewriter, args ...[]byte) error
+	// execQuery runs a statement with parameters ahead of the client's,
+	// also at Bind (wire.SessionInfo.ExecQuery).
+	execQuery func(q wire.SideQuery, rw wire.ResultRewriter) error
+	// describeQuery types a statement's parameters on the server.
+	describeQuery func(sql string, oids []uint32) ([]uint32, error)
 	// using counts this session's statements in flight per table, and
 	// txTables holds the tables its transaction named (switch.go).
 	using    map[string]int

@@ -124,3 +124,49 @@ func (p *AggPlan) walkExprs(f func(*Expr)) {
 	}
 	p.Source.walkExprs(f)
 }
+
+// Params returns the parameter numbers the computed values of p read.
+func (p *RMWPlan) Params() []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, set := range p.Sets {
+		walkExprTree(set.Expr, func(e *Expr) {
+			if e.Kind == ExprParam && !seen[e.Input] {
+				seen[e.Input] = true
+				out = append(out, e.Input)
+			}
+		})
+	}
+	return out
+}
+
+// BindParams returns a copy of p whose computed values read the
+// constants vals in place of the parameters (see AggPlan.BindParams);
+// trace, when not nil, records them as BindParamsTraced does.
+func (p *RMWPlan) BindParams(vals map[int]ParamConst, trace map[*Expr]int) *RMWPlan {
+	out := *p
+	out.Sets = make([]RMWSet, len(p.Sets))
+	done := map[*Expr]*Expr{}
+	for i, set := range p.Sets {
+		out.Sets[i] = RMWSet{Column: set.Column, Expr: bindExpr(set.Expr, vals, done, trace)}
+	}
+	return &out
+}
+
+// WalkExprs calls f on every expression node of p's computed values.
+func (p *RMWPlan) WalkExprs(f func(*Expr)) {
+	for _, set := range p.Sets {
+		walkExprTree(set.Expr, f)
+	}
+}
+
+func walkExprTree(e *Expr, f func(*Expr)) {
+	if e == nil {
+		return
+	}
+	f(e)
+	for _, a := range e.Args {
+		walkExprTree(a, f)
+	}
+	walkExprTree(e.Else, f)
+}

@@ -148,9 +148,6 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 			continue // recomputed below
 		}
 		newValues[c.Name] = rt.Val
-		if hasParam(rt.Val) {
-			return nil, Refusal("SET %s = <parameter> on table %s: the proxy computes this UPDATE (it reads the rows first: an expression, an increment a check or generated column must see), which takes no parameters yet; send the value as a constant", c.Name, t.Name)
-		}
 		var e *Expr
 		if n.GetResTarget().Val.GetSetToDefault() != nil {
 			e = &Expr{Kind: ExprConst, Const: c.Default}
@@ -322,6 +319,114 @@ func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
 		lists = append(lists, pg_query.MakeListNode(vals))
 	}
 	upd.WithClause.Ctes[0].GetCommonTableExpr().Ctequery.GetSelectStmt().ValuesLists = lists
+	upd.TargetList = append(upd.TargetList, p.fixed...)
+	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_UpdateStmt{UpdateStmt: upd}}, p.version)
+	if err != nil {
+		return "", fmt.Errorf("rewrite: deparsing the UPDATE of %s: %w", p.Table.Name, err)
+	}
+	return sql, nil
+}
+
+// RMWArray is one array parameter of RenderArrays: the text[] of the
+// rows' ctids ("tid") or xmins ("xmin"), or the cells of Sets[Set] with
+// Suffix, an array of Elem: bytea, uuid, or text (search tokens, as
+// array literals).
+type RMWArray struct {
+	What   string // "tid", "xmin" or "cell"
+	Set    int
+	Suffix string
+	Elem   string // the SQL type of the array's elements
+}
+
+// Arrays lists the array parameters of RenderArrays, in order.
+func (p *RMWPlan) Arrays() ([]RMWArray, error) {
+	out := []RMWArray{{What: "tid", Elem: "text"}, {What: "xmin", Elem: "text"}}
+	for i, s := range p.Sets {
+		_, pcs, err := columnLayout(s.Column)
+		if err != nil {
+			return nil, err
+		}
+		for _, pc := range pcs {
+			t := pc.SQLType
+			if pc.Suffix == "_srch" {
+				t = "text"
+			}
+			out = append(out, RMWArray{What: "cell", Set: i, Suffix: pc.Suffix, Elem: t})
+		}
+	}
+	return out, nil
+}
+
+// RenderArrays is Render for the extended protocol: the same UPDATE of
+// the row versions read, whose rows and new cells are array parameters
+// (params[i] for Arrays()[i]), so that the statement is parsed once and
+// the rows bound at each execution.
+func (p *RMWPlan) RenderArrays(params []*pg_query.Node) (string, error) {
+	arrays, err := p.Arrays()
+	if err != nil {
+		return "", err
+	}
+	if len(params) != len(arrays) {
+		return "", fmt.Errorf("rewrite: the UPDATE of %s takes %d arrays, not %d", p.Table.Name, len(arrays), len(params))
+	}
+	qualifier := p.relation.Relname
+	if p.relation.Alias != nil {
+		qualifier = p.relation.Alias.Aliasname
+	}
+	rel := ident(p.relation.Relname)
+	if p.relation.Schemaname != "" {
+		rel = ident(p.relation.Schemaname) + "." + rel
+	}
+	target := rel
+	if p.relation.Alias != nil {
+		target += " AS " + ident(qualifier)
+	}
+	var names, selects, sets, aliases []string
+	for i, a := range arrays {
+		alias := fmt.Sprintf("a%d", i)
+		aliases = append(aliases, alias)
+		switch a.What {
+		case "tid":
+			names = append(names, "tid")
+			selects = append(selects, "pgonion_u."+alias+"::tid")
+		case "xmin":
+			names = append(names, "xmin")
+			selects = append(selects, "pgonion_u."+alias)
+		default:
+			name := fmt.Sprintf("c%d", i)
+			names = append(names, name)
+			sel := "pgonion_u." + alias
+			_, pcs, _ := columnLayout(p.Sets[a.Set].Column)
+			for _, pc := range pcs {
+				if pc.Suffix == a.Suffix {
+					if a.Suffix == "_srch" {
+						sel += "::" + pc.SQLType
+					}
+					sets = append(sets, fmt.Sprintf("%s = pgonion_v.%s", ident(pc.Name), name))
+				}
+			}
+			selects = append(selects, sel)
+		}
+	}
+	match := func(r string) string {
+		return fmt.Sprintf("%s.ctid = pgonion_v.tid AND %s.xmin::text = pgonion_v.xmin", r, r)
+	}
+	tmpl := fmt.Sprintf("WITH pgonion_v (%s) AS (SELECT %s FROM unnest() AS pgonion_u (%s)), "+
+		"pgonion_locked AS MATERIALIZED (SELECT %s.expect_rows((SELECT count(*) FROM (SELECT 1 FROM %s pgonion_r JOIN pgonion_v ON %s FOR UPDATE OF pgonion_r) pgonion_n), (SELECT count(*) FROM pgonion_v)) AS ok) "+
+		"UPDATE %s SET %s FROM pgonion_v, pgonion_locked WHERE %s AND pgonion_locked.ok",
+		strings.Join(names, ", "), strings.Join(selects, ", "), strings.Join(aliases, ", "),
+		ProxySchema, rel, match("pgonion_r"), target, strings.Join(sets, ", "), match(ident(qualifier)))
+	sts, err := Parse(tmpl)
+	if err != nil || len(sts) != 1 {
+		return "", fmt.Errorf("rewrite: building the UPDATE of %s: %v", p.Table.Name, err)
+	}
+	upd := sts[0].Tree.Stmt.GetUpdateStmt()
+	args := make([]*pg_query.Node, len(params))
+	for i, n := range params {
+		args[i] = typeCast(n, arrays[i].Elem, true)
+	}
+	cte := upd.WithClause.Ctes[0].GetCommonTableExpr().Ctequery.GetSelectStmt()
+	cte.FromClause[0].GetRangeFunction().Functions[0].GetList().Items[0].GetFuncCall().Args = args
 	upd.TargetList = append(upd.TargetList, p.fixed...)
 	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_UpdateStmt{UpdateStmt: upd}}, p.version)
 	if err != nil {

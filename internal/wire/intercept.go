@@ -106,6 +106,15 @@ type SessionInfo struct {
 	// Notices and other asynchronous messages the statement causes reach
 	// the client.
 	Exec func(sql string, rw ResultRewriter, args ...[]byte) error
+	// ExecQuery is Exec for a statement with parameters of any type and
+	// format, in a prepared statement of its own. Besides where Exec
+	// runs, it runs in Statement.Bind when the Bind cannot be affected
+	// by it: nothing of the request cycle has run yet (only Parse and
+	// Describe came before it) or the session is in a transaction block.
+	ExecQuery func(q SideQuery, rw ResultRewriter) error
+	// DescribeQuery returns the parameter types the server infers for
+	// sql (ParameterDescription), where Exec runs.
+	DescribeQuery func(sql string, oids []uint32) ([]uint32, error)
 }
 
 // InterceptorFactory creates the Interceptor of a new session. It may return

@@ -58,6 +58,11 @@ type session struct {
 	// (SessionInfo.Exec): during Query, and during a Parse that begins a
 	// request cycle (clientToServer only).
 	sideOK bool
+	// cycleQuiet is set while the request cycle has only parsed and
+	// described: a Bind may then run statements ahead (ExecQuery).
+	cycleQuiet bool
+	// inBind is set during Statement.Bind.
+	inBind bool
 
 	// COPY FROM STDIN in progress whose data is rewritten (clientToServer only).
 	copyIn     CopyInRewriter
@@ -231,6 +236,9 @@ func (ss *session) clientToServer() (err error) {
 		// the client sent before was synced.
 		cycleStart := atBoundary
 		atBoundary = msg[0] == 'Q' || msg[0] == 'S'
+		if cycleStart {
+			ss.cycleQuiet = true
+		}
 		switch msg[0] {
 		case 'X':
 			return errClientTerminated
@@ -295,6 +303,11 @@ func (ss *session) clientToServer() (err error) {
 			scratch, err = ss.forwardCopyEnd(msg, scratch)
 		default: // Flush, and anything the server should judge
 			_, err = ss.bw.Write(msg)
+		}
+		switch msg[0] {
+		case 'P', 'D', 'C', 'H':
+		default:
+			ss.cycleQuiet = false // something of the cycle ran
 		}
 		if err != nil {
 			return err
@@ -493,6 +506,8 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 	}
 	pt := &boundPortal{stmt: st}
 	ss.portals[portal] = pt
+	ss.inBind = true
+	ss.sideOK = ss.cycleQuiet || ss.txStatus.Load() == 'T'
 	err := guard(ss.log, "Bind", func() error {
 		if st.Results != nil {
 			pt.results = st.Results(bind.ResultFormatCodes)
@@ -502,6 +517,7 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 		}
 		return nil
 	})
+	ss.inBind, ss.sideOK = false, false
 	if err != nil {
 		ss.log.Info("bind refused", refusalAttr(err))
 		delete(ss.portals, portal)

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -21,6 +22,7 @@ var ErrExecUnavailable = errors.New("wire: statements ahead of the client's run 
 // read by the waiting client goroutine once done is closed.
 type sideQueryState struct {
 	rw       ResultRewriter
+	params   []uint32 // a Describe's ParameterDescription
 	err      error
 	answered bool
 	done     chan struct{}
@@ -31,10 +33,11 @@ func (ss *session) execSide(sql string, rw ResultRewriter, args ...[]byte) error
 	if !ss.sideOK {
 		return ErrExecUnavailable
 	}
-	st := &sideQueryState{rw: rw, done: make(chan struct{})}
-	r := &request{kind: sideQuery, side: st, done: []func(){func() { close(st.done) }}}
-	ss.q.push(r)
-	ss.log.Debug("side query", "sql", sql, "params", len(args))
+	if ss.inBind {
+		// The client's unnamed statement is being bound: a Query or a
+		// Parse of the unnamed statement would discard it.
+		return ss.execSideQuery(SideQuery{SQL: sql, ParamFormats: []int16{1}, Params: args}, rw)
+	}
 	var msgs []encoder
 	if len(args) == 0 {
 		msgs = []encoder{&pgproto3.Query{String: sql}}
@@ -49,6 +52,68 @@ func (ss *session) execSide(sql string, rw ResultRewriter, args ...[]byte) error
 			&pgproto3.Sync{},
 		}
 	}
+	return ss.runSide(sql, len(args), msgs, rw)
+}
+
+// SideQuery is a statement the proxy runs ahead of the client's, with
+// parameters in the given formats and types (SessionInfo.ExecQuery).
+type SideQuery struct {
+	SQL           string
+	ParamOIDs     []uint32
+	ParamFormats  []int16
+	Params        [][]byte
+	ResultFormats []int16
+}
+
+// sideStatement names the prepared statement of a SideQuery: not the
+// unnamed one, which may be the client's being bound.
+const sideStatement = "pgonion_side"
+
+// execSideQuery implements SessionInfo.ExecQuery (clientToServer only).
+func (ss *session) execSideQuery(q SideQuery, rw ResultRewriter) error {
+	if !ss.sideOK {
+		return ErrExecUnavailable
+	}
+	msgs := []encoder{
+		&pgproto3.Parse{Name: sideStatement, Query: q.SQL, ParameterOIDs: q.ParamOIDs},
+		&pgproto3.Bind{PreparedStatement: sideStatement, ParameterFormatCodes: q.ParamFormats, Parameters: q.Params, ResultFormatCodes: q.ResultFormats},
+		&pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Execute{},
+		&pgproto3.Close{ObjectType: 'S', Name: sideStatement},
+		&pgproto3.Sync{},
+	}
+	return ss.runSide(q.SQL, len(q.Params), msgs, rw)
+}
+
+// describeSide implements SessionInfo.DescribeQuery (clientToServer
+// only).
+func (ss *session) describeSide(sql string, oids []uint32) ([]uint32, error) {
+	if !ss.sideOK {
+		return nil, ErrExecUnavailable
+	}
+	msgs := []encoder{
+		&pgproto3.Parse{Name: sideStatement, Query: sql, ParameterOIDs: oids},
+		&pgproto3.Describe{ObjectType: 'S', Name: sideStatement},
+		&pgproto3.Close{ObjectType: 'S', Name: sideStatement},
+		&pgproto3.Sync{},
+	}
+	st := &sideQueryState{done: make(chan struct{})}
+	if err := ss.sendSide(sql, 0, msgs, st); err != nil {
+		return nil, err
+	}
+	return st.params, st.err
+}
+
+// runSide sends one statement the proxy runs and waits for its answer.
+func (ss *session) runSide(sql string, params int, msgs []encoder, rw ResultRewriter) error {
+	return ss.sendSide(sql, params, msgs, &sideQueryState{rw: rw, done: make(chan struct{})})
+}
+
+// sendSide sends msgs and waits for the answer, into st.
+func (ss *session) sendSide(sql string, params int, msgs []encoder, st *sideQueryState) error {
+	r := &request{kind: sideQuery, side: st, done: []func(){func() { close(st.done) }}}
+	ss.q.push(r)
+	ss.log.Debug("side query", "sql", sql, "params", params)
 	for _, m := range msgs {
 		if _, err := writeMsg(ss.bw, nil, m); err != nil {
 			return err
@@ -74,7 +139,17 @@ func (ss *session) sideAnswer(r *request, t byte, msg []byte) bool {
 		}
 	}
 	switch t {
+	case 't':
+		var pd pgproto3.ParameterDescription
+		if err := pd.Decode(body(msg)); err != nil {
+			fail(fmt.Errorf("server sent a malformed ParameterDescription: %w", err))
+		} else {
+			st.params = slices.Clone(pd.ParameterOIDs)
+		}
 	case 'T':
+		if st.rw == nil {
+			return false // a Describe's
+		}
 		var rd pgproto3.RowDescription
 		if err := rd.Decode(body(msg)); err != nil {
 			fail(fmt.Errorf("server sent a malformed RowDescription: %w", err))
@@ -106,9 +181,9 @@ func (ss *session) sideAnswer(r *request, t byte, msg []byte) bool {
 		ss.txStatus.Store(uint32(body(msg)[0]))
 		st.answered = true
 		return true
-	case 'I', '1', '2', 'n':
-		// EmptyQueryResponse; ParseComplete, BindComplete and NoData
-		// of a statement with parameters.
+	case 'I', '1', '2', '3', 'n':
+		// EmptyQueryResponse; ParseComplete, BindComplete,
+		// CloseComplete and NoData of a statement with parameters.
 	default:
 		fail(fmt.Errorf("wire: unexpected message %q in the answer to a statement the proxy ran", t))
 	}

@@ -38,6 +38,10 @@ UPDATE w1 SET n = n * 3 WHERE id <= 3
 UPDATE w1 SET n = n - 100 WHERE id = 1
 UPDATE w1 SET f = f * 2 + 1, name = name || '!' WHERE f IS NOT NULL
 UPDATE w1 SET name = CASE WHEN id = 20 THEN 'x20' WHEN id = 21 THEN 'x21' ELSE name END WHERE id IN (20, 21)
+UPDATE w1 SET name = CASE WHEN id = $1 THEN $2 WHEN id = $3 THEN $4 ELSE name END WHERE id IN ($1, $3) -- params: 22, 'p22', 30, 'p30'
+UPDATE w1 SET name = substring(name, $1::int, $2::int) || '.', n = n * $3 WHERE name LIKE $4 -- params: 1, 3, 2, 'g%'
+UPDATE w1 SET f = f * $1 WHERE f > $2 -- params: 2, 0
+UPDATE w1 SET f = f * 2 WHERE f > 0 RETURNING id -- refuse: RETURNING
 UPDATE w1 SET tag = name WHERE id = 3
 UPDATE w1 SET n = 2147483647 + n WHERE id = 2
 UPDATE w1 SET n = n WHERE id = 12345
@@ -49,7 +53,8 @@ INSERT INTO w5 VALUES (6, 1, 1, 'x', 2)
 INSERT INTO w5 (id, a, b) VALUES (7, 40, 1)
 INSERT INTO w5 (id, a, b, s) SELECT * FROM UNNEST($1::int[], $2::int[], $3::int[], $4::text[]) -- params: '{8,9}', '{2,3}', '{1,NULL}', '{Bulk,NULL}'
 UPDATE w5 SET a = a + 1 WHERE id <= 2
-UPDATE w5 SET b = $1 WHERE id = $2 -- refuse: SET b = <parameter>
+UPDATE w5 SET b = $1 WHERE id = $2 -- params: 11, 2
+UPDATE w5 SET a = a * $1 + 1 WHERE id >= $2 AND s IS NOT NULL -- params: 2, 3
 UPDATE w5 SET b = 10 WHERE id = 3
 UPDATE w5 SET a = $1, b = $2, s = $3 WHERE id = $4 -- params: 7, 1, 'Saved', 3
 UPDATE w5 SET a = 2, b = NULL, s = lower('ALL') WHERE id = 9 RETURNING sq, low
@@ -69,7 +74,7 @@ DELETE FROM w2 WHERE w1_id IN (SELECT U0.id FROM w1 U0 WHERE U0.name = 'gamma')
 UPDATE w2 SET qty = qty * 2 WHERE qty > (SELECT min(n) FROM w1)
 -- INSERT ... SELECT, CREATE TABLE AS, SELECT INTO
 INSERT INTO w2 (w1_id, note, qty) SELECT id, name, n FROM w1 WHERE id >= 20 ORDER BY id
-INSERT INTO w1 (id, name, amt) SELECT id + 100, note, qty FROM w2 WHERE note IS NOT NULL RETURNING id
+INSERT INTO w1 (id, name, amt) SELECT id + 100, note, qty FROM w2 WHERE note IS NOT NULL ORDER BY id RETURNING id
 INSERT INTO w1 (id, name) SELECT id, name FROM w1 WHERE false RETURNING id
 CREATE TABLE w3 AS SELECT id, name, amt FROM w1 WHERE id < 10
 SELECT w1_id, note INTO w4 FROM w2 WHERE qty > 30
