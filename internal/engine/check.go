@@ -193,16 +193,7 @@ func (rc *rowChecks) partialWrites(holes []rewrite.Hole, partialFrom int) error 
 	if rc == nil {
 		return nil
 	}
-	rows := map[int]map[catalog.ID]rewrite.Hole{}
-	for _, h := range holes {
-		if h.Row >= partialFrom {
-			if rows[h.Row] == nil {
-				rows[h.Row] = map[catalog.ID]rewrite.Hole{}
-			}
-			rows[h.Row][h.Column.ID] = h
-		}
-	}
-	for _, row := range rows {
+	for _, row := range partialRows(holes, partialFrom) {
 		for _, c := range rc.checks {
 			var set, unset []string
 			for _, col := range c.Columns {
@@ -222,4 +213,19 @@ func (rc *rowChecks) partialWrites(holes []rewrite.Hole, partialFrom int) error 
 		}
 	}
 	return nil
+}
+
+// partialRows groups the holes of the rows a statement does not insert
+// (from partialFrom on) by row, then by column.
+func partialRows(holes []rewrite.Hole, partialFrom int) map[int]map[catalog.ID]rewrite.Hole {
+	rows := map[int]map[catalog.ID]rewrite.Hole{}
+	for _, h := range holes {
+		if h.Row >= partialFrom {
+			if rows[h.Row] == nil {
+				rows[h.Row] = map[catalog.ID]rewrite.Hole{}
+			}
+			rows[h.Row][h.Column.ID] = h
+		}
+	}
+	return rows
 }

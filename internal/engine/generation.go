@@ -146,16 +146,7 @@ func (rg *rowGenerations) partialWrites(holes []rewrite.Hole, partialFrom int) e
 	if rg == nil {
 		return nil
 	}
-	rows := map[int]map[catalog.ID]rewrite.Hole{}
-	for _, h := range holes {
-		if h.Row >= partialFrom {
-			if rows[h.Row] == nil {
-				rows[h.Row] = map[catalog.ID]rewrite.Hole{}
-			}
-			rows[h.Row][h.Column.ID] = h
-		}
-	}
-	for _, row := range rows {
+	for _, row := range partialRows(holes, partialFrom) {
 		for _, g := range rg.gens {
 			_, regen := row[g.Column.ID]
 			for _, col := range g.Columns {

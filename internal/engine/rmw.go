@@ -295,14 +295,8 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	hp := newHoleParams(ext.oids, append(readRefs, setParams...))
 	nodes := make([]*pg_query.Node, len(arrays))
 	for i, a := range arrays {
-		oid := uint32(oidTextArr)
-		switch a.Elem {
-		case "bytea":
-			oid = oidByteaArr
-		case "uuid":
-			oid = oidUUIDArr
-		}
-		nodes[i] = hp.add(paramSlot{hole: i}, oid)
+		array, _ := arrayOIDsOf(a.Elem)
+		nodes[i] = hp.add(paramSlot{hole: i}, array)
 	}
 	sql, err := p.RenderArrays(nodes)
 	if err != nil {
@@ -454,19 +448,25 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 		}
 		vals := make([][]byte, len(hp.slots))
 		for i, a := range arrays {
-			elem := uint32(oidText)
-			switch a.Elem {
-			case "bytea":
-				elem = oidBytea
-			case "uuid":
-				elem = oidUUID
-			}
+			_, elem := arrayOIDsOf(a.Elem)
 			vals[i] = pgarray.AppendBinary(nil, elem, cols[i])
 		}
 		bs.finish(vals)
 		return nil
 	}
 	return &stmtPlan{sql: sql}, nil
+}
+
+// arrayOIDsOf are the OIDs of an RMW array of elements of SQL type elem
+// (rewrite.RMWArray) and of its elements.
+func arrayOIDsOf(elem string) (array, element uint32) {
+	switch elem {
+	case "bytea":
+		return oidByteaArr, oidBytea
+	case "uuid":
+		return oidUUIDArr, oidUUID
+	}
+	return oidTextArr, oidText
 }
 
 // assignValue converts a computed value to a column's type as an

@@ -240,22 +240,29 @@ type RMWRow struct {
 	Cells      []Cells
 }
 
+// names are the UPDATE's qualifier of the table's columns, the table's
+// name and the UPDATE's target (with its alias).
+func (p *RMWPlan) names() (qualifier, rel, target string) {
+	qualifier = p.relation.Relname
+	if p.relation.Alias != nil {
+		qualifier = p.relation.Alias.Aliasname
+	}
+	rel = ident(p.relation.Relname)
+	if p.relation.Schemaname != "" {
+		rel = ident(p.relation.Schemaname) + "." + rel
+	}
+	target = rel
+	if p.relation.Alias != nil {
+		target += " AS " + ident(qualifier)
+	}
+	return qualifier, rel, target
+}
+
 // Render returns the UPDATE of rows. It names every row version read and
 // fails with 40001 (pgonion.expect_rows) when not all of them are still
 // current, before changing any.
 func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
-	qualifier := p.relation.Relname
-	if p.relation.Alias != nil {
-		qualifier = p.relation.Alias.Aliasname
-	}
-	rel := ident(p.relation.Relname)
-	if p.relation.Schemaname != "" {
-		rel = ident(p.relation.Schemaname) + "." + rel
-	}
-	target := rel
-	if p.relation.Alias != nil {
-		target += " AS " + ident(qualifier)
-	}
+	qualifier, rel, target := p.names()
 	if len(rows) == 0 {
 		// Nothing matched: an UPDATE of no row (its command tag says 0).
 		return fmt.Sprintf("UPDATE %s SET %s = %s WHERE false", target, SaltColumn, SaltColumn), nil
@@ -369,18 +376,7 @@ func (p *RMWPlan) RenderArrays(params []*pg_query.Node) (string, error) {
 	if len(params) != len(arrays) {
 		return "", fmt.Errorf("rewrite: the UPDATE of %s takes %d arrays, not %d", p.Table.Name, len(arrays), len(params))
 	}
-	qualifier := p.relation.Relname
-	if p.relation.Alias != nil {
-		qualifier = p.relation.Alias.Aliasname
-	}
-	rel := ident(p.relation.Relname)
-	if p.relation.Schemaname != "" {
-		rel = ident(p.relation.Schemaname) + "." + rel
-	}
-	target := rel
-	if p.relation.Alias != nil {
-		target += " AS " + ident(qualifier)
-	}
+	qualifier, rel, target := p.names()
 	var names, selects, sets, aliases []string
 	for i, a := range arrays {
 		alias := fmt.Sprintf("a%d", i)
