@@ -40,7 +40,7 @@ func TestScalarFunctions(t *testing.T) {
 			"replace(%s, 'l', 'LL')", "replace(%s, '', 'z')", "reverse(%s)", "repeat(%s, 2)", "repeat(%s, -1)",
 			"strpos(%s, 'o')", "strpos(%s, '')", "position('b' in %s)", "split_part(%s, ',', 2)", "split_part(%s, ',', -1)",
 			"split_part(%s, '', 1)", "starts_with(%s, 'H')", "md5(%s)", "ascii(%s)", "substring(%s, 2, 3)", "substr(%s, 2)",
-			"substring(%s from 0 for 2)", "%s::text", "%s::varchar", "coalesce(%s, 'none')", "nullif(%s, '')", "greatest(%s, 'b')",
+			"substring(%s from 0 for 2)", "%s::text", "%s::varchar", "%s::varchar(3)", "%s::char(4)", "coalesce(%s, 'none')", "nullif(%s, '')", "greatest(%s, 'b')",
 			"least(%s, 'm')", "%s || '!'",
 		} {
 			exprs = append(exprs, fmt.Sprintf(f, col))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -173,8 +174,8 @@ func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 	switch {
 	case !ok:
 	case kt == kText:
-		// Any value's text; a length would cut it (refused).
-		ok = to.Length == 0
+		// Any value's text (cut or padded to a length, as an explicit
+		// cast does).
 	case kf == kText:
 		// The type's input function, as PostgreSQL's I/O cast.
 	case kf == kInt || kf == kNumeric || kf == kFloat:
@@ -209,6 +210,18 @@ func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
 		s := x.text(ev.env)
 		if x.t.Base == onion.Char && to.Base != onion.Char {
 			s = str(x)
+		}
+		if to.Length > 0 {
+			// An explicit cast cuts to the length without an error;
+			// character(n) pads to it.
+			r := []rune(s)
+			if len(r) > to.Length {
+				r = r[:to.Length]
+			}
+			s = string(r)
+			if to.Base == onion.Char {
+				s += strings.Repeat(" ", to.Length-len(r))
+			}
 		}
 		return aval{t: to, s: s}, nil
 	case kf == kText:
