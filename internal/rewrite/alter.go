@@ -788,6 +788,23 @@ func ddlPlanRename(st Statement, rs *pg_query.RenameStmt, t *catalog.Table) (*Al
 	}
 	nt := ddlCopyTable(t)
 	nt.Column(rs.Subname).Name = rs.Newname
+	// The proxy's stored expressions name the column too.
+	for i, c := range nt.Checks {
+		expr, err := renameColumnRefs(c.Expr, rs.Subname, rs.Newname, st.version)
+		if err != nil {
+			return nil, err
+		}
+		nt.Checks[i].Expr = expr
+	}
+	for i := range nt.Columns {
+		if g := nt.Columns[i].Generation; g != nil {
+			expr, err := renameColumnRefs(*g, rs.Subname, rs.Newname, st.version)
+			if err != nil {
+				return nil, err
+			}
+			nt.Columns[i].Generation = &expr
+		}
+	}
 	if col.Policy == catalog.Plain {
 		return &AlterPlan{SQL: st.SQL, Table: nt}, nil
 	}

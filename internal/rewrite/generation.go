@@ -161,3 +161,23 @@ func exprSQL(expr *pg_query.Node, version int32) (string, error) {
 	}
 	return strings.TrimPrefix(text, "SELECT "), nil
 }
+
+// renameColumnRefs returns expression sql (a check's or a generated
+// column's) with its references to column from renamed to.
+func renameColumnRefs(sql, from, to string, version int32) (string, error) {
+	sts, err := Parse("SELECT " + sql)
+	if err != nil || len(sts) != 1 {
+		return "", fmt.Errorf("rewrite: a stored expression does not parse: %v", err)
+	}
+	val := sts[0].Tree.Stmt.GetSelectStmt().GetTargetList()[0].GetResTarget().Val
+	root := &pg_query.ResTarget{Val: val}
+	substituteRefs(root.ProtoReflect(), func(cr *pg_query.ColumnRef) *pg_query.Node {
+		if fieldName(cr.Fields[len(cr.Fields)-1]) != from {
+			return nil
+		}
+		fields := append([]*pg_query.Node{}, cr.Fields[:len(cr.Fields)-1]...)
+		fields = append(fields, pg_query.MakeStrNode(to))
+		return &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{Fields: fields, Location: -1}}}
+	})
+	return exprSQL(root.Val, version)
+}

@@ -64,6 +64,10 @@ UPDATE w5 SET sq = 1 WHERE id = 1
 UPDATE w5 SET sq = DEFAULT, low = DEFAULT WHERE id = 5
 UPDATE w5 SET a = 31 WHERE id = 1
 INSERT INTO w5 (id, a, b) VALUES (1, 1, 1) ON CONFLICT (id) DO UPDATE SET b = EXCLUDED.b -- refuse: generated column sq
+-- renaming a column a generated column reads renames it in its expression
+ALTER TABLE w5 RENAME COLUMN b TO bb
+INSERT INTO w5 (id, a, bb, s) VALUES (30, 3, 4, 'Renamed')
+UPDATE w5 SET bb = bb + 1 WHERE id = 30
 -- a UNIQUE index added later peels the Eq onion to DET
 CREATE UNIQUE INDEX w5_s ON w5 (s)
 INSERT INTO w5 (id, a, s) VALUES (20, 1, 'Q')
