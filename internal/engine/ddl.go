@@ -24,6 +24,7 @@ import (
 // A table without encrypted columns (by policy) is created as written and
 // not recorded.
 func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
+	orig := st.Clone() // for the twin: planning rewrites st
 	cs := st.Tree.Stmt.GetCreateStmt()
 	rel := rewrite.Relation{Schema: cs.Relation.Schemaname, Name: cs.Relation.Relname}
 	if rel.Schema == "" {
@@ -74,7 +75,7 @@ func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, er
 	if err := s.intend(rel.Schema, rel.Name, nil); err != nil {
 		return nil, err
 	}
-	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey(), p.Table) + notices
+	body := p.SQL + ";\n" + catalog.CreateTableSQL(s.e.macKey(), p.Table) + notices + s.twinFragment(orig, rel.Schema, rel.Name, true)
 	next := base.WithTable(p.Table)
 	body += catalog.SealSQL(s.e.macKey(), next, base.Version)
 	if cs.IfNotExists {
@@ -94,7 +95,10 @@ func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, er
 		return nil, rewrite.Refusal("CREATE TABLE %s with a foreign key from an encrypted column is supported in the simple protocol, without IF NOT EXISTS: create the table, then add the key with ALTER TABLE ... ADD FOREIGN KEY", rel.Name)
 	}
 	for _, fk := range p.ForeignKeys {
+		// The twin got these keys with its CREATE TABLE.
+		s.twinOff = true
 		fp, err := s.plan(fk, nil)
+		s.twinOff = false
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +278,7 @@ func (s *session) planDrop(st rewrite.Statement) (*stmtPlan, error) {
 	body := p.SQL + ";\n"
 	next := base
 	for _, t := range p.Tables {
-		body += catalog.DropTableSQL(t.ID)
+		body += catalog.DropTableSQL(t.ID) + twinDrop(t.Schema, t.Name)
 		next = next.WithoutTable(t.ID)
 	}
 	body += catalog.SealSQL(s.e.macKey(), next, base.Version)
@@ -285,6 +289,8 @@ func (s *session) planDrop(st rewrite.Statement) (*stmtPlan, error) {
 // planAlter runs ALTER TABLE on the physical table and records the new
 // catalog entry in one DO block.
 func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, error) {
+	s.twin = s.twinFragment(st, t.Schema, t.Name, false) // before planning rewrites st
+	defer func() { s.twin = "" }()
 	policy, err := s.e.policyFor(rewrite.Relation{Schema: t.Schema, Name: t.Name})
 	if err != nil {
 		return nil, err
@@ -372,6 +378,7 @@ func (s *session) planAlterForeignKeys(st rewrite.Statement, t *catalog.Table, r
 // not nil, the catalog recording nt, sealed; the session's catalog moves
 // on to it.
 func (s *session) alterBlock(body string, nt *catalog.Table) (*stmtPlan, error) {
+	body += s.twin // the ALTER's twin form (planAlter)
 	if nt != nil {
 		base, err := s.ddlBase()
 		if err != nil {
@@ -529,6 +536,7 @@ END;
 // planIndex creates the indexes of the onions an index on encrypted
 // columns needs, as one statement.
 func (s *session) planIndex(st rewrite.Statement, t *catalog.Table) (*stmtPlan, error) {
+	orig := st.Clone()
 	if needs := rewrite.UniqueIndexNeeds(st, t); len(needs) > 0 {
 		if err := s.ensureLayers(needs); err != nil {
 			return nil, err
@@ -547,11 +555,27 @@ func (s *session) planIndex(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	if err != nil {
 		return nil, err
 	}
-	if len(stmts) == 1 {
+	is := st.Tree.Stmt.GetIndexStmt()
+	twin := ""
+	switch {
+	case t == nil:
+	case is.GetConcurrent():
+		if len(stmts) == 1 {
+			// Not in a DO block: the twin would miss the index, so it
+			// goes (the client then sees the physical table).
+			s.e.dropTwin(t.Schema, t.Name)
+		}
+	default:
+		twin = s.twinFragment(orig, t.Schema, t.Name, false)
+	}
+	if len(stmts) == 1 && twin == "" {
 		return &stmtPlan{sql: sql}, nil
 	}
-	if is := st.Tree.Stmt.GetIndexStmt(); is != nil && is.Concurrent {
+	if len(stmts) == 1 {
+		return &stmtPlan{sql: doBlock(sql + ";" + twin), results: &ddlResult{tag: "CREATE INDEX", e: s.e}}, nil
+	}
+	if is != nil && is.Concurrent {
 		return nil, rewrite.Refusal("CREATE INDEX CONCURRENTLY on encrypted column(s) of table %s needs %d indexes, which cannot be built concurrently in one statement; create it without CONCURRENTLY", t.Name, len(stmts))
 	}
-	return &stmtPlan{sql: doBlock(sql + ";"), results: &ddlResult{tag: "CREATE INDEX", e: s.e}}, nil
+	return &stmtPlan{sql: doBlock(sql + ";" + twin), results: &ddlResult{tag: "CREATE INDEX", e: s.e}}, nil
 }

@@ -64,6 +64,11 @@ type session struct {
 	// execQuery runs a statement with parameters ahead of the client's,
 	// also at Bind (wire.SessionInfo.ExecQuery).
 	execQuery func(q wire.SideQuery, rw wire.ResultRewriter) error
+	// twin is the DO-block fragment that applies the ALTER TABLE being
+	// planned to the table's twin (logical.go), during planAlter.
+	twin string
+	// twinOff suppresses twin fragments (a CREATE TABLE's own keys).
+	twinOff bool
 	// describeQuery types a statement's parameters on the server.
 	describeQuery func(sql string, oids []uint32) ([]uint32, error)
 	// using counts this session's statements in flight per table, and
@@ -493,11 +498,14 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	if rewrite.NamesProxySchema(st) {
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42501",
-			Message: "permission denied for schema " + rewrite.ProxySchema + ": it holds the proxy's metadata",
+			Message: "permission denied for the proxy's schemas " + rewrite.ProxySchema + " and " + rewrite.TwinSchemaPrefix + "*: they hold its metadata and the logical definitions of the tables with encrypted columns",
 			Hint:    "Use proxy status and proxy columns to read and change it."}
 	}
 	if err := s.checkEmbedded(st); err != nil {
 		return nil, err
+	}
+	if rewrite.CatalogQuery(st) {
+		return s.planCatalogQuery(st, ext)
 	}
 	switch st.Kind {
 	case "Explain":

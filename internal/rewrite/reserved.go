@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -26,23 +27,23 @@ func NamesProxySchema(st Statement) bool {
 		case *pg_query.A_Const:
 			return false
 		case *pg_query.RangeVar:
-			found = x.Schemaname == ProxySchema
+			found = reservedSchema(x.Schemaname)
 			return false
 		case *pg_query.ColumnRef:
 			// schema.table.column
-			found = len(x.Fields) >= 3 && x.Fields[0].GetString_().GetSval() == ProxySchema
+			found = len(x.Fields) >= 3 && reservedSchema(x.Fields[0].GetString_().GetSval())
 			return false
 		case *pg_query.String:
 			// Qualified names (functions, types, operators) and schema
 			// names of DROP/GRANT/ALTER SCHEMA are lists of String nodes.
-			found = x.Sval == ProxySchema
+			found = reservedSchema(x.Sval)
 			return false
 		case *pg_query.CreateSchemaStmt:
-			found = x.Schemaname == ProxySchema
+			found = reservedSchema(x.Schemaname)
 		case *pg_query.VariableSetStmt:
 			if x.Name == "search_path" {
 				for _, a := range x.Args {
-					if s, ok := a.GetAConst().GetVal().(*pg_query.A_Const_Sval); ok && s.Sval.Sval == ProxySchema {
+					if s, ok := a.GetAConst().GetVal().(*pg_query.A_Const_Sval); ok && reservedSchema(s.Sval.Sval) {
 						found = true
 					}
 				}
@@ -51,4 +52,11 @@ func NamesProxySchema(st Statement) bool {
 		return true
 	})
 	return found
+}
+
+// reservedSchema reports whether name is a schema of the proxy's: its
+// metadata's, or one of the twins' (twin.go), whose tables only the
+// proxy writes.
+func reservedSchema(name string) bool {
+	return name == ProxySchema || strings.HasPrefix(name, TwinSchemaPrefix)
 }

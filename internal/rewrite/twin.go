@@ -1,0 +1,209 @@
+package rewrite
+
+import (
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The logical schema clients see. For each table with encrypted columns
+// the proxy keeps an empty twin with the client's definition (logical
+// columns, types, defaults, constraints, indexes) in a schema of its own
+// per user schema (TwinSchema): CREATE TABLE creates it with the table,
+// and ALTER TABLE, CREATE INDEX, renames and DROP TABLE are applied to
+// it too, in the same transaction (TwinStatement). Catalog queries that
+// name a table by its OID, as psql's \d and drivers' reflection do after
+// looking the table up by name, are answered about the twin (the engine
+// substitutes the OIDs), and the twin's schema is taken out of the
+// answers (TwinNames). A twin that a statement could not be applied to
+// is dropped: the client then sees the physical table, never a stale
+// definition.
+
+// TwinSchemaPrefix begins the name of the schema of the twins of a user
+// schema's tables.
+const TwinSchemaPrefix = "pgonion_l_"
+
+// TwinSchema names the schema of the twins of schema's tables; ok is
+// false when the name would not fit in 63 bytes.
+func TwinSchema(schema string) (string, bool) {
+	name := TwinSchemaPrefix + schema
+	return name, len(name) <= 63
+}
+
+// TwinStatement returns the form of st (CREATE TABLE, ALTER TABLE, a
+// rename, CREATE INDEX) that applies to the twins: its table is the
+// twin, a foreign key references the referenced table's twin when
+// hasTwin says it has one and is left out otherwise. ok is false for a
+// statement the twins cannot follow (CREATE TABLE ... LIKE, INHERITS,
+// PARTITION, TEMPORARY; other statements).
+func TwinStatement(st Statement, hasTwin func(schema, table string) bool) (sql string, ok bool) {
+	st = st.Clone()
+	retarget := func(rv *pg_query.RangeVar) bool {
+		if rv == nil {
+			return false
+		}
+		schema := rv.Schemaname
+		if schema == "" {
+			schema = DefaultSchema
+		}
+		twin, ok := TwinSchema(schema)
+		rv.Schemaname, rv.Catalogname = twin, ""
+		return ok
+	}
+	// foreign keeps a foreign key when it can point at a twin.
+	foreign := func(c *pg_query.Constraint) bool {
+		if c.GetContype() != pg_query.ConstrType_CONSTR_FOREIGN {
+			return true
+		}
+		schema := c.Pktable.GetSchemaname()
+		if schema == "" {
+			schema = DefaultSchema
+		}
+		if !hasTwin(schema, c.Pktable.GetRelname()) {
+			return false
+		}
+		return retarget(c.Pktable)
+	}
+	switch n := st.Tree.Stmt.Node.(type) {
+	case *pg_query.Node_CreateStmt:
+		cs := n.CreateStmt
+		if len(cs.InhRelations) > 0 || cs.Partspec != nil || cs.Partbound != nil || cs.OfTypename != nil ||
+			cs.Relation.GetRelpersistence() == "t" || !retarget(cs.Relation) {
+			return "", false
+		}
+		var elts []*pg_query.Node
+		for _, e := range cs.TableElts {
+			switch {
+			case e.GetTableLikeClause() != nil:
+				return "", false
+			case e.GetConstraint() != nil:
+				if !foreign(e.GetConstraint()) {
+					continue
+				}
+			case e.GetColumnDef() != nil:
+				cd := e.GetColumnDef()
+				var cons []*pg_query.Node
+				for _, c := range cd.Constraints {
+					if foreign(c.GetConstraint()) {
+						cons = append(cons, c)
+					}
+				}
+				cd.Constraints = cons
+			}
+			elts = append(elts, e)
+		}
+		cs.TableElts = elts
+	case *pg_query.Node_AlterTableStmt:
+		at := n.AlterTableStmt
+		if at.Objtype != pg_query.ObjectType_OBJECT_TABLE || !retarget(at.Relation) {
+			return "", false
+		}
+		var cmds []*pg_query.Node
+		for _, c := range at.Cmds {
+			cmd := c.GetAlterTableCmd()
+			if def := cmd.GetDef(); def != nil {
+				if con := def.GetConstraint(); con != nil && !foreign(con) {
+					continue
+				}
+				if cd := def.GetColumnDef(); cd != nil {
+					var cons []*pg_query.Node
+					for _, x := range cd.Constraints {
+						if foreign(x.GetConstraint()) {
+							cons = append(cons, x)
+						}
+					}
+					cd.Constraints = cons
+				}
+			}
+			cmds = append(cmds, c)
+		}
+		if len(cmds) == 0 {
+			return "", true // nothing for the twin
+		}
+		at.Cmds = cmds
+	case *pg_query.Node_RenameStmt:
+		rs := n.RenameStmt
+		if rs.RenameType != pg_query.ObjectType_OBJECT_TABLE && rs.RenameType != pg_query.ObjectType_OBJECT_COLUMN &&
+			rs.RenameType != pg_query.ObjectType_OBJECT_TABCONSTRAINT || !retarget(rs.Relation) {
+			return "", false
+		}
+	case *pg_query.Node_IndexStmt:
+		is := n.IndexStmt
+		if !retarget(is.Relation) {
+			return "", false
+		}
+		is.Concurrent = false
+	default:
+		return "", false
+	}
+	out, err := st.Deparse()
+	if err != nil {
+		return "", false
+	}
+	return out, true
+}
+
+// TwinNames takes the twins' schemas out of a catalog answer's text:
+// "pgonion_l_public.t" becomes "t" (public is on the search path the
+// proxy assumes), "pgonion_l_s.t" becomes "s.t".
+func TwinNames(s string) string {
+	if !strings.Contains(s, TwinSchemaPrefix) {
+		return s
+	}
+	s = strings.ReplaceAll(s, TwinSchemaPrefix+DefaultSchema+".", "")
+	return strings.ReplaceAll(s, TwinSchemaPrefix, "")
+}
+
+// CatalogQuery reports whether st is a SELECT that reads only the
+// system catalogs (pg_catalog, information_schema).
+func CatalogQuery(st Statement) bool {
+	if st.Kind != "Select" {
+		return false
+	}
+	rels := Relations(st)
+	if len(rels) == 0 {
+		return false
+	}
+	for _, r := range rels {
+		if r.Schema != "pg_catalog" && r.Schema != "information_schema" && !strings.HasPrefix(r.Name, "pg_") {
+			return false
+		}
+	}
+	return true
+}
+
+// SubstituteOIDs replaces, in a catalog query, each constant that is a
+// key of oids (a table's OID, as text) by its value; it returns the new
+// text, or ok false when there was none.
+func SubstituteOIDs(st Statement, oids map[string]string) (string, bool) {
+	st = st.Clone()
+	changed := false
+	inspect(st.Tree.ProtoReflect(), func(m protoreflect.Message) bool {
+		c, ok := m.Interface().(*pg_query.A_Const)
+		if !ok {
+			return true
+		}
+		switch v := c.Val.(type) {
+		case *pg_query.A_Const_Sval:
+			if to, ok := oids[v.Sval.Sval]; ok {
+				v.Sval.Sval, changed = to, true
+			}
+		case *pg_query.A_Const_Ival:
+			if to, ok := oids[strconv.Itoa(int(v.Ival.Ival))]; ok {
+				c.Val = &pg_query.A_Const_Sval{Sval: &pg_query.String{Sval: to}}
+				changed = true
+			}
+		}
+		return false
+	})
+	if !changed {
+		return "", false
+	}
+	out, err := st.Deparse()
+	if err != nil {
+		return "", false
+	}
+	return out, true
+}
