@@ -29,7 +29,7 @@ SELECT name FROM people WHERE age BETWEEN $1 AND 60 ORDER BY age;
 SELECT count(*) FROM people WHERE id = 7 AND age = 3;
 SELECT p.name FROM people p JOIN orders o ON o.cust = p.age;
 SELECT name FROM people
- WHERE ssn = $1;
+ WHERE ssn = $1 FOR UPDATE;
 INSERT INTO people (id, age) VALUES (2, 3);
 SELECT 1;
 CREATE INDEX ON orders (cust);
@@ -145,7 +145,7 @@ func TestColumnsPlan(t *testing.T) {
 		regexp.MustCompile(`(?m)^\[2\] line 5: SELECT name FROM people WHERE age BETWEEN \$1 AND 60 ORDER BY age\n\s+needs\s+public\.people\.age\s+ord=ope\s+would be peeled: rnd -> ope\n`),
 		regexp.MustCompile(`(?m)^\[3\] line 6: .*\n\s+needs\s+public\.people\.id\s+eq=det\s+already at det\n\s+needs\s+public\.people\.age\s+eq=det\s+peeled by \[1\] earlier`),
 		regexp.MustCompile(`(?m)^\[4\] line 7: .*JOIN.*\n\s+re-keys\s+public\.orders\.cust\s+into join group adj_[0-9a-f]+\s.*\n\s+re-keys\s+public\.people\.age\s+into join group adj_[0-9a-f]+\s.*\n\s+needs\s+public\.orders\.cust\s+eq=det\s+would be peeled`),
-		regexp.MustCompile(`(?m)^\[5\] line 8: SELECT name FROM people WHERE ssn = \$1\n\s+refused \(0A000\): .*sensitive.*\n\s+sensitive\s+public\.people\.ssn\s+eq=det\s+never peeled`),
+		regexp.MustCompile(`(?m)^\[5\] line 8: SELECT name FROM people WHERE ssn = \$1 FOR UPDATE\n\s+refused \(0A000\): .*sensitive.*\n\s+sensitive\s+public\.people\.ssn\s+eq=det\s+never peeled`),
 		regexp.MustCompile(`(?m)^\[6\] line 10: INSERT .*\n\s+peels nothing`),
 		regexp.MustCompile(`(?m)^\[7\] line 11: SELECT 1\n\s+reads no encrypted table`),
 		regexp.MustCompile(`(?m)^\[8\] line 12: CREATE INDEX .*\n\s+not analysed`),

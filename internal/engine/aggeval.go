@@ -177,6 +177,9 @@ func (ev *evaluator) constant(e *rewrite.Expr, want *onion.Type) (aval, error) {
 	if err != nil {
 		return v, err
 	}
+	if ev.consts == nil {
+		ev.consts = map[*rewrite.Expr]aval{}
+	}
 	ev.consts[e] = v
 	return v, nil
 }

@@ -67,10 +67,11 @@ func TestIncrementMarkFollowsItsTransaction(t *testing.T) {
 					t.Fatalf("%s: the mark is visible before the transaction committed", tc.name)
 				}
 				// Meanwhile b must not compare bal's onions: its
-				// prepared comparison is refused, a new one is
-				// answered from the Add onion or refused.
-				if _, err := ids(b, 10); pgCode(err) != "0A000" {
-					t.Fatalf("%s: prepared comparison during the increment: %v, want 0A000", tc.name, err)
+				// prepared comparison is refused, or planned again and
+				// answered from the Add onion (in the proxy), with the
+				// committed values.
+				if got, err := ids(b, 10); pgCode(err) != "0A000" && (err != nil || !reflect.DeepEqual(got, []int32{1})) {
+					t.Fatalf("%s: prepared comparison during the increment: %v %v, want 0A000 or [1]", tc.name, got, err)
 				}
 				var sum int64
 				if err := b.QueryRow(ctx, "SELECT sum(bal) FROM inc", pgx.QueryExecModeSimpleProtocol).Scan(&sum); err != nil || sum != 30 {

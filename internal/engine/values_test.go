@@ -61,7 +61,8 @@ func TestCaseMap(t *testing.T) {
 			t.Errorf("%s(%q): %q %v, want %q", tc.fn, tc.in, got.s, err, tc.want)
 		}
 	}
-	e := &rewrite.Expr{Kind: rewrite.ExprFunc, Func: "lower"}
+	arg := "X"
+	e := &rewrite.Expr{Kind: rewrite.ExprFunc, Func: "lower", Args: []*rewrite.Expr{{Kind: rewrite.ExprConst, Const: &arg, ConstType: "text"}}}
 	for ctype, ok := range map[string]bool{"C": true, "POSIX": true, "C.UTF-8": false, "en_US.UTF-8": false, "": false} {
 		ev := &evaluator{env: onion.Env{CType: ctype}}
 		if _, err := ev.typeOf(e); (err == nil) != ok {
