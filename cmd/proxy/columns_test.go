@@ -79,7 +79,7 @@ func TestColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	physical := func() []string {
-		rows, err := pgxConnect(t, dsn).Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_name = 'people' ORDER BY ordinal_position")
+		rows, err := pgxConnect(t, dsn).Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'people' ORDER BY ordinal_position")
 		if err != nil {
 			t.Fatal(err)
 		}

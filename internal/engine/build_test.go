@@ -43,7 +43,7 @@ func TestSearchOnFirstNeed(t *testing.T) {
 	insert(0, 300)
 	tokens := func() (exists bool, filled int) {
 		t.Helper()
-		if err := direct.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'notes' AND column_name = 'body__srch')`).Scan(&exists); err != nil {
+		if err := direct.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'notes' AND column_name = 'body__srch')`).Scan(&exists); err != nil {
 			t.Fatal(err)
 		}
 		if exists {
@@ -114,7 +114,7 @@ func TestSearchOnFirstNeed(t *testing.T) {
 	same("after the build")
 	// The varchar column was never searched: no tokens.
 	var tagTokens bool
-	if err := direct.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'notes' AND column_name = 'tag__srch')`).Scan(&tagTokens); err != nil || tagTokens {
+	if err := direct.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'notes' AND column_name = 'tag__srch')`).Scan(&tagTokens); err != nil || tagTokens {
 		t.Fatalf("tag has search tokens (%v) though no LIKE used it", err)
 	}
 }

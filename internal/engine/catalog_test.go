@@ -32,7 +32,7 @@ func TestTwoProxies(t *testing.T) {
 		mustExec(t, c2, "INSERT INTO "+name+" VALUES ($1, $2)", 1, "from the other proxy")
 		mustExec(t, c1, "INSERT INTO "+name+" VALUES (2, 'from the creator')")
 		var n int
-		if err := db.direct(t).QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name = $1 AND column_name = 'secret__eq'", name).Scan(&n); err != nil || n != 1 {
+		if err := db.direct(t).QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 AND column_name = 'secret__eq'", name).Scan(&n); err != nil || n != 1 {
 			t.Fatalf("%s is not encrypted on the server: %d %v", name, n, err)
 		}
 		for _, c := range []*pgx.Conn{c1, c2} {

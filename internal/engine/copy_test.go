@@ -132,7 +132,7 @@ func TestPgbenchInit(t *testing.T) {
 	mustExec(t, c, "INSERT INTO pgbench_branches (bid, bbalance) VALUES (2, 5)")
 	// The server holds ciphertexts only.
 	var plainCols int
-	if err := db.direct(t).QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name LIKE 'pgbench_%' AND column_name IN ('aid', 'bid', 'tid', 'abalance', 'bbalance', 'tbalance', 'filler', 'delta', 'mtime')").Scan(&plainCols); err != nil || plainCols != 0 {
+	if err := db.direct(t).QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public' AND table_name LIKE 'pgbench_%' AND column_name IN ('aid', 'bid', 'tid', 'abalance', 'bbalance', 'tbalance', 'filler', 'delta', 'mtime')").Scan(&plainCols); err != nil || plainCols != 0 {
 		t.Fatalf("%d plaintext columns on the server (%v)", plainCols, err)
 	}
 }

@@ -43,7 +43,7 @@ func TestDDL(t *testing.T) {
 			}
 			physical := func(table string) map[string]bool {
 				t.Helper()
-				rows, err := direct.Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_name = $1", table)
+				rows, err := direct.Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1", table)
 				if err != nil {
 					t.Fatal(err)
 				}

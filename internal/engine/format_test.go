@@ -69,7 +69,7 @@ func testOldFormat(t *testing.T, format, rndLen, detLen int) {
 	if err := catalog.UpdateTable(ctx, tx, macKey, tbl); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := tx.Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_name = 'legacy' AND data_type = 'uuid'")
+	rows, err := tx.Query(ctx, "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'legacy' AND data_type = 'uuid'")
 	if err != nil {
 		t.Fatal(err)
 	}

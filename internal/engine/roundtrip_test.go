@@ -67,7 +67,7 @@ func TestRoundTripEveryType(t *testing.T) {
 			}
 			// The server stores no plaintext column of that name.
 			var n int
-			if err := direct.QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name = $1 AND column_name = 't'", name).Scan(&n); err != nil || n != 0 {
+			if err := direct.QueryRow(ctx, "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 AND column_name = 't'", name).Scan(&n); err != nil || n != 0 {
 				t.Fatalf("physical table has a plaintext column t (n=%d, err=%v)", n, err)
 			}
 			for _, q := range []string{"SELECT * FROM %s", "SELECT t, k AS key, by, tz, ch FROM %s WHERE true", "SELECT x.* FROM %s x"} {
