@@ -46,7 +46,9 @@ func (s *session) twinFragment(st rewrite.Statement, schema, name string, create
 	}
 	pre := ""
 	if created {
-		pre = "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(twinSchema) + ";\n"
+		// Not CREATE SCHEMA IF NOT EXISTS, whose notice the client
+		// would see.
+		pre = "IF to_regnamespace(" + quoteLiteral(quoteIdent(twinSchema)) + ") IS NULL THEN CREATE SCHEMA " + quoteIdent(twinSchema) + "; END IF;\n"
 	}
 	return "\nBEGIN\n" + pre + sql + ";\nEXCEPTION WHEN others THEN\n" + safeDrop + "\nEND;\n"
 }

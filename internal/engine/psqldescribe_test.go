@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pgonion/pgonion/internal/pgtest"
+	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // psqlDescribeDDL creates the same tables through the proxy (encrypted
@@ -45,8 +46,12 @@ func TestPsqlDescribe(t *testing.T) {
 		}
 		return string(out)
 	}
+	// The twins stay out of the DDL's answers (its notices say which
+	// columns are stored plain, and nothing else).
 	run(plainDSN, psqlDescribeDDL)
-	run(p.url, psqlDescribeDDL)
+	if out := run(p.url, psqlDescribeDDL); strings.Contains(out, rewrite.TwinSchemaPrefix) {
+		t.Errorf("the DDL's answers name the twins:\n%s", out)
+	}
 	same := func(cmds ...string) {
 		t.Helper()
 		for _, cmd := range cmds {
