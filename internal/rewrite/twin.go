@@ -66,6 +66,16 @@ func TwinStatement(st Statement, hasTwin func(schema, table string) bool) (sql s
 		}
 		return retarget(c.Pktable)
 	}
+	// keep filters a column's constraints with foreign.
+	keep := func(cons []*pg_query.Node) []*pg_query.Node {
+		var out []*pg_query.Node
+		for _, c := range cons {
+			if foreign(c.GetConstraint()) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
 	switch n := st.Tree.Stmt.Node.(type) {
 	case *pg_query.Node_CreateStmt:
 		cs := n.CreateStmt
@@ -83,14 +93,7 @@ func TwinStatement(st Statement, hasTwin func(schema, table string) bool) (sql s
 					continue
 				}
 			case e.GetColumnDef() != nil:
-				cd := e.GetColumnDef()
-				var cons []*pg_query.Node
-				for _, c := range cd.Constraints {
-					if foreign(c.GetConstraint()) {
-						cons = append(cons, c)
-					}
-				}
-				cd.Constraints = cons
+				e.GetColumnDef().Constraints = keep(e.GetColumnDef().Constraints)
 			}
 			elts = append(elts, e)
 		}
@@ -108,13 +111,7 @@ func TwinStatement(st Statement, hasTwin func(schema, table string) bool) (sql s
 					continue
 				}
 				if cd := def.GetColumnDef(); cd != nil {
-					var cons []*pg_query.Node
-					for _, x := range cd.Constraints {
-						if foreign(x.GetConstraint()) {
-							cons = append(cons, x)
-						}
-					}
-					cd.Constraints = cons
+					cd.Constraints = keep(cd.Constraints)
 				}
 			}
 			cmds = append(cmds, c)
