@@ -116,10 +116,11 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 	return onion.Type{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
 }
 
-// unify folds the type of e into t (CASE branches): integers widen, any
-// numeric makes numeric, NULL constants do not count.
+// unify folds the type of e into t (CASE branches) by commonType; NULL
+// constants and untyped literals do not count (they take the others'
+// type, text when all are such).
 func (ev *evaluator) unify(t **onion.Type, e *rewrite.Expr) error {
-	if e.Kind == rewrite.ExprConst && e.Const == nil {
+	if e.Kind == rewrite.ExprConst && (e.Const == nil || isUnknown(e)) {
 		return nil
 	}
 	x, err := ev.typeOf(e)
@@ -130,17 +131,11 @@ func (ev *evaluator) unify(t **onion.Type, e *rewrite.Expr) error {
 		*t = &x
 		return nil
 	}
-	kx, _ := kindOf(x)
-	kt, _ := kindOf(**t)
-	switch {
-	case kx == kInt && kt == kInt:
-		w := widerInt(**t, x)
-		*t = &w
-	case (kx == kNumeric || kx == kInt) && (kt == kNumeric || kt == kInt):
-		*t = &tNumeric
-	case kx != kt:
+	c, ok := commonType(**t, x)
+	if !ok {
 		return rewrite.Refusal("CASE mixes %s and %s", **t, x)
 	}
+	*t = &c
 	return nil
 }
 
@@ -416,19 +411,16 @@ func (ev *evaluator) pair(x, y *rewrite.Expr, sc *scope) (aval, aval, error) {
 	return a, b, err
 }
 
-// castTo evaluates e as type t (a CASE branch: integers widen to t).
+// castTo evaluates e as type t (a CASE branch), by convertTo.
 func (ev *evaluator) castTo(e *rewrite.Expr, t onion.Type, sc *scope) (aval, error) {
+	if isUnknown(e) {
+		return ev.constant(e, &t) // an untyped literal is read as t
+	}
 	v, err := ev.eval(e, sc)
-	if err != nil || v.null {
+	if err != nil {
 		return nullOf(t), err
 	}
-	kv, _ := kindOf(v.t)
-	kt, _ := kindOf(t)
-	if kv == kInt && kt == kNumeric {
-		return aval{t: t, d: decimalFromInt(v.i)}, nil
-	}
-	v.t = t
-	return v, nil
+	return convertTo(v, t), nil
 }
 
 // boolean is AND, OR and NOT with SQL's three-valued logic.

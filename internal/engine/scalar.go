@@ -510,7 +510,7 @@ func strpos(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
 }
 
 // unifying types coalesce, greatest and least: the arguments' common
-// type, as CASE branches unify (integers widen, with numeric numeric).
+// type (commonType).
 func unifying(name string) func([]onion.Type) ([]onion.Type, onion.Type, error) {
 	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		var t *onion.Type
@@ -523,28 +523,11 @@ func unifying(name string) func([]onion.Type) ([]onion.Type, onion.Type, error) 
 				t = &x
 				continue
 			}
-			ka, _ := kindOf(a)
-			kt, _ := kindOf(*t)
-			switch {
-			case ka == kInt && kt == kInt:
-				w := widerInt(*t, a)
-				t = &w
-			case (ka == kNumeric || ka == kInt) && (kt == kNumeric || kt == kInt):
-				t = &tNumeric
-			case (ka == kFloat || kt == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kt == kFloat || kt == kInt || kt == kNumeric):
-				t = &tFloat8
-			case ka == kText && kt == kText:
-				if a.Base != t.Base && (a.Base == onion.Char || t.Base == onion.Char) {
-					// PostgreSQL's common type then depends on the
-					// order (character(n) pads): not here.
-					return nil, tText, refuseArgs(name, args)
-				}
-				if a.Base != t.Base {
-					t = &tText
-				}
-			case ka != kt || a.Base != t.Base:
+			c, ok := commonType(*t, a)
+			if !ok {
 				return nil, tText, refuseArgs(name, args)
 			}
+			t = &c
 		}
 		if t == nil {
 			t = &tText
@@ -555,6 +538,34 @@ func unifying(name string) func([]onion.Type) ([]onion.Type, onion.Type, error) 
 		}
 		return params, *t, nil
 	}
+}
+
+// commonType is the type PostgreSQL resolves two values of a CASE,
+// COALESCE, GREATEST or LEAST to, as far as the proxy computes it:
+// integers widen, with numeric numeric, with double precision double
+// precision; text, varchar and their mix text. Others only with their
+// own type; character(n) with another text type is not resolved here
+// (PostgreSQL's choice then depends on the order).
+func commonType(a, b onion.Type) (onion.Type, bool) {
+	ka, _ := kindOf(a)
+	kb, _ := kindOf(b)
+	switch {
+	case ka == kInt && kb == kInt:
+		return widerInt(a, b), true
+	case (ka == kNumeric || ka == kInt) && (kb == kNumeric || kb == kInt):
+		return tNumeric, true
+	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
+		return tFloat8, true
+	case ka == kText && kb == kText:
+		switch {
+		case a == b:
+			return a, true
+		case a.Base == onion.Char || b.Base == onion.Char:
+			return a, false
+		}
+		return tText, true
+	}
+	return a, a == b
 }
 
 // convertTo converts v to the unified type t (integers widen, to numeric

@@ -52,7 +52,8 @@ func TestScalarFunctions(t *testing.T) {
 		"round(n)", "round(n, 1)", "round(n, -1)", "round(f)", "round(i)", "round(i, 1)", "trunc(n)", "trunc(n, 2)", "trunc(f)",
 		"sign(n)", "sign(f)", "sign(i)", "mod(i, 3)", "mod(b, -3)", "mod(n, 0.7)", "mod(s, 5)", "mod(n, 2)",
 		"sqrt(abs(f))", "sqrt(abs(s))", "greatest(i, s, 3)", "least(n, i, 0.5)", "greatest(f, 0)", "coalesce(n, i, 0)", "coalesce(s, i, b)",
-		"nullif(i, 0)", "nullif(n, 2.5)", "n::int8", "f::numeric", "n::float8", "i::numeric(12,1)", "s::int8", "i::bool", "ok::int",
+		"nullif(i, 0)", "nullif(n, 2.5)", "CASE WHEN i > 0 THEN n ELSE '1.50' END", "CASE WHEN i > 0 THEN '7' ELSE s END",
+		"CASE WHEN i > 0 THEN v ELSE 'x' END", "CASE WHEN i > 0 THEN t ELSE v END", "CASE WHEN i > 0 THEN f ELSE i END", "n::int8", "f::numeric", "n::float8", "i::numeric(12,1)", "s::int8", "i::bool", "ok::int",
 		"ok::text", "dt::text", "f::text", "n::text", "b::text", "i::float8", "s::numeric", "v::text", "c::text", "c::varchar",
 		"extract(year from dt)", "date_part('month', dt)", "extract(day from dt)", "chr(i + 65)", "chr(s + 1000)",
 	)
@@ -67,6 +68,9 @@ func TestScalarFunctions(t *testing.T) {
 		queries = append(queries, "SELECT id, ("+e+")::text FROM sf ORDER BY id")
 	}
 	queries = append(queries,
+		// CASE's type, as the values' types show it.
+		"SELECT id, CASE WHEN i > 0 THEN n ELSE '1.50' END FROM sf ORDER BY id",
+		"SELECT id, CASE WHEN i > 0 THEN v ELSE 'x' END, CASE WHEN i > 0 THEN t ELSE v END, CASE WHEN i > 0 THEN f ELSE i END FROM sf ORDER BY id",
 		"SELECT id FROM sf WHERE length(t) > 3 ORDER BY id",
 		"SELECT id FROM sf WHERE lower(v) = 'abc' OR upper(t) LIKE 'X%' ORDER BY id",
 		"SELECT id, t FROM sf WHERE t::text LIKE '%o%' ORDER BY id",
