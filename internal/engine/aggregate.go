@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -525,6 +526,7 @@ func (a *aggregator) newFolder() *folder {
 	ev := *a.ev
 	ev.consts = map[*rewrite.Expr]aval{}
 	ev.patterns = nil
+	ev.sigs = maps.Clone(a.ev.sigs) // filled on first use: each worker its own
 	f := &folder{a: a, ev: &ev, groups: map[string]*group{}, keys: map[*group]string{}}
 	if a.d != nil {
 		f.d = &decrypter{p: a.d.p, params: a.d.params, formats: a.d.formats, serverBinary: a.d.serverBinary, decodeOnly: true}
