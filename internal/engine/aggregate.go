@@ -339,16 +339,7 @@ func (a *aggregator) exprs() []*rewrite.Expr {
 	return out
 }
 
-func walkExpr(e *rewrite.Expr, f func(*rewrite.Expr)) {
-	if e == nil {
-		return
-	}
-	f(e)
-	for _, x := range e.Args {
-		walkExpr(x, f)
-	}
-	walkExpr(e.Else, f)
-}
+func walkExpr(e *rewrite.Expr, f func(*rewrite.Expr)) { rewrite.WalkExpr(e, f) }
 
 // foldBatchRows is how many rows are handed to a worker at a time.
 const foldBatchRows = 256

@@ -72,8 +72,6 @@ func TestUpdateExpressions(t *testing.T) {
 	// after another statement of the same cycle (refused then: the read
 	// would commit what ran before it), and with a parameter in WHERE.
 	x := p.connect(t, pgx.QueryExecModeCacheStatement)
-	xp := p.connect(t, pgx.QueryExecModeCacheStatement)
-	_ = xp
 	for _, q := range []struct {
 		sql  string
 		args []any

@@ -99,17 +99,7 @@ func (p *AggPlan) walkExprs(f func(*Expr)) {
 	if p == nil {
 		return
 	}
-	var walk func(e *Expr)
-	walk = func(e *Expr) {
-		if e == nil {
-			return
-		}
-		f(e)
-		for _, a := range e.Args {
-			walk(a)
-		}
-		walk(e.Else)
-	}
+	walk := func(e *Expr) { WalkExpr(e, f) }
 	for _, o := range p.Outputs {
 		walk(o.Expr)
 	}
@@ -130,7 +120,7 @@ func (p *RMWPlan) Params() []int {
 	var out []int
 	seen := map[int]bool{}
 	for _, set := range p.Sets {
-		walkExprTree(set.Expr, func(e *Expr) {
+		WalkExpr(set.Expr, func(e *Expr) {
 			if e.Kind == ExprParam && !seen[e.Input] {
 				seen[e.Input] = true
 				out = append(out, e.Input)
@@ -156,17 +146,18 @@ func (p *RMWPlan) BindParams(vals map[int]ParamConst, trace map[*Expr]int) *RMWP
 // WalkExprs calls f on every expression node of p's computed values.
 func (p *RMWPlan) WalkExprs(f func(*Expr)) {
 	for _, set := range p.Sets {
-		walkExprTree(set.Expr, f)
+		WalkExpr(set.Expr, f)
 	}
 }
 
-func walkExprTree(e *Expr, f func(*Expr)) {
+// WalkExpr calls f on e and every expression below it.
+func WalkExpr(e *Expr, f func(*Expr)) {
 	if e == nil {
 		return
 	}
 	f(e)
 	for _, a := range e.Args {
-		walkExprTree(a, f)
+		WalkExpr(a, f)
 	}
-	walkExprTree(e.Else, f)
+	WalkExpr(e.Else, f)
 }
