@@ -177,7 +177,15 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 	if rp != nil {
 		sql, rows.inner = rp.sql, rp.results
 	}
-	if err := s.exec(sql, rows); err != nil {
+	if s.aheadAlone && s.execQuery != nil {
+		// The read's row locks last until the UPDATE, in one
+		// transaction (an implicit one outside a block), so no
+		// concurrent write can make it fail with 40001.
+		err = s.execQuery(wire.SideQuery{SQL: sql, Hold: true}, rows)
+	} else {
+		err = s.exec(sql, rows)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if rows.err != nil {
@@ -408,7 +416,9 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 				}
 			}
 		}
-		q := wire.SideQuery{SQL: readSQL, ParamOIDs: readOIDs, ParamFormats: rb.ParameterFormatCodes, Params: rb.Parameters, ResultFormats: resultFmts}
+		// Held: its row locks last until the client's Execute, in
+		// one transaction (see planUpdateRMW).
+		q := wire.SideQuery{SQL: readSQL, ParamOIDs: readOIDs, ParamFormats: rb.ParameterFormatCodes, Params: rb.Parameters, ResultFormats: resultFmts, Hold: true}
 		if err := s.execQuery(q, rows); err != nil {
 			if errors.Is(err, wire.ErrExecUnavailable) {
 				return rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which reads the rows first: in the extended protocol only as the first statement after a Sync, or in a transaction block", t.Name)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -98,6 +99,85 @@ func TestUpdateExpressions(t *testing.T) {
 		t.Errorf("a computed UPDATE after another statement of its request cycle: %v, want 0A000", err)
 	}
 	compareTables(t, c, plain, "SELECT * FROM upx ORDER BY id", "after the refused batch")
+}
+
+// TestUpdateConcurrentRMW: UPDATEs the proxy computes, sent at once on
+// one row by several sessions outside transaction blocks (simple and
+// extended protocol), serialize as on PostgreSQL: the read's row locks
+// last until the write, so none fails with 40001 and none is lost.
+func TestUpdateConcurrentRMW(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, c, "CREATE TABLE ctr (id int PRIMARY KEY, n int)")
+	mustExec(t, c, "INSERT INTO ctr VALUES (1, 0), (2, 0)")
+	const workers, each = 4, 15
+	errs := make(chan error, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		mode := pgx.QueryExecModeSimpleProtocol
+		if w%2 == 1 {
+			mode = pgx.QueryExecModeCacheStatement
+		}
+		conn := p.connect(t, mode)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				// abs(n) + 1: no Add onion computes it, the proxy does.
+				if _, err := conn.Exec(ctx, "UPDATE ctr SET n = abs(n) + $1 WHERE id = $2", 1, 1); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent computed UPDATE: %v", err)
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT n FROM ctr WHERE id = 1").Scan(&n); err != nil || n != workers*each {
+		t.Errorf("after %d concurrent increments: n = %d (%v)", workers*each, n, err)
+	}
+}
+
+// TestPreparedNameReused: a statement deallocated by SQL and prepared
+// again under its name (psycopg's DEALLOCATE) runs as the new one.
+func TestPreparedNameReused(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, c, "CREATE TABLE pa (id int, a text)")
+	mustExec(t, c, "CREATE TABLE pb (id int, b int, c text)")
+	mustExec(t, c, "INSERT INTO pa VALUES (1, 'one'), (2, 'two')")
+	mustExec(t, c, "INSERT INTO pb VALUES (1, 10, 'ten'), (2, 20, 'twenty')")
+	pc := c.PgConn()
+	for i, q := range []struct{ sql, want string }{
+		{"SELECT a FROM pa WHERE a = $1", "two"},
+		{"SELECT c FROM pb WHERE b > $1 ORDER BY b LIMIT 1", "twenty"},
+		{"SELECT c || '!' FROM pb WHERE c = $1", "two!"},
+	} {
+		if i > 0 {
+			if err := pc.Exec(ctx, "DEALLOCATE s").Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := pc.Prepare(ctx, "s", q.sql, nil); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+		arg := map[int]string{0: "two", 1: "15", 2: "two"}[i]
+		if i == 2 {
+			mustExec(t, c, "UPDATE pb SET c = 'two' WHERE id = 2")
+		}
+		res := pc.ExecPrepared(ctx, "s", [][]byte{[]byte(arg)}, nil, nil).Read()
+		if res.Err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != q.want {
+			t.Errorf("%s prepared as s after DEALLOCATE: %v %q, want %q", q.sql, res.Err, res.Rows, q.want)
+		}
+	}
 }
 
 // compareTables fails unless q returns the same rows through both.

@@ -83,6 +83,10 @@ type session struct {
 	// statements of its own ahead of it (Exec): the first statement of a
 	// simple-protocol Query, or a Parse (where Exec may still refuse).
 	aheadOK bool
+	// aheadAlone is set with aheadOK when the statement is the query
+	// string's only one: what runs ahead may then hold its transaction
+	// open for it (wire.SideQuery.Hold).
+	aheadAlone bool
 }
 
 // ParameterStatus implements wire.ParameterObserver.
@@ -320,9 +324,9 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 	var tables []string
 	for i, st := range stmts {
 		s.trackSavepoint(st)
-		s.aheadOK, s.planKeys, s.planReleases = i == 0, nil, nil
+		s.aheadOK, s.aheadAlone, s.planKeys, s.planReleases = i == 0, len(stmts) == 1, nil, nil
 		p, err := s.plan(st, nil)
-		s.aheadOK = false
+		s.aheadOK, s.aheadAlone = false, false
 		tables = append(tables, s.planKeys...)
 		if err != nil {
 			return nil, err

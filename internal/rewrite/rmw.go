@@ -25,9 +25,11 @@ import (
 //
 // (planned like a client's SELECT: it decrypts), computes each row's new
 // values, and sends an UPDATE of exactly those row versions with their
-// new cells (Render). When a row changed between the two (only possible
-// outside a transaction block, where the read's lock ends with it), the
-// UPDATE fails with 40001 rather than lose the other write.
+// new cells (Render). The engine runs the read in the UPDATE's
+// transaction (an implicit one outside a block), so its locks last
+// until the write. Where it cannot (the first of several statements of
+// one query string) and a row changed between the two, the UPDATE fails
+// with 40001 rather than lose the other write.
 type RMWPlan struct {
 	Table *catalog.Table
 	// Read reads the rows: ctid, xmin (text), then Inputs.

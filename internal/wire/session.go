@@ -452,12 +452,20 @@ func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
 		ss.q.push(&request{kind: 'P', refusal: perr})
 		return writeMsg(ss.bw, scratch, &pgproto3.Parse{Name: p.Name, Query: refusedSQL})
 	}
-	// A named statement that exists already makes the server fail; keep ours.
-	if _, exists := ss.stmts[p.Name]; p.Name == "" || !exists {
-		ss.stmts[p.Name] = st
-		if replans {
-			ss.sources[p.Name] = src
+	if _, exists := ss.stmts[p.Name]; exists && p.Name != "" {
+		// The client may have deallocated it by SQL (DEALLOCATE,
+		// DISCARD ALL), which this layer does not read: the server
+		// would then take the new statement while ours stayed the old
+		// one. Closing it first makes both the new one (where
+		// PostgreSQL would fail with 42P05, the new one replaces it).
+		ss.q.push(&request{kind: 'C', hidden: true})
+		if scratch, err := writeMsg(ss.bw, scratch, &pgproto3.Close{ObjectType: 'S', Name: p.Name}); err != nil {
+			return scratch, err
 		}
+	}
+	ss.stmts[p.Name] = st
+	if replans {
+		ss.sources[p.Name] = src
 	}
 	ss.q.push(&request{kind: 'P'})
 	if st == nil {

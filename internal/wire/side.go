@@ -25,6 +25,7 @@ type sideQueryState struct {
 	params   []uint32 // a Describe's ParameterDescription
 	err      error
 	answered bool
+	hold     bool // answered at CloseComplete or ErrorResponse (SideQuery.Hold)
 	done     chan struct{}
 }
 
@@ -63,6 +64,14 @@ type SideQuery struct {
 	ParamFormats  []int16
 	Params        [][]byte
 	ResultFormats []int16
+	// Hold sends no Sync after the statement: its transaction (an
+	// implicit one outside a transaction block) stays open, with the
+	// row locks it took, for the client's statement that must follow
+	// at once (the Query being planned, or the Execute of the portal
+	// being bound), which ends it. When the statement fails, the proxy
+	// syncs at once (the transaction rolls back) and ExecQuery returns
+	// the error.
+	Hold bool
 }
 
 // sideStatement names the prepared statement of a SideQuery: not the
@@ -80,9 +89,24 @@ func (ss *session) execSideQuery(q SideQuery, rw ResultRewriter) error {
 		&pgproto3.Describe{ObjectType: 'P'},
 		&pgproto3.Execute{},
 		&pgproto3.Close{ObjectType: 'S', Name: sideStatement},
-		&pgproto3.Sync{},
 	}
-	return ss.runSide(q.SQL, len(q.Params), msgs, rw)
+	if !q.Hold {
+		return ss.runSide(q.SQL, len(q.Params), append(msgs, &pgproto3.Sync{}), rw)
+	}
+	st := &sideQueryState{rw: rw, hold: true, done: make(chan struct{})}
+	err := ss.sendSide(q.SQL, len(q.Params), append(msgs, &pgproto3.Flush{}), st)
+	if err == nil || !st.answered {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// The server discards what follows until a Sync: end the
+		// failed transaction now, or the client's statement is lost.
+		if serr := ss.runSide("sync", 0, []encoder{&pgproto3.Sync{}}, nil); serr != nil {
+			return serr
+		}
+	}
+	return err
 }
 
 // describeSide implements SessionInfo.DescribeQuery (clientToServer
@@ -177,11 +201,20 @@ func (ss *session) sideAnswer(r *request, t byte, msg []byte) bool {
 		} else {
 			st.err = pgconn.ErrorResponseToPgError(&er) // the server's error wins
 		}
+		if st.hold {
+			st.answered = true // nothing follows until a Sync
+			return true
+		}
+	case '3':
+		if st.hold {
+			st.answered = true // the CloseComplete that ends it
+			return true
+		}
 	case 'Z':
 		ss.txStatus.Store(uint32(body(msg)[0]))
 		st.answered = true
 		return true
-	case 'I', '1', '2', '3', 'n':
+	case 'I', '1', '2', 'n':
 		// EmptyQueryResponse; ParseComplete, BindComplete,
 		// CloseComplete and NoData of a statement with parameters.
 	default:
