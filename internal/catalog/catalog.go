@@ -134,6 +134,11 @@ type Column struct {
 	// DEFAULT of an encrypted column, which the server cannot apply. nil
 	// for none (NULL).
 	Default *string `json:",omitempty"`
+	// DefaultExpr is the DEFAULT of an encrypted column that is an
+	// expression (SQL reading no column: now(), gen_random_uuid()),
+	// which the proxy computes for each such row. nil for none; at
+	// most one of Default and DefaultExpr is set.
+	DefaultExpr *string `json:",omitempty"`
 	// Generation is the expression (SQL over the table's logical
 	// columns) of a stored generated column the proxy computes: the
 	// server cannot, over ciphertexts. nil for an ordinary column.
@@ -364,7 +369,8 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 	rows, err = q.Query(ctx, `SELECT column_id, table_id, position, column_name, type_name, policy,
 		capabilities, onions, coalesce(join_group, ''), incremented, cell_format, coalesce((to_jsonb(c) ->> 'key_version')::int, 0),
 		to_jsonb(c) ->> 'default_value', coalesce((to_jsonb(c) ->> 'group_key_version')::int, 0),
-		coalesce((to_jsonb(c) ->> 'root_generation')::int, 0), to_jsonb(c) ->> 'generation', coalesce(to_jsonb(c) ->> 'collation_name', ''), mac
+		coalesce((to_jsonb(c) ->> 'root_generation')::int, 0), to_jsonb(c) ->> 'generation', coalesce(to_jsonb(c) ->> 'collation_name', ''),
+		to_jsonb(c) ->> 'default_expr', mac
 		FROM pgonion.columns c ORDER BY table_id, position`)
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
@@ -374,7 +380,7 @@ func load(ctx context.Context, q Querier, macKey []byte) (*Snapshot, []byte, err
 		var tableID ID
 		var mac []byte
 		if err := rows.Scan(&c.ID, &tableID, &c.Position, &c.Name, &c.Type, &c.Policy,
-			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &c.RootGeneration, &c.Generation, &c.Collation, &mac); err != nil {
+			&c.Capabilities, &c.Onions, &c.JoinGroup, &c.Incremented, &c.Format, &c.KeyVersion, &c.Default, &c.GroupKeyVersion, &c.RootGeneration, &c.Generation, &c.Collation, &c.DefaultExpr, &mac); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("catalog: reading columns: %w", err)
 		}
@@ -508,8 +514,8 @@ func insertColumn(ctx context.Context, tx Execer, macKey []byte, t *Table, c *Co
 		onions = map[string]string{}
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy,
-		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, collation_name, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, c.RootGeneration, c.Generation, nullIfEmpty(c.Collation), columnMAC(macKey, t, c))
+		capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, collation_name, default_expr, mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		c.ID, t.ID, c.Position, c.Name, c.Type, string(c.Policy), caps, onions, jg, c.Incremented, c.CellFormat(), c.KeyVersion, c.Default, c.GroupKeyVersion, c.RootGeneration, c.Generation, nullIfEmpty(c.Collation), c.DefaultExpr, columnMAC(macKey, t, c))
 	if err != nil {
 		return fmt.Errorf("catalog: recording column %s.%s.%s: %w", t.Schema, t.Name, c.Name, err)
 	}
@@ -598,6 +604,9 @@ func columnMAC(key []byte, t *Table, c *Column) []byte {
 	if c.Collation != "" {
 		m.str("collation").str(c.Collation)
 	}
+	if c.DefaultExpr != nil {
+		m.str("default expression").str(*c.DefaultExpr)
+	}
 	return m.sum(key)
 }
 
@@ -676,16 +685,19 @@ func writeColumnsSQL(b *strings.Builder, macKey []byte, t *Table) {
 		if c.Default != nil {
 			def = quote(*c.Default)
 		}
-		gen, coll := "NULL", "NULL"
+		gen, coll, defx := "NULL", "NULL", "NULL"
 		if c.Generation != nil {
 			gen = quote(*c.Generation)
+		}
+		if c.DefaultExpr != nil {
+			defx = quote(*c.DefaultExpr)
 		}
 		if c.Collation != "" {
 			coll = quote(c.Collation)
 		}
-		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, collation_name, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %d, %s, %s, %s);\n",
+		fmt.Fprintf(b, "INSERT INTO pgonion.columns (column_id, table_id, position, column_name, type_name, policy, capabilities, onions, join_group, incremented, cell_format, key_version, default_value, group_key_version, root_generation, generation, collation_name, default_expr, mac) VALUES (%s, %s, %d, %s, %s, %s, ARRAY[%s]::text[], %s::jsonb, %s, %t, %d, %d, %s, %d, %d, %s, %s, %s, %s);\n",
 			uuidLit(c.ID), uuidLit(t.ID), c.Position, quote(c.Name), quote(c.Type), quote(string(c.Policy)),
-			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, c.RootGeneration, gen, coll, byteaLit(columnMAC(macKey, t, c)))
+			strings.Join(caps, ", "), quote(onions), jg, c.Incremented, c.CellFormat(), c.KeyVersion, def, c.GroupKeyVersion, c.RootGeneration, gen, coll, defx, byteaLit(columnMAC(macKey, t, c)))
 	}
 }
 

@@ -27,6 +27,9 @@ type evaluator struct {
 	// refused is the first call the scalar library refused, for the
 	// message.
 	refused *rewrite.Expr
+	// clock gives the current time (scalarclock.go); nil where none is
+	// known, which refuses the functions reading it.
+	clock *serverClock
 }
 
 // scope is what expressions read: the inputs of one row (the group's

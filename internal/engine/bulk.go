@@ -126,8 +126,9 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 			rows = max(rows, n)
 		}
 		vals := make([][]onion.Value, len(arrays))
+		clock := s.sessionClock() // read only if a default needs it
 		for i, a := range arrays {
-			if vals[i], err = a.values(bs, rows); err != nil {
+			if vals[i], err = a.values(bs, rows, t, clock); err != nil {
 				return err
 			}
 		}
@@ -202,11 +203,26 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 }
 
 // values returns the column's value in each row: the elements of the
-// client's array (NULL past its end, as UNNEST pads), or its default.
-func (a *bulkArray) values(bs *bindState, rows int) ([]onion.Value, error) {
+// client's array (NULL past its end, as UNNEST pads), or its default
+// (an expression computed for each row, with the server's times from
+// clock).
+func (a *bulkArray) values(bs *bindState, rows int, t *catalog.Table, clock *serverClock) ([]onion.Value, error) {
 	out := make([]onion.Value, rows)
 	if a.param == 0 && a.x.cat.Generation != nil {
 		return out, nil // computed by the caller
+	}
+	if a.param == 0 && a.x.cat.DefaultExpr != nil {
+		e, err := rewrite.DefaultExprOf(a.x.cat)
+		if err != nil {
+			return nil, err
+		}
+		h := rewrite.Hole{Column: a.x.cat, Expr: e}
+		for r := range out {
+			if out[r], err = exprHole(t, &h, bs.env, clock); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	}
 	if a.param == 0 {
 		v, err := a.x.typ.ParseText([]byte(*a.x.cat.Default), bs.env)

@@ -54,6 +54,9 @@ func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, er
 	if _, err := planGenerations(p.Table, env); err != nil {
 		return nil, err // a generated column the proxy could not compute
 	}
+	if err := planDefaults(p.Table, env); err != nil {
+		return nil, err // a DEFAULT the proxy could not compute
+	}
 	encrypted := false
 	for _, c := range p.Table.Columns {
 		encrypted = encrypted || c.Policy != catalog.Plain
@@ -335,13 +338,26 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	if len(p.PlainForKeys) > 0 {
 		return s.planPlainForKeys(st, t, p, s.withGroupFormats(policy))
 	}
+	if p.Table != nil {
+		env, err := s.params.get()
+		if err != nil {
+			return nil, err
+		}
+		if err := planDefaults(p.Table, env); err != nil {
+			return nil, err // a DEFAULT the proxy could not compute
+		}
+	}
 	if p.Table != nil && (p.Table.Schema != t.Schema || p.Table.Name != t.Name) {
 		// Renamed or moved: a new name with encrypted columns.
 		if err := s.intend(p.Table.Schema, p.Table.Name, nil); err != nil {
 			return nil, err
 		}
 	}
-	return s.alterBlock(p.SQL+";\n", p.Table)
+	body := ""
+	if p.SQL != "" { // empty when only the catalog changes (a DEFAULT the proxy applies)
+		body = p.SQL + ";\n"
+	}
+	return s.alterBlock(body, p.Table)
 }
 
 // planAlterForeignKeys plans an ALTER TABLE that adds foreign keys to

@@ -150,7 +150,7 @@ func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extend
 
 func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, returning *rewrite.Projection, ext *extended) (*stmtPlan, error) {
 	hp.table = t
-	if err := s.constantHoles(t, hp.holes); err != nil {
+	if err := s.constantHoles(t, hp.holes, ext); err != nil {
 		return nil, err
 	}
 	checks, err := s.e.checksOf(t)
@@ -500,7 +500,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			holeOf[h.Param] = p.xs[i]
 		}
 		cells[i] = rewrite.Cells{}
-		if h.Const == nil && h.Param == 0 && !h.Generated {
+		if h.Const == nil && h.Param == 0 && !h.Generated && h.Expr == nil {
 			continue // NULL
 		}
 		if h.Increment != 0 {
@@ -562,9 +562,17 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		}
 		enc := make([]onion.Cells, len(p.holes))
 		plain := make([]onion.Value, len(p.holes))
+		var clock *serverClock // this execution's
 		for i, h := range p.holes {
 			plain[i] = onion.Null()
 			switch {
+			case h.Expr != nil:
+				if clock == nil {
+					clock = s.sessionClock()
+				}
+				if plain[i], err = exprHole(p.table, &h, bs.env, clock); err != nil {
+					return err
+				}
 			case h.Param > 0:
 				if plain[i], err = bs.value(h.Param, p.xs[i]); err != nil {
 					return err
@@ -635,10 +643,13 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 }
 
 // constantHoles computes the constant expressions of holes (Hole.Expr:
-// lower('X'), 40 + 2) once, as they would be on the server, and gives
-// the holes their values' text: from then on they are constants, in both
-// protocols.
-func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole) error {
+// lower('X'), 40 + 2, now()) as they would be on the server, and gives
+// the holes their values' text: from then on they are constants. In the
+// extended protocol (ext set) an expression whose value changes from one
+// execution to the next (now(), gen_random_uuid()) is left for each Bind
+// (exprHole); the others are computed once.
+func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *extended) error {
+	var clock *serverClock
 	for i := range holes {
 		h := &holes[i]
 		if h.Expr == nil {
@@ -648,27 +659,54 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole) error {
 		if err != nil {
 			return err
 		}
-		typ, err := rewrite.ColumnType(h.Column)
-		if err != nil {
-			return err
+		if ext != nil && volatileExpr(h.Expr) {
+			if _, err := planExprHole(t, h, env); err != nil {
+				return err
+			}
+			continue
 		}
-		ev := &evaluator{env: env, consts: map[*rewrite.Expr]aval{}}
-		if bad := ev.plan(h.Expr); bad != nil {
-			return rewrite.Refusal("expression for encrypted column %s.%s: %s", t.Name, h.Column.Name, errMessage(bad))
+		if clock == nil {
+			clock = s.sessionClock()
 		}
-		a, err := ev.eval(h.Expr, &scope{})
-		if err != nil {
-			return err
-		}
-		v, err := assignValue(a, typ, env)
+		v, err := exprHole(t, h, env, clock)
 		if err != nil {
 			return err
 		}
 		h.Expr = nil
 		if !v.IsNull() {
+			typ, _ := rewrite.ColumnType(h.Column)
 			text := string(typ.AppendText(nil, v, env))
 			h.Const = &text
 		}
 	}
 	return nil
+}
+
+// planExprHole types hole h's expression, refusing what the proxy
+// cannot compute.
+func planExprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env) (*evaluator, error) {
+	ev := &evaluator{env: env, consts: map[*rewrite.Expr]aval{}}
+	if bad := ev.plan(h.Expr); bad != nil {
+		return nil, rewrite.Refusal("expression for encrypted column %s.%s: %s", t.Name, h.Column.Name, errMessage(bad))
+	}
+	return ev, nil
+}
+
+// exprHole computes hole h's expression (Hole.Expr) as a value of its
+// column, with the server's times from clock.
+func exprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env, clock *serverClock) (onion.Value, error) {
+	typ, err := rewrite.ColumnType(h.Column)
+	if err != nil {
+		return onion.Value{}, err
+	}
+	ev, err := planExprHole(t, h, env)
+	if err != nil {
+		return onion.Value{}, err
+	}
+	ev.clock = clock
+	a, err := ev.eval(h.Expr, &scope{})
+	if err != nil {
+		return onion.Value{}, err
+	}
+	return assignValue(a, typ, env)
 }

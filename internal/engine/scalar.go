@@ -29,7 +29,8 @@ import (
 // sign, mod, sqrt (double precision). Dates and times (scalartime.go):
 // extract and date_part of a date, timestamp or timestamptz, date_trunc,
 // AT TIME ZONE. Casts between the integer types, numeric, double
-// precision, boolean and int4, and from and to text.
+// precision, boolean and int4, and from and to text. The current time
+// and random values (scalarclock.go).
 
 // scalarFunc is one function of the library.
 type scalarFunc struct {
@@ -41,6 +42,10 @@ type scalarFunc struct {
 	// makes the result NULL without a call.
 	call  func(ev *evaluator, args []aval, result onion.Type) (aval, error)
 	nulls bool
+	// volatile: the value is not a function of the arguments (the
+	// current time, random values), so it is computed at each
+	// execution, never once for a prepared statement (scalarclock.go).
+	volatile bool
 }
 
 // tUnknown is the type of an untyped literal argument.
@@ -380,6 +385,9 @@ func init() {
 	scalarFuncs["character_length"] = scalarFuncs["length"]
 	scalarFuncs["substr"] = scalarFuncs["substring"]
 	for name, fn := range timeFuncs() {
+		scalarFuncs[name] = fn
+	}
+	for name, fn := range clockFuncs() {
 		scalarFuncs[name] = fn
 	}
 }

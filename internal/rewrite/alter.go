@@ -513,12 +513,28 @@ func (a *ddlAlter) subcommand(n *pg_query.Node, cmd *pg_query.AlterTableCmd) err
 		return nil
 	case pg_query.AlterTableType_AT_AlterColumnType:
 		return Refusal("%s on encrypted column %s.%s is not supported: every value would have to be re-encrypted for the new type; add a new column, copy the values through the proxy and drop this one", what, table, col.Name)
-	case pg_query.AlterTableType_AT_ColumnDefault, pg_query.AlterTableType_AT_CookedColumnDefault,
+	case pg_query.AlterTableType_AT_ColumnDefault:
+		if col.Generation != nil {
+			return &pgconn.PgError{Severity: "ERROR", Code: "42P16", Message: fmt.Sprintf("column %q of relation %q is a generated column", col.Name, table)}
+		}
+		// The proxy applies it (defaults.go): the catalog changes, the
+		// server's table does not.
+		if cmd.Def == nil {
+			col.Default, col.DefaultExpr = nil, nil
+		} else {
+			typ, err := ColumnType(col)
+			if err != nil {
+				return err
+			}
+			if err := constantDefault(cmd.Def, col, typ, table, a.version); err != nil {
+				return err
+			}
+		}
+		a.changed, a.rewritten = true, true
+		return nil
+	case pg_query.AlterTableType_AT_CookedColumnDefault,
 		pg_query.AlterTableType_AT_AddIdentity, pg_query.AlterTableType_AT_SetIdentity,
 		pg_query.AlterTableType_AT_SetExpression:
-		if cmd.Subtype == pg_query.AlterTableType_AT_ColumnDefault && cmd.Def == nil {
-			return Refusal("%s on encrypted column %s.%s is not supported: an encrypted column has no server-side default", what, table, col.Name)
-		}
 		return Refusal("%s on encrypted column %s.%s: the server would compute the value in plaintext", what, table, col.Name)
 	}
 	return Refusal("%s on encrypted column %s.%s is not supported by the proxy", what, table, col.Name)
@@ -579,7 +595,7 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 	if len(cp.Table.Checks) > 0 {
 		return Refusal("ADD COLUMN %s.%s with a CHECK constraint on an encrypted column is not supported: the proxy would have to check every existing row; create the table with it, or keep the column plain", table, cd.Colname)
 	}
-	if col.Default != nil {
+	if HasDefault(&col) {
 		return Refusal("ADD COLUMN %s.%s with a DEFAULT on an encrypted column is not supported: every existing row would need the value encrypted; add the column without it, then set it with UPDATE through the proxy", table, cd.Colname)
 	}
 	col.Position = 1

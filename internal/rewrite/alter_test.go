@@ -86,7 +86,7 @@ func ddlDescribeTable(t *catalog.Table) string {
 			onions = append(onions, k+"="+v)
 		}
 		sort.Strings(onions)
-		fmt.Fprintf(&b, "  %d %s %s %s [%s] {%s}\n", c.Position, c.Name, c.Type, c.Policy, strings.Join(c.Capabilities, ","), strings.Join(onions, ","))
+		fmt.Fprintf(&b, "  %d %s %s %s [%s] {%s}%s\n", c.Position, c.Name, c.Type, c.Policy, strings.Join(c.Capabilities, ","), strings.Join(onions, ","), columnNotes(&c))
 	}
 	return b.String()
 }

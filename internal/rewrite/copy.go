@@ -140,7 +140,7 @@ func PlanCopy(st Statement, t *catalog.Table) (*CopyPlan, error) {
 			if c.Policy != catalog.Plain && c.Generation != nil {
 				return nil, Refusal("COPY %s FROM STDIN is not supported: the proxy computes its generated column %s from each row's values, which it does not do for COPY yet; use INSERT", t.Name, c.Name)
 			}
-			if c.Policy != catalog.Plain && c.Default != nil && !slices.Contains(names, c.Name) {
+			if c.Policy != catalog.Plain && HasDefault(&c) && !slices.Contains(names, c.Name) {
 				return nil, Refusal("COPY %s FROM STDIN without encrypted column %s.%s, which has a DEFAULT, is not supported yet: list the column and send its values", t.Name, t.Name, c.Name)
 			}
 		}

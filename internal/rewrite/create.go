@@ -188,8 +188,8 @@ func Refusal(format string, a ...any) error {
 //     unless a policy is declared for them (refused when encrypted): the
 //     server generates their values, so it knows them; so are columns
 //     with a foreign key to a plain column (generated.go);
-//   - other DEFAULTs on an encrypted column are refused: the server
-//     would compute the value in plaintext;
+//   - other DEFAULTs on an encrypted column are applied by the proxy
+//     (defaults.go): the server cannot;
 //   - PRIMARY KEY and UNIQUE on an encrypted column are enforced on its Eq
 //     onion, which therefore starts at DET, not RND: the server learns
 //     nothing from equality over values that are all distinct, but it can
@@ -362,7 +362,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				unique = true
 				notNull = notNull || c.Contype == pg_query.ConstrType_CONSTR_PRIMARY
 			case pg_query.ConstrType_CONSTR_DEFAULT:
-				if err := constantDefault(c.RawExpr, &col, typ, table); err != nil {
+				if err := constantDefault(c.RawExpr, &col, typ, table, st.version); err != nil {
 					return nil, err
 				}
 			case pg_query.ConstrType_CONSTR_CHECK:
@@ -388,11 +388,11 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			}
 		}
 		if cd.RawDefault != nil {
-			if err := constantDefault(cd.RawDefault, &col, typ, table); err != nil {
+			if err := constantDefault(cd.RawDefault, &col, typ, table, st.version); err != nil {
 				return nil, err
 			}
 		}
-		if col.Generation != nil && (col.Default != nil || cd.RawDefault != nil || hasConstraint(cd, pg_query.ConstrType_CONSTR_DEFAULT)) {
+		if col.Generation != nil && (HasDefault(&col) || cd.RawDefault != nil || hasConstraint(cd, pg_query.ConstrType_CONSTR_DEFAULT)) {
 			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: fmt.Sprintf("both default and generation expression specified for column %q of table %q", cd.Colname, table)}
 		}
 		if cd.Identity != "" || cd.Generated != "" && col.Generation == nil {
@@ -577,18 +577,26 @@ func NotNullCheckSQL(column string) string {
 }
 
 // constantDefault records the DEFAULT of encrypted column col, which the
-// proxy applies (Column.Default): a constant, as PostgreSQL reads it for
-// the column's type (with DateStyle ISO, MDY and TimeZone UTC, the
-// session's being unknown here), kept in its text form; NULL is no
-// default. An expression is refused: the server would compute it in
-// plaintext.
-func constantDefault(expr *pg_query.Node, col *catalog.Column, typ onion.Type, table string) error {
+// proxy applies (defaults.go): a constant as PostgreSQL reads it for the
+// column's type (with DateStyle ISO, MDY and TimeZone UTC, the session's
+// being unknown here), kept in its text form (Column.Default); an
+// expression reading no column as its SQL (Column.DefaultExpr); NULL is
+// no default.
+func constantDefault(expr *pg_query.Node, col *catalog.Column, typ onion.Type, table string, version int32) error {
 	h := Hole{Column: col}
-	if err := holeValue(expr, &h, table, "DEFAULT of"); err != nil || h.Param > 0 || h.Expr != nil {
-		return Refusal("DEFAULT on encrypted column %s.%s: only a constant default is supported (the proxy applies it); the server would compute an expression in plaintext", table, col.Name)
+	col.Default, col.DefaultExpr = nil, nil
+	if err := holeValue(expr, &h, table, "DEFAULT of"); err != nil || h.Param > 0 {
+		return Refusal("DEFAULT on encrypted column %s.%s: only a constant or an expression reading no column is supported (the proxy applies it); the server would compute it in plaintext", table, col.Name)
+	}
+	if h.Expr != nil {
+		text, err := exprSQL(expr, version)
+		if err != nil {
+			return fmt.Errorf("rewrite: deparsing the DEFAULT of %s.%s: %w", table, col.Name, err)
+		}
+		col.DefaultExpr = &text
+		return nil
 	}
 	if h.Const == nil {
-		col.Default = nil
 		return nil
 	}
 	v, err := typ.ParseText([]byte(*h.Const), onion.Env{})

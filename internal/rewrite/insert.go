@@ -166,7 +166,7 @@ func PlanInsert(st Statement, t *catalog.Table) (*InsertPlan, error) {
 		listed[n] = true
 	}
 	for _, c := range t.Columns {
-		if c.Policy != catalog.Plain && (c.Default != nil || c.Generation != nil) && !listed[c.Name] {
+		if c.Policy != catalog.Plain && (HasDefault(&c) || c.Generation != nil) && !listed[c.Name] {
 			names = append(names, c.Name)
 		}
 	}
@@ -368,12 +368,16 @@ func holeValue(item *pg_query.Node, h *Hole, table, construct string) error {
 		h.Param = int(n.GetParamRef().Number)
 		return nil
 	case n.GetSetToDefault() != nil:
-		if h.Column != nil && h.Column.Default != nil {
-			d := h.Column.Default
+		if h.Column == nil {
+			return nil
+		}
+		if d := h.Column.Default; d != nil {
 			v := *d
 			h.Const = &v
 		}
-		return nil
+		e, err := DefaultExprOf(h.Column)
+		h.Expr = e
+		return err
 	case n.GetAConst() != nil:
 		c := n.GetAConst()
 		if c.Isnull {

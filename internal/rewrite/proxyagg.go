@@ -531,6 +531,8 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		return e, err
 	case *pg_query.Node_FuncCall:
 		return b.funcCall(x.FuncCall)
+	case *pg_query.Node_SqlvalueFunction:
+		return sqlValueFunction(x.SqlvalueFunction)
 	}
 	return nil, Refusal("this expression is not supported in a query the proxy computes")
 }
@@ -648,6 +650,35 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 	// has it (with these argument types), and refuses it by name
 	// otherwise.
 	return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...)
+}
+
+// sqlValueFunction is CURRENT_DATE, CURRENT_TIMESTAMP(p), LOCALTIME ...:
+// the function of that name, the precision its argument.
+func sqlValueFunction(f *pg_query.SQLValueFunction) (*Expr, error) {
+	name, precise := map[pg_query.SQLValueFunctionOp]string{
+		pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:        "current_date",
+		pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME:        "current_time",
+		pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP:   "current_timestamp",
+		pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME:           "localtime",
+		pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP:      "localtimestamp",
+		pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N:      "current_time",
+		pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N: "current_timestamp",
+		pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME_N:         "localtime",
+		pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:    "localtimestamp",
+	}[f.Op], false
+	switch f.Op {
+	case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N,
+		pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME_N, pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		precise = true
+	}
+	if name == "" {
+		return nil, Refusal("%s is not supported in a query the proxy computes", strings.TrimPrefix(f.Op.String(), "SVFOP_"))
+	}
+	e := &Expr{Kind: ExprFunc, Func: name}
+	if precise {
+		e.Args = []*Expr{constExpr(pg_query.MakeAConstIntNode(int64(f.Typmod), -1))}
+	}
+	return e, nil
 }
 
 // checkGrouped refuses inputs read outside aggregates that are not GROUP

@@ -153,6 +153,11 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 		var e *Expr
 		if n.GetResTarget().Val.GetSetToDefault() != nil {
 			e = &Expr{Kind: ExprConst, Const: c.Default}
+			if c.DefaultExpr != nil {
+				if e, err = DefaultExprOf(c); err != nil {
+					return nil, err
+				}
+			}
 		} else if e, err = b.expr(rt.Val); err != nil {
 			return nil, Refusal("SET %s = <expression> on table %s: %s", c.Name, t.Name, message(err))
 		}

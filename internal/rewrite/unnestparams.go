@@ -115,7 +115,7 @@ func PlanUnnestParams(st Statement, t *catalog.Table) (*UnnestPlan, error) {
 		p.Arrays = append(p.Arrays, ua)
 	}
 	for i := range t.Columns {
-		if c := &t.Columns[i]; c.Policy != catalog.Plain && (c.Default != nil || c.Generation != nil) && !listed[c.Name] {
+		if c := &t.Columns[i]; c.Policy != catalog.Plain && (HasDefault(c) || c.Generation != nil) && !listed[c.Name] {
 			p.Defaults = append(p.Defaults, c)
 		}
 	}

@@ -39,7 +39,7 @@ UPDATE w1 SET n = n - 100 WHERE id = 1
 UPDATE w1 SET f = f * 2 + 1, name = name || '!' WHERE f IS NOT NULL
 UPDATE w1 SET name = CASE WHEN id = 20 THEN 'x20' WHEN id = 21 THEN 'x21' ELSE name END WHERE id IN (20, 21)
 UPDATE w1 SET name = CASE WHEN id = $1 THEN $2 WHEN id = $3 THEN $4 ELSE name END WHERE id IN ($1, $3) -- params: 22, 'p22', 30, 'p30'
-UPDATE w1 SET name = substring(name, $1::int, $2::int) || '.', n = n * $3 WHERE name = $4 -- params: 1, 3, 2, 'gamma'
+UPDATE w1 SET name = substring(name, $1::int, $2::int) || '.', n = n * $3 WHERE name LIKE $4 -- params: 1, 3, 2, 'g%'
 UPDATE w1 SET f = f * $1 WHERE f > $2 -- params: 2, 0
 UPDATE w1 SET f = f * 2 WHERE f > 0 RETURNING id -- refuse: RETURNING
 UPDATE w1 SET tag = name WHERE id = 3
