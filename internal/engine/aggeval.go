@@ -286,7 +286,7 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			return a, err
 		}
 		switch e.Op {
-		case "+", "-", "*", "/", "||":
+		case "+", "-", "*", "/", "||", "#", "&", "|":
 			return arith(e.Op, a, b)
 		}
 		if a.null || b.null {

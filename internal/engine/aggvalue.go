@@ -266,7 +266,15 @@ func arith(op string, a, b aval) (aval, error) {
 				return intRange(t, 0, true)
 			}
 			return intRange(t, x/y, false)
+		case "#": // int4xor, int8xor ...
+			return aval{t: t, i: x ^ y}, nil
+		case "&":
+			return aval{t: t, i: x & y}, nil
+		case "|":
+			return aval{t: t, i: x | y}, nil
 		}
+	case op == "#" || op == "&" || op == "|":
+		// Integers only (below).
 	case (ka == kInt || ka == kNumeric) && (kb == kInt || kb == kNumeric):
 		if a.null || b.null {
 			return nullOf(tNumeric), nil

@@ -56,6 +56,7 @@ func TestScalarFunctions(t *testing.T) {
 		"CASE WHEN i > 0 THEN v ELSE 'x' END", "CASE WHEN i > 0 THEN t ELSE v END", "CASE WHEN i > 0 THEN f ELSE i END", "n::int8", "f::numeric", "n::float8", "i::numeric(12,1)", "s::int8", "i::bool", "ok::int",
 		"ok::text", "dt::text", "f::text", "n::text", "b::text", "i::float8", "s::numeric", "v::text", "c::text", "c::varchar",
 		"extract(year from dt)", "date_part('month', dt)", "extract(day from dt)", "chr(i + 65)", "chr(s + 1000)",
+		"i % 3", "b % -3", "n % 0.7", "s % i", "i # 5", "b & s", "i | b", "s # s",
 	)
 	var queries []string
 	for k, e := range exprs {

@@ -557,7 +557,13 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 	switch a.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		switch op {
-		case "+", "-", "*", "/", "||", "=", "<>", "<", "<=", ">", ">=":
+		case "+", "-", "*", "/", "||", "=", "<>", "<", "<=", ">", ">=", "#", "&", "|":
+		case "%":
+			// int4mod, numeric_mod: the function mod.
+			if a.Lexpr != nil {
+				return b.withArgs(&Expr{Kind: ExprFunc, Func: "mod"}, a.Lexpr, a.Rexpr)
+			}
+			fallthrough
 		default:
 			return nil, Refusal("operator %s is not supported in a query the proxy computes", op)
 		}
