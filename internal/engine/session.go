@@ -601,6 +601,13 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 			return s.planUpdate(st, t, ext)
 		}
 	case "Copy":
+		cp, err := rewrite.PlanCopyOut(st)
+		if err != nil {
+			return nil, err
+		}
+		if cp != nil {
+			return s.planCopyOut(cp, ext)
+		}
 		if single {
 			return s.planCopy(st, t, ext)
 		}

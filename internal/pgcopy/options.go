@@ -39,6 +39,10 @@ type Options struct {
 	// read as NULL too; ForceNullAll means every column.
 	ForceNull    []string
 	ForceNullAll bool
+	// ForceQuote lists the columns (csv, COPY TO only) whose non-NULL
+	// values are always quoted; ForceQuoteAll means every column.
+	ForceQuote    []string
+	ForceQuoteAll bool
 	// Freeze is the FREEZE option: it concerns how the server stores the
 	// rows, not how the data reads, so it is the one option a proxy passes
 	// on to the server (see ServerOptions).
@@ -69,7 +73,14 @@ func (o *Options) ServerOptions() []*pg_query.Node {
 // options it would reject, and 0A000 for what this package does not
 // support: FORMAT binary, an ENCODING other than UTF8, and options newer
 // than PostgreSQL 15 (DEFAULT, ON_ERROR, LOG_VERBOSITY).
-func ParseOptions(defs []*pg_query.Node) (Options, error) {
+func ParseOptions(defs []*pg_query.Node) (Options, error) { return parseOptions(defs, false) }
+
+// ParseOptionsTo is ParseOptions for COPY ... TO: FORCE_QUOTE is taken
+// (ForceQuote), FORCE_NOT_NULL, FORCE_NULL and HEADER MATCH are refused
+// as PostgreSQL refuses them there.
+func ParseOptionsTo(defs []*pg_query.Node) (Options, error) { return parseOptions(defs, true) }
+
+func parseOptions(defs []*pg_query.Node, to bool) (Options, error) {
 	var o Options
 	var (
 		formatSet, freezeSet, delimSet, nullSet, headerSet bool
@@ -168,9 +179,11 @@ func ParseOptions(defs []*pg_query.Node) (Options, error) {
 			if err := conflict(&forceQuoteSet); err != nil {
 				return o, err
 			}
-			if _, _, err := defColumns(d); err != nil {
+			cols, all, err := defColumns(d)
+			if err != nil {
 				return o, err
 			}
+			o.ForceQuote, o.ForceQuoteAll = cols, all
 		case "force_not_null":
 			if err := conflict(&forceNotNullSet); err != nil {
 				return o, err
@@ -266,7 +279,18 @@ func ParseOptions(defs []*pg_query.Node) (Options, error) {
 		if !csv {
 			return o, pgErr(codeNotSupported, "COPY force quote available only in CSV mode")
 		}
-		return o, pgErr(codeNotSupported, "COPY force quote only available using COPY TO")
+		if !to {
+			return o, pgErr(codeNotSupported, "COPY force quote only available using COPY TO")
+		}
+	}
+	if to && forceNotNullSet && csv {
+		return o, pgErr(codeNotSupported, "COPY force not null only available using COPY FROM")
+	}
+	if to && forceNullSet && csv {
+		return o, pgErr(codeNotSupported, "COPY force null only available using COPY FROM")
+	}
+	if to && o.HeaderMatch {
+		return o, pgErr(codeNotSupported, "cannot use \"%s\" with HEADER in COPY TO", "match")
 	}
 	if !csv && forceNotNullSet {
 		return o, pgErr(codeNotSupported, "COPY force not null available only in CSV mode")

@@ -73,15 +73,11 @@ func (p *CopyPlan) ServerColumns() int {
 	return n
 }
 
-// PlanCopy rewrites a COPY statement naming table t: COPY t FROM STDIN,
-// or COPY t TO and COPY (query) TO, which are refused, as t is a table the
-// query reads (see Relations). It returns a nil plan when the statement
-// goes to the server unchanged: when t has no encrypted column, and for
-// COPY t (columns) TO listing plain columns only.
+// PlanCopy rewrites COPY t FROM STDIN (COPY ... TO is PlanCopyOut's).
+// It returns a nil plan when the statement goes to the server unchanged:
+// when t has no encrypted column.
 //
 // Refused (SQLSTATE 0A000, naming the table and an encrypted column):
-//   - COPY t TO over encrypted columns and COPY (query) TO: the server
-//     would send ciphertexts;
 //   - COPY t FROM a server-side file or PROGRAM: the server would read the
 //     plaintext itself and store it unencrypted;
 //   - FORMAT binary: the proxy decodes each value to encrypt it, and only
@@ -108,15 +104,10 @@ func PlanCopy(st Statement, t *catalog.Table) (*CopyPlan, error) {
 	} else if cs.Filename != "" {
 		where = "a server-side file"
 	}
-	if !cs.IsFrom && cs.Query == nil && copyPlainOnly(cs.Attlist, t) {
-		// COPY t (plain columns) TO: the server has the plaintext.
-		return nil, nil
+	if !cs.IsFrom {
+		return nil, fmt.Errorf("rewrite: COPY ... TO is planned by PlanCopyOut")
 	}
 	switch {
-	case cs.Query != nil:
-		return nil, Refusal("COPY (query) TO %s over table %s with encrypted columns (%s.%s) is not supported yet; run the query itself through the proxy", where, t.Name, t.Name, enc.Name)
-	case !cs.IsFrom:
-		return nil, Refusal("COPY %s TO %s on a table with encrypted columns (%s.%s) is not supported yet; use SELECT", t.Name, where, t.Name, enc.Name)
 	case cs.IsProgram || cs.Filename != "":
 		return nil, Refusal("COPY %s FROM %s on a table with encrypted columns (%s.%s) is not supported: the server would read the plaintext itself and store it unencrypted; use COPY ... FROM STDIN (psql's \\copy) through the proxy", t.Name, where, t.Name, enc.Name)
 	}

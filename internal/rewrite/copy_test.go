@@ -119,6 +119,19 @@ func TestPlanCopyGolden(t *testing.T) {
 		if len(rels) == 0 || tables[rels[0].Name] == nil {
 			t.Fatalf("%s: no test table", line)
 		}
+		if cp, err := PlanCopyOut(stmts[0]); cp != nil || err != nil {
+			got := ""
+			switch {
+			case err != nil:
+				got = describeCopy(nil, err)
+			case cp.Refusal != nil:
+				got = fmt.Sprintf("query: %s\n  if it reads encrypted values: %s", cp.Query.SQL, describeCopy(nil, cp.Refusal))
+			default:
+				got = fmt.Sprintf("query: %s\n  options: %+v", cp.Query.SQL, cp.Options)
+			}
+			fmt.Fprintf(&out, "-- %s\n%s\n\n", line, got)
+			continue
+		}
 		plan, err := PlanCopy(stmts[0], tables[rels[0].Name])
 		got := describeCopy(plan, err)
 		if plan != nil {

@@ -168,6 +168,19 @@ type Silent interface {
 	Silent() bool
 }
 
+// CopyOut may be implemented by the ResultRewriter of a COPY ... TO
+// STDOUT the Interceptor runs as a query (to decrypt its rows): the
+// client gets the query's answer as COPY data. After RowDescription,
+// CopyOutStart gives the CopyOutResponse sent instead, and data to send
+// first (a header line, or nil); after each DataRow the client gets
+// CopyData with CopyOutRow's bytes instead; before CommandComplete,
+// CopyDone. Only in the simple protocol.
+type CopyOut interface {
+	CopyOutStart(rd *pgproto3.RowDescription) (*pgproto3.CopyOutResponse, []byte, error)
+	// CopyOutRow appends row's data to dst.
+	CopyOutRow(dst []byte, row *pgproto3.DataRow) ([]byte, error)
+}
+
 // TagRewriter may be implemented by a ResultRewriter to change the command
 // tag of its statement's CommandComplete, e.g. to report "CREATE TABLE"
 // for the DO block the proxy ran instead. tag is valid only during the call.

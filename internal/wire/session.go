@@ -75,6 +75,7 @@ type session struct {
 	// collector a large share of the proxy's work on long results.
 	row     pgproto3.DataRow
 	rowVals [][]byte
+	copyBuf []byte // CopyOutRow's, reused
 
 	// deferred holds what the Interceptor asked to run once the current
 	// request cycle is answered (SessionInfo.Defer); it moves to the next
@@ -946,7 +947,34 @@ func (ss *session) relayRowDescription(msg, scratch []byte, rr ResultRewriter) (
 	if err := guard(ss.log, "RowDescription", func() error { return rr.RowDescription(&rd) }); err != nil {
 		return scratch, &statementError{err}
 	}
+	if co, ok := rr.(CopyOut); ok {
+		var resp *pgproto3.CopyOutResponse
+		var head []byte
+		if err := guard(ss.log, "CopyOutStart", func() (err error) { resp, head, err = co.CopyOutStart(&rd); return err }); err != nil {
+			return scratch, &statementError{err}
+		}
+		scratch, err := writeMsg(ss.cw, scratch, resp)
+		if err != nil || head == nil {
+			return scratch, err
+		}
+		return writeMsg(ss.cw, scratch, &pgproto3.CopyData{Data: head})
+	}
 	return writeMsg(ss.cw, scratch, &rd)
+}
+
+// writeRow sends one row of rr's statement: a DataRow, or CopyData
+// (CopyOut).
+func (ss *session) writeRow(scratch []byte, rr ResultRewriter, row *pgproto3.DataRow) ([]byte, error) {
+	co, ok := rr.(CopyOut)
+	if !ok {
+		return writeMsg(ss.cw, scratch, row)
+	}
+	var data []byte
+	if err := guard(ss.log, "CopyOutRow", func() (err error) { data, err = co.CopyOutRow(ss.copyBuf[:0], row); return err }); err != nil {
+		return scratch, &statementError{err}
+	}
+	ss.copyBuf = data
+	return writeMsg(ss.cw, scratch, &pgproto3.CopyData{Data: data})
 }
 
 func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
@@ -961,7 +989,7 @@ func (ss *session) relayDataRow(msg, scratch []byte, rr ResultRewriter) ([]byte,
 	err = guard(ss.log, "DataRow", func() error { return rr.DataRow(row) })
 	switch {
 	case err == nil:
-		if scratch, err = writeMsg(ss.cw, scratch, row); err != nil {
+		if scratch, err = ss.writeRow(scratch, rr, row); err != nil {
 			return scratch, err
 		}
 	case !errors.Is(err, ErrSkipRow):
@@ -996,7 +1024,7 @@ func (ss *session) release(scratch []byte, rr ResultRewriter, atEnd bool) ([]byt
 		return scratch, &statementError{err}
 	}
 	for _, r := range rows {
-		if scratch, err = writeMsg(ss.cw, scratch, r); err != nil {
+		if scratch, err = ss.writeRow(scratch, rr, r); err != nil {
 			return scratch, err
 		}
 	}
@@ -1009,6 +1037,11 @@ func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) 
 	scratch, err := ss.release(scratch, rr, true)
 	if err != nil {
 		return scratch, err
+	}
+	if _, copyOut := rr.(CopyOut); copyOut {
+		if scratch, err = writeMsg(ss.cw, scratch, &pgproto3.CopyDone{}); err != nil {
+			return scratch, err
+		}
 	}
 	tr, ok := rr.(TagRewriter)
 	silent := false
