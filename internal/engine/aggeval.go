@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"math"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -56,6 +57,9 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 		switch e.Op {
 		case "=", "<>", "<", "<=", ">", ">=":
 			return tBool, nil
+		case "||":
+			_, err := ev.concatTypes(e)
+			return tText, err
 		}
 		a, b, err := ev.operandTypes(e.Args[0], e.Args[1])
 		if err != nil {
@@ -281,12 +285,15 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			}
 			return arith("-", aval{t: a.t}, a)
 		}
+		if e.Op == "||" {
+			return ev.concat(e, sc)
+		}
 		a, b, err := ev.pair(e.Args[0], e.Args[1], sc)
 		if err != nil {
 			return a, err
 		}
 		switch e.Op {
-		case "+", "-", "*", "/", "||", "#", "&", "|":
+		case "+", "-", "*", "/", "#", "&", "|":
 			return arith(e.Op, a, b)
 		}
 		if a.null || b.null {
@@ -459,4 +466,58 @@ func boolVal(b bool) aval {
 		return aval{t: tBool, i: 1}
 	}
 	return aval{t: tBool}
+}
+
+// concatTypes types the operands of x || y as PostgreSQL resolves it
+// (textcat, anynonarray || text, text || anynonarray): an untyped
+// literal is text, and one operand at least must be text.
+func (ev *evaluator) concatTypes(e *rewrite.Expr) ([2]onion.Type, error) {
+	var ts [2]onion.Type
+	text := false
+	for i, a := range e.Args[:2] {
+		ts[i] = tText
+		if !isUnknown(a) {
+			t, err := ev.typeOf(a)
+			if err != nil {
+				return ts, err
+			}
+			ts[i] = t
+		}
+		text = text || isTextType(ts[i])
+	}
+	if !text {
+		return ts, rewrite.Refusal("operator || between %s and %s is not supported in a query the proxy computes", ts[0], ts[1])
+	}
+	return ts, nil
+}
+
+// concat computes x || y: a non-text operand is cast to text
+// (anynonarray || text).
+func (ev *evaluator) concat(e *rewrite.Expr, sc *scope) (aval, error) {
+	ts, err := ev.concatTypes(e)
+	if err != nil {
+		return aval{}, err
+	}
+	var vs [2]aval
+	for i, a := range e.Args[:2] {
+		if isUnknown(a) {
+			vs[i], err = ev.constant(a, &ts[i])
+		} else {
+			vs[i], err = ev.eval(a, sc)
+		}
+		if err != nil {
+			return aval{}, err
+		}
+		if vs[i].null {
+			return nullOf(tText), nil
+		}
+		switch {
+		case vs[i].t.Base == onion.Boolean:
+			// The cast to text (anytextcat): booltext, not boolout.
+			vs[i] = textVal(strconv.FormatBool(vs[i].i != 0))
+		case !isTextType(vs[i].t):
+			vs[i] = textVal(vs[i].text(ev.env))
+		}
+	}
+	return arith("||", vs[0], vs[1])
 }

@@ -57,6 +57,7 @@ func TestScalarFunctions(t *testing.T) {
 		"ok::text", "dt::text", "f::text", "n::text", "b::text", "i::float8", "s::numeric", "v::text", "c::text", "c::varchar",
 		"extract(year from dt)", "date_part('month', dt)", "extract(day from dt)", "chr(i + 65)", "chr(s + 1000)",
 		"i % 3", "b % -3", "n % 0.7", "s % i", "i # 5", "b & s", "i | b", "s # s",
+		"i || '-x'", "'y' || n", "dt || '!'", "f || ''", "ok || t", "(abs(i) + 2000 || '-12-31')::date",
 	)
 	var queries []string
 	for k, e := range exprs {
