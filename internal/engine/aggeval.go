@@ -65,6 +65,9 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 		if err != nil {
 			return onion.Type{}, err
 		}
+		if v, ok, err := timeArith(e.Op, nullOf(a), nullOf(b), ev.env); ok {
+			return v.t, err
+		}
 		v, err := arith(e.Op, nullOf(a), nullOf(b))
 		return v.t, err
 	case rewrite.ExprCase:
@@ -294,6 +297,9 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		}
 		switch e.Op {
 		case "+", "-", "*", "/", "#", "&", "|":
+			if v, ok, err := timeArith(e.Op, a, b, ev.env); ok {
+				return v, err
+			}
 			return arith(e.Op, a, b)
 		}
 		if a.null || b.null {

@@ -44,6 +44,10 @@ type aggregator struct {
 	src     *aggregator
 	params  *sessionParams
 	formats []int16 // the client's result formats
+	// clock is the server's time (now()), read before the statement
+	// runs: the rows are computed on the goroutine that reads the
+	// server's answer, which cannot run a statement itself.
+	clock *serverClock
 	// collation is the database's: text is ordered as C does, so
 	// ordering text under another collation is refused.
 	collation string
@@ -230,7 +234,7 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 // start sets up the evaluation over inputs of types in and returns the
 // result's fields.
 func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDescription, error) {
-	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}, aggs: map[*rewrite.Expr]int{}, lookups: map[*rewrite.Lookup]*lookupTable{}}
+	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}, aggs: map[*rewrite.Expr]int{}, lookups: map[*rewrite.Lookup]*lookupTable{}, clock: a.clock}
 	a.ev = ev
 	a.aggList = nil
 	var lookupErr error
@@ -1011,4 +1015,24 @@ func typeOfOID(oid uint32) (onion.Type, bool) {
 		return onion.Type{Base: onion.UUID}, true
 	}
 	return onion.Type{}, false
+}
+
+// readClock reads the server's time ahead when plan computes it (now()
+// and the like; see aggregator.clock), and gives it to a and the
+// aggregator of its source.
+func (s *session) readClock(a *aggregator, ahead bool) {
+	volatile := false
+	for p := a.plan; p != nil; p = p.Source {
+		for _, e := range (&aggregator{plan: p}).exprs() {
+			volatile = volatile || volatileExpr(e)
+		}
+	}
+	if !volatile {
+		return
+	}
+	c := s.sessionClock(ahead)
+	c.times() // now, not on the server's goroutine; a failure is kept for the evaluation
+	for x := a; x != nil; x = x.src {
+		x.clock = c
+	}
 }

@@ -126,7 +126,7 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 			rows = max(rows, n)
 		}
 		vals := make([][]onion.Value, len(arrays))
-		clock := s.sessionClock() // read only if a default needs it
+		clock := s.sessionClock(true) // read only if a default needs it
 		for i, a := range arrays {
 			if vals[i], err = a.values(bs, rows, t, clock); err != nil {
 				return err

@@ -157,6 +157,26 @@ func TestDefaultExpressions(t *testing.T) {
 		mustExec(t, conn, "ROLLBACK")
 	}
 
+	// now() in a WHERE the proxy computes (split execution reads the
+	// server's time before the statement runs), in both protocols.
+	var total int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM dx").Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	for _, conn := range []*pgx.Conn{c, x} {
+		for q, want := range map[string]int{
+			"SELECT count(*) FROM dx WHERE created <= now()":                              total,
+			"SELECT count(*) FROM dx WHERE created > now() - interval '1 hour'":           total,
+			"SELECT count(*) FROM dx WHERE created > now() + interval '1 day'":            0,
+			"SELECT count(*) FROM dx WHERE day BETWEEN CURRENT_DATE - 1 AND CURRENT_DATE": total,
+		} {
+			var n int
+			if err := conn.QueryRow(ctx, q).Scan(&n); err != nil || n != want {
+				t.Errorf("%s: %d (%v), want %d", q, n, err, want)
+			}
+		}
+	}
+
 	// What the proxy cannot compute is refused when the table is made.
 	for _, ddl := range []string{
 		"CREATE TABLE dbad (a text DEFAULT current_user)",

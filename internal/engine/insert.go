@@ -568,7 +568,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			switch {
 			case h.Expr != nil:
 				if clock == nil {
-					clock = s.sessionClock()
+					clock = s.sessionClock(true)
 				}
 				if plain[i], err = exprHole(p.table, &h, bs.env, clock); err != nil {
 					return err
@@ -666,7 +666,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 			continue
 		}
 		if clock == nil {
-			clock = s.sessionClock()
+			clock = s.sessionClock(s.aheadOK)
 		}
 		v, err := exprHole(t, h, env, clock)
 		if err != nil {

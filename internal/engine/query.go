@@ -111,7 +111,9 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			sp.results = d
 		}
 		if agg != nil {
-			sp.results = newAggregator(agg, d, aggInputs(agg, proj), newAggTypes(agg), &s.params, nil, s.e.cat.collation)
+			a := newAggregator(agg, d, aggInputs(agg, proj), newAggTypes(agg), &s.params, nil, s.e.cat.collation)
+			s.readClock(a, s.aheadOK)
+			sp.results = a
 		}
 		return sp, nil
 	}
@@ -251,6 +253,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				current.Store(d)
 			}
 			a := newAggregator(agg, d, inEnc, types, &s.params, formats, s.e.cat.collation)
+			s.readClock(a, true) // at Bind (a Describe's is never run)
 			if len(aggParams) > 0 {
 				a.bound = &paramBox{declared: declared}
 				box.Store(a.bound)

@@ -160,7 +160,7 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 	if err != nil {
 		return nil, err
 	}
-	r.ev.clock = s.sessionClock() // now() in the values: the UPDATE's transaction's
+	r.ev.clock = s.sessionClock(s.aheadOK) // now() in the values: the UPDATE's transaction's
 	if !s.aheadOK || s.exec == nil {
 		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which reads the rows first: only as the first statement of a query string", t.Name)
 	}
@@ -433,7 +433,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 			return err
 		}
 		cols := make([][][]byte, len(arrays))
-		r.ev.clock = s.sessionClock() // this execution's
+		r.ev.clock = s.sessionClock(true) // this execution's
 		for _, row := range rows.rows {
 			next, err := r.row(row, env)
 			if err != nil {

@@ -61,11 +61,18 @@ const unixToPG = 946684800 * 1000000
 
 // sessionClock reads the server's times through the session's statement
 // ahead of the client's, held in the client's transaction (an implicit
-// one outside a block) so that now() is that transaction's start.
-func (s *session) sessionClock() *serverClock {
+// one outside a block) so that now() is that transaction's start. ahead
+// says whether the statement may run statements ahead: in the simple
+// protocol only the first of a query string (a later one could follow a
+// COMMIT), at every Bind.
+func (s *session) sessionClock(ahead bool) *serverClock {
 	c := &serverClock{}
-	if s.execQuery == nil {
+	switch {
+	case s.execQuery == nil:
 		c.unusable = "outside a client session"
+		return c
+	case !ahead:
+		c.unusable = "for a statement after the first of a query string"
 		return c
 	}
 	c.fetch = func() (int64, int64, error) {

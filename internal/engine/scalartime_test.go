@@ -79,3 +79,56 @@ func TestScalarTimeFunctions(t *testing.T) {
 	)
 	d.compare(queries, nil)
 }
+
+// TestScalarIntervalArithmetic is the differential test of date, time
+// and interval arithmetic: months and days added in the session's time
+// zone across its DST transitions, month ends, leap days, BC, the
+// infinities, interval multiplication's cascades, and the range errors.
+func TestScalarIntervalArithmetic(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE ia (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, t time, iv interval, n int, f float8, m numeric)`)
+	for _, conn := range []string{"proxy", "plain"} {
+		c := d.plain
+		if conn == "proxy" {
+			c = d.c
+		}
+		var db string
+		if err := c.QueryRow(context.Background(), "SELECT current_database()").Scan(&db); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, c, fmt.Sprintf(`ALTER DATABASE %q SET timezone TO 'America/Chicago'`, db))
+		mustExec(t, c, `SET timezone TO 'America/Chicago'`)
+	}
+	rows := []string{
+		`1, '2021-01-31', '2021-01-31 10:00:00', '2021-01-31 10:00:00-06', '10:00:00', '1 mon', 2, 0.5, 1.5`,
+		`2, '2020-02-29', '2020-02-29 23:59:59.999999', '2021-03-13 02:30:00-06', '23:59:59.999999', '1 day', -3, 1.3333333, 0.1`,
+		`3, '2021-03-14', '2021-03-14 01:30:00', '2021-03-14 01:30:00-06', '00:00:00', '-1 mon +2 days -03:00:00', 0, -2.5, 0`,
+		`4, '2021-11-06', '2021-11-07 01:30:00', '2021-11-06 01:30:00-05', '12:34:56.789', '2 years 3 mons 4 days 05:06:07.891011', 7, 1e-7, 3.75`,
+		`5, '0044-03-15 BC', '0044-02-28 12:00:00 BC', '0001-01-31 00:00:00+00 BC', '06:00:00', '24:00:00', 1, 100, -1`,
+		`6, 'infinity', 'infinity', '-infinity', '18:00:00', '-00:00:00.000001', 12, 1e300, 2`,
+		`7, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
+		`8, '1999-12-31', '1999-12-31 12:00:00', '2000-01-01 05:59:59+00', '01:02:03', '1 mon 15 days 12:00:00', 3, 0.1, 0.333`,
+		`9, '2024-05-31', '2024-05-31 00:00:00', '2024-03-10 12:00:00-05', '00:00:00.000001', '-2 mons', -1, -0.0, -0.5`,
+	}
+	for _, r := range rows {
+		d.both("INSERT INTO ia VALUES (" + r + ")")
+	}
+	var queries []string
+	for _, e := range []string{
+		"ts + iv", "ts - iv", "iv + ts", "tz + iv", "tz - iv", "iv + tz", "d + iv", "d - iv", "iv + d",
+		"ts - '2000-01-01'::timestamp", "tz - '2021-03-14 00:00:00-06'::timestamptz", "ts - ts", "(ts + iv) - ts", "tz - tz",
+		"t + iv", "t - iv", "iv + t", "t - '12:00'::time", "t - t",
+		"iv + iv", "iv - interval '1 day 01:00'", "iv * n", "iv * f", "iv * m", "n * iv", "f * iv", "iv / f", "iv / m", "iv * 0.5",
+		"tz + interval '1 mon'", "tz + interval '1 day'", "tz - interval '24 hours'", "d + interval '1 year'", "ts + interval '-1 mon -1 day'",
+	} {
+		queries = append(queries, fmt.Sprintf("SELECT id, (%s)::text FROM ia ORDER BY id", e))
+	}
+	queries = append(queries,
+		"SELECT id FROM ia WHERE tz + iv > '2021-03-14 12:00:00-05' ORDER BY id",
+		"SELECT id, ts + interval '1 day' FROM ia WHERE tz < now() - interval '1000 years' ORDER BY id",
+		"SELECT id, (ts + interval '300000 years')::text FROM ia WHERE id = 1",
+		"SELECT id, (iv / n)::text FROM ia WHERE id = 3",
+		"SELECT id, (iv * 1e10)::text FROM ia WHERE id = 4",
+		"SELECT id, (ts - '294000-01-01'::timestamp)::text FROM ia WHERE id = 5",
+	)
+	d.compare(queries, nil)
+}

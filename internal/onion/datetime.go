@@ -1207,3 +1207,7 @@ func appendTime(dst []byte, us int64) []byte {
 	}
 	return dst
 }
+
+// ValidTimestamp reports whether microseconds t (since 2000-01-01) are in
+// the range of timestamp and timestamptz (IS_VALID_TIMESTAMP).
+func ValidTimestamp(t int64) bool { return validTimestamp(t) }

@@ -418,3 +418,10 @@ func absInt64(v int64) int64 {
 	}
 	return v
 }
+
+// IntervalParts splits an interval value's bytes (as stored: Value.Bytes)
+// into its microseconds, days and months.
+func IntervalParts(b []byte) (us int64, days, months int32) { return intervalParts(string(b)) }
+
+// IntervalOf is the interval value of microseconds, days and months.
+func IntervalOf(us int64, days, months int32) Value { return intervalValue(us, days, months) }

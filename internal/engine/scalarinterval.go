@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/onion"
+)
+
+// Date, time and interval arithmetic as PostgreSQL 15 computes it
+// (timestamp.c, date.c): timestamp[tz] ± interval (months and days in
+// the session's time zone, then microseconds), date ± interval,
+// timestamp[tz] - timestamp[tz], time ± interval, time - time,
+// interval ± interval, interval * and / a number.
+
+var tInterval = onion.Type{Base: onion.Interval}
+
+func errTimestampRange() error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "timestamp out of range"}
+}
+
+func errIntervalRange() error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "interval out of range"}
+}
+
+// interval is an interval's fields.
+type interval struct {
+	us     int64
+	days   int32
+	months int32
+}
+
+func intervalOf(a aval) interval {
+	us, days, months := onion.IntervalParts([]byte(a.s))
+	return interval{us, days, months}
+}
+
+func (iv interval) val() aval {
+	return aval{t: tInterval, s: string(onion.IntervalOf(iv.us, iv.days, iv.months).Bytes())}
+}
+
+// neg is interval_um.
+func (iv interval) neg() (interval, error) {
+	if iv.us == math.MinInt64 || iv.days == math.MinInt32 || iv.months == math.MinInt32 {
+		return iv, errIntervalRange()
+	}
+	return interval{-iv.us, -iv.days, -iv.months}, nil
+}
+
+// timeArith computes op over a and b when they are a date, time,
+// timestamp or interval combination PostgreSQL has an operator for; ok
+// is false for other operands. With NULL operands it gives the result's
+// type (a NULL of it).
+func timeArith(op string, a, b aval, env onion.Env) (v aval, ok bool, err error) {
+	ka, _ := kindOf(a.t)
+	kb, _ := kindOf(b.t)
+	null := a.null || b.null
+	number := func(k kind) bool { return k == kInt || k == kFloat || k == kNumeric }
+	switch {
+	case ka == kTs && kb == kIntv && (op == "+" || op == "-"), ka == kIntv && kb == kTs && op == "+":
+		ts, iv := a, b
+		if ka == kIntv {
+			ts, iv = b, a
+		}
+		if null {
+			return nullOf(ts.t), true, nil
+		}
+		span := intervalOf(iv)
+		if op == "-" {
+			if span, err = span.neg(); err != nil {
+				return aval{}, true, err
+			}
+		}
+		r, err := timestampPlusInterval(ts.i, span, zoneOf(ts.t, env))
+		return aval{t: ts.t, i: r}, true, err
+	case ka == kDate && kb == kIntv && (op == "+" || op == "-"), ka == kIntv && kb == kDate && op == "+":
+		d, iv := a, b
+		if ka == kIntv {
+			d, iv = b, a
+		}
+		if null {
+			return nullOf(tTimestamp), true, nil
+		}
+		ts := dateToTimestamp(d, tTimestamp, env)
+		v, _, err := timeArith(op, ts, iv, env)
+		return v, true, err
+	case ka == kTs && kb == kTs && op == "-" && a.t.Base == b.t.Base:
+		if null {
+			return nullOf(tInterval), true, nil
+		}
+		if a.i == math.MinInt64 || a.i == math.MaxInt64 || b.i == math.MinInt64 || b.i == math.MaxInt64 {
+			return aval{}, true, &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "cannot subtract infinite timestamps"}
+		}
+		// PostgreSQL 15 subtracts without an overflow check (it wraps).
+		iv, err := justifyHours(interval{us: a.i - b.i})
+		return iv.val(), true, err
+	case ka == kTime && kb == kTime && op == "-":
+		if null {
+			return nullOf(tInterval), true, nil
+		}
+		return interval{us: a.i - b.i}.val(), true, nil
+	case ka == kTime && kb == kIntv && (op == "+" || op == "-"), ka == kIntv && kb == kTime && op == "+":
+		t, iv := a, b
+		if ka == kIntv {
+			t, iv = b, a
+		}
+		if null {
+			return nullOf(tTime), true, nil
+		}
+		span := intervalOf(iv).us
+		if op == "-" {
+			span = -span
+		}
+		// time_pl_interval: the time of day, wrapped.
+		r := t.i + span
+		r -= r / usPerDay * usPerDay
+		if r < 0 {
+			r += usPerDay
+		}
+		return aval{t: tTime, i: r}, true, nil
+	case ka == kIntv && kb == kIntv && (op == "+" || op == "-"):
+		if null {
+			return nullOf(tInterval), true, nil
+		}
+		x, y := intervalOf(a), intervalOf(b)
+		if op == "-" {
+			if y, err = y.neg(); err != nil {
+				return aval{}, true, err
+			}
+		}
+		months, days := int64(x.months)+int64(y.months), int64(x.days)+int64(y.days)
+		us := x.us + y.us
+		if months != int64(int32(months)) || days != int64(int32(days)) || (x.us >= 0) == (y.us >= 0) && (us >= 0) != (x.us >= 0) {
+			return aval{}, true, errIntervalRange()
+		}
+		return interval{us, int32(days), int32(months)}.val(), true, nil
+	case ka == kIntv && number(kb) && (op == "*" || op == "/"), number(ka) && kb == kIntv && op == "*":
+		iv, n := a, b
+		if ka != kIntv {
+			iv, n = b, a
+		}
+		if null {
+			return nullOf(tInterval), true, nil
+		}
+		f := math.Float64frombits(uint64(n.float8Bits()))
+		var r interval
+		if op == "*" {
+			r, err = intervalMul(intervalOf(iv), f)
+		} else {
+			r, err = intervalDiv(intervalOf(iv), f)
+		}
+		return r.val(), true, err
+	}
+	return aval{}, false, nil
+}
+
+// timestampPlusInterval is timestamp(tz)_pl_interval: months, then days,
+// in local time (loc nil for a timestamp), then the microseconds.
+func timestampPlusInterval(ts int64, span interval, loc *time.Location) (int64, error) {
+	if ts == math.MinInt64 || ts == math.MaxInt64 {
+		return ts, nil // infinities stay
+	}
+	if span.months != 0 {
+		local, _ := onion.LocalTime(ts, loc)
+		days := floorDivInt(local, usPerDay)
+		tod := local - days*usPerDay
+		y, m, d := onion.CivilDate(days)
+		m += int(span.months)
+		if m > 12 {
+			y += (m - 1) / 12
+			m = (m-1)%12 + 1
+		} else if m < 1 {
+			y += m/12 - 1
+			m = m%12 + 12
+		}
+		if last := daysInMonth(y, m); d > last {
+			d = last
+		}
+		var err error
+		if y > 300000 || y < -300000 {
+			return 0, errTimestampRange()
+		}
+		if ts, err = fromLocal(onion.DaysOf(y, m, d), tod, loc); err != nil {
+			return 0, err
+		}
+	}
+	if span.days != 0 {
+		local, _ := onion.LocalTime(ts, loc)
+		days := floorDivInt(local, usPerDay)
+		tod := local - days*usPerDay
+		var err error
+		if ts, err = fromLocal(days+int64(span.days), tod, loc); err != nil {
+			return 0, err
+		}
+	}
+	r := ts + span.us
+	if (span.us > 0 && r < ts) || (span.us < 0 && r > ts) || !onion.ValidTimestamp(r) {
+		return 0, errTimestampRange()
+	}
+	return r, nil
+}
+
+// fromLocal is tm2timestamp of a local date (days since 2000-01-01) and
+// time of day: out of range is an error.
+func fromLocal(days, tod int64, loc *time.Location) (int64, error) {
+	const maxDays = 300000 * 366
+	if days < -maxDays || days > maxDays {
+		return 0, errTimestampRange()
+	}
+	ts := onion.FromLocalTime(days*usPerDay+tod, loc)
+	if !onion.ValidTimestamp(ts) {
+		return 0, errTimestampRange()
+	}
+	return ts, nil
+}
+
+func daysInMonth(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// justifyHours is interval_justify_hours.
+func justifyHours(iv interval) (interval, error) {
+	whole := iv.us / usPerDay
+	iv.us -= whole * usPerDay
+	days := int64(iv.days) + whole
+	if days != int64(int32(days)) {
+		return iv, errIntervalRange()
+	}
+	iv.days = int32(days)
+	if iv.days > 0 && iv.us < 0 {
+		iv.us += usPerDay
+		iv.days--
+	} else if iv.days < 0 && iv.us > 0 {
+		iv.us -= usPerDay
+		iv.days++
+	}
+	return iv, nil
+}
+
+// tsRound is TSROUND: rounded to microseconds.
+func tsRound(x float64) float64 { return math.RoundToEven(x*1e6) / 1e6 }
+
+func fitsInt32(f float64) bool {
+	return !math.IsNaN(f) && f >= math.MinInt32 && f < -float64(math.MinInt32)
+}
+func fitsInt64(f float64) bool {
+	return !math.IsNaN(f) && f >= math.MinInt64 && f < -float64(math.MinInt64)
+}
+
+// intervalMul is PostgreSQL 15's interval_mul.
+func intervalMul(span interval, factor float64) (interval, error) {
+	var r interval
+	rd := float64(span.months) * factor
+	if !fitsInt32(rd) {
+		return r, errIntervalRange()
+	}
+	r.months = int32(rd)
+	rd = float64(span.days) * factor
+	if !fitsInt32(rd) {
+		return r, errIntervalRange()
+	}
+	r.days = int32(rd)
+	monthRemainderDays := (float64(span.months)*factor - float64(r.months)) * 30
+	monthRemainderDays = tsRound(monthRemainderDays)
+	secRemainder := (float64(span.days)*factor - float64(r.days) + monthRemainderDays - float64(int32(monthRemainderDays))) * 86400
+	secRemainder = tsRound(secRemainder)
+	if math.Abs(secRemainder) >= 86400 {
+		r.days += int32(secRemainder / 86400)
+		secRemainder -= float64(int32(secRemainder/86400)) * 86400
+	}
+	r.days += int32(monthRemainderDays)
+	rd = math.RoundToEven(float64(span.us)*factor + secRemainder*1e6)
+	if !fitsInt64(rd) {
+		return r, errIntervalRange()
+	}
+	r.us = int64(rd)
+	return r, nil
+}
+
+// intervalDiv is PostgreSQL 15's interval_div.
+func intervalDiv(span interval, factor float64) (interval, error) {
+	var r interval
+	if factor == 0 {
+		return r, errDivisionByZero
+	}
+	r.months = int32(float64(span.months) / factor)
+	r.days = int32(float64(span.days) / factor)
+	monthRemainderDays := (float64(span.months)/factor - float64(r.months)) * 30
+	monthRemainderDays = tsRound(monthRemainderDays)
+	secRemainder := (float64(span.days)/factor - float64(r.days) + monthRemainderDays - float64(int32(monthRemainderDays))) * 86400
+	secRemainder = tsRound(secRemainder)
+	if math.Abs(secRemainder) >= 86400 {
+		r.days += int32(secRemainder / 86400)
+		secRemainder -= float64(int32(secRemainder/86400)) * 86400
+	}
+	r.days += int32(monthRemainderDays)
+	r.us = int64(math.RoundToEven(float64(span.us)/factor + secRemainder*1e6))
+	return r, nil
+}
