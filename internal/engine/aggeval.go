@@ -20,7 +20,9 @@ type evaluator struct {
 	// patterns are the LIKE patterns, compiled once (per copy: maps are
 	// not shared between workers).
 	patterns map[*rewrite.Like]*pglike.Pattern
-	aggs     map[*rewrite.Expr]int // aggregate -> index of its state
+	// rowPatterns are the patterns computed per row (rowPattern).
+	rowPatterns map[*rewrite.Like]compiledPattern
+	aggs        map[*rewrite.Expr]int // aggregate -> index of its state
 	// lookups are the decorrelated subqueries' values, read-only once
 	// built (shared by the workers).
 	lookups map[*rewrite.Lookup]*lookupTable
@@ -320,15 +322,20 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		return boolVal(a.null == (e.Op == "IS NULL")), nil
 	case rewrite.ExprLike:
 		a, err := ev.eval(e.Args[0], sc)
-		if err != nil || a.null || e.Like.Const == nil {
+		if err != nil || a.null || e.Like.Const == nil && len(e.Args) < 2 {
 			return nullOf(tBool), err
 		}
 		if k, _ := kindOf(a.t); k != kText {
 			return aval{}, rewrite.Refusal("LIKE over a value of type %s is not supported in a query the proxy computes", a.t)
 		}
-		p, err := ev.pattern(e.Like)
-		if err != nil {
-			return aval{}, err
+		var p *pglike.Pattern
+		if len(e.Args) > 1 {
+			p, err = ev.rowPattern(e, sc)
+		} else {
+			p, err = ev.pattern(e.Like)
+		}
+		if err != nil || p == nil {
+			return nullOf(tBool), err
 		}
 		ok, err := p.Eval(a.text(ev.env))
 		if err != nil {
@@ -526,4 +533,41 @@ func (ev *evaluator) concat(e *rewrite.Expr, sc *scope) (aval, error) {
 		}
 	}
 	return arith("||", vs[0], vs[1])
+}
+
+// rowPattern is the pattern of LIKE e computed from the row (Args[1]),
+// compiled once per distinct value; nil for NULL.
+func (ev *evaluator) rowPattern(e *rewrite.Expr, sc *scope) (*pglike.Pattern, error) {
+	var v aval
+	var err error
+	if isUnknown(e.Args[1]) {
+		v, err = ev.constant(e.Args[1], &tText)
+	} else {
+		v, err = ev.eval(e.Args[1], sc)
+	}
+	if err != nil || v.null {
+		return nil, err
+	}
+	if k, _ := kindOf(v.t); k != kText {
+		return nil, rewrite.Refusal("LIKE with a pattern of type %s is not supported in a query the proxy computes", v.t)
+	}
+	s := str(v)
+	if c := ev.rowPatterns[e.Like]; c.p != nil && c.s == s {
+		return c.p, nil
+	}
+	p, err := e.Like.Compile(s)
+	if err != nil {
+		return nil, err
+	}
+	if ev.rowPatterns == nil {
+		ev.rowPatterns = map[*rewrite.Like]compiledPattern{}
+	}
+	ev.rowPatterns[e.Like] = compiledPattern{s, p}
+	return p, nil
+}
+
+// compiledPattern is the last pattern a LIKE computed per row compiled.
+type compiledPattern struct {
+	s string
+	p *pglike.Pattern
 }

@@ -81,7 +81,9 @@ func inferTypes(walk func(func(*rewrite.Expr)), trace map[*rewrite.Expr]int, in 
 				}
 			}
 		case rewrite.ExprLike:
-			set(e.Args[0], tText)
+			for _, a := range e.Args {
+				set(a, tText)
+			}
 		}
 	})
 	return out

@@ -520,7 +520,7 @@ type folder struct {
 func (a *aggregator) newFolder() *folder {
 	ev := *a.ev
 	ev.consts = map[*rewrite.Expr]aval{}
-	ev.patterns = nil
+	ev.patterns, ev.rowPatterns = nil, nil
 	ev.sigs = maps.Clone(a.ev.sigs) // filled on first use: each worker its own
 	f := &folder{a: a, ev: &ev, groups: map[string]*group{}, keys: map[*group]string{}}
 	if a.d != nil {

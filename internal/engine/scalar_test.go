@@ -75,6 +75,11 @@ func TestScalarFunctions(t *testing.T) {
 		"SELECT id, CASE WHEN i > 0 THEN v ELSE 'x' END, CASE WHEN i > 0 THEN t ELSE v END, CASE WHEN i > 0 THEN f ELSE i END FROM sf ORDER BY id",
 		"SELECT id FROM sf WHERE length(t) > 3 ORDER BY id",
 		"SELECT id FROM sf WHERE lower(v) = 'abc' OR upper(t) LIKE 'X%' ORDER BY id",
+		// Patterns computed per row (Django's icontains: UPPER(col::text) LIKE UPPER(...)).
+		"SELECT id FROM sf WHERE UPPER(t::text) LIKE UPPER('%l%') ORDER BY id",
+		"SELECT id FROM sf WHERE t LIKE v || '%' ORDER BY id",
+		"SELECT id FROM sf WHERE t NOT ILIKE '%' || c || '%' ORDER BY id",
+		"SELECT id, t LIKE replace(v, 'a', '_') FROM sf ORDER BY id",
 		"SELECT id, t FROM sf WHERE t::text LIKE '%o%' ORDER BY id",
 		"SELECT id FROM sf WHERE coalesce(n, 0) > 1 ORDER BY id",
 		"SELECT id FROM sf WHERE abs(i) BETWEEN 2 AND 8 ORDER BY id",

@@ -90,7 +90,7 @@ const (
 	ExprOp                       // Op over Args: + - * / || (binary; unary -), = <> < <= > >=
 	ExprBool                     // Op AND, OR, NOT over Args
 	ExprNullTest                 // Op "IS NULL" or "IS NOT NULL" of Args[0]
-	ExprLike                     // Args[0] LIKE Like (its Const is the pattern)
+	ExprLike                     // Args[0] LIKE Like (its Const is the pattern, else Args[1])
 	ExprIn                       // Args[0] IN (Args[1:]); Op "=" (IN) or "<>" (NOT IN)
 	ExprCase                     // CASE WHEN Args[0] THEN Args[1] ... ELSE Else END
 	ExprAgg                      // Func(Args[0]) over the group: sum avg count min max
@@ -604,7 +604,9 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 			return nil, err
 		}
 		if pat.GetAConst() == nil {
-			return nil, Refusal("LIKE with a pattern that is not a constant is not supported in a query the proxy computes")
+			// A pattern computed per row (UPPER($1), col || '%'):
+			// Args[1].
+			return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr, pat)
 		}
 		l.Const = constExpr(pat).Const
 		return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr)
