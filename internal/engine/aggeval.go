@@ -307,6 +307,7 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		if a.null || b.null {
 			return nullOf(tBool), nil
 		}
+		a, b = ev.sameTimestamps(a, b)
 		c, err := compare(a, b)
 		if err != nil {
 			return aval{}, err
@@ -570,4 +571,22 @@ func (ev *evaluator) rowPattern(e *rewrite.Expr, sc *scope) (*pglike.Pattern, er
 type compiledPattern struct {
 	s string
 	p *pglike.Pattern
+}
+
+// sameTimestamps casts a timestamp compared with a timestamptz to
+// timestamptz (in the session's time zone), as PostgreSQL's implicit
+// cast does; other values are returned as they are.
+func (ev *evaluator) sameTimestamps(a, b aval) (aval, aval) {
+	ka, _ := kindOf(a.t)
+	kb, _ := kindOf(b.t)
+	if ka != kTs || kb != kTs || a.t.Base == b.t.Base {
+		return a, b
+	}
+	widen := func(x aval) aval {
+		if x.t.Base == onion.Timestamptz || x.i == math.MinInt64 || x.i == math.MaxInt64 {
+			return aval{t: tTimestamptz, i: x.i}
+		}
+		return aval{t: tTimestamptz, i: onion.FromLocalTime(x.i, ev.env.TimeZone)}
+	}
+	return widen(a), widen(b)
 }

@@ -183,7 +183,7 @@ func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 	case kf == kBool:
 		ok = to.Base == onion.Integer || kt == kBool
 	case kf == kDate || kf == kTs:
-		ok = kt == kDate || kt == kTs
+		ok = kt == kDate || kt == kTs || kf == kTs && kt == kTime
 	default:
 		ok = from == to
 	}
@@ -234,6 +234,14 @@ func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
 		return dateToTimestamp(x, to, ev.env), nil
 	case kf == kTs && kt == kDate:
 		return timestampToDate(x, ev.env), nil
+	case kf == kTs && kt == kTime:
+		// timestamp[tz]_time: the wall clock's time of day; NULL for
+		// the infinities.
+		if x.i == math.MinInt64 || x.i == math.MaxInt64 {
+			return nullOf(to), nil
+		}
+		local, _ := onion.LocalTime(x.i, zoneOf(x.t, ev.env))
+		return aval{t: to, i: floorMod(local, usPerDay)}, nil
 	case kf == kTs && kt == kTs:
 		// timestamp <-> timestamptz: the wall clock in the session's
 		// time zone.

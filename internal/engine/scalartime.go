@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"github.com/jackc/pgx/v5/pgconn"
 	"math"
 	"math/big"
 	"strings"
@@ -96,6 +98,9 @@ func isoWeek(days int64) (year, week int) {
 // timestamptz (numeric, as in PostgreSQL 14 and later).
 func extractTime(field string, a aval, env onion.Env) (aval, error) {
 	field = strings.ToLower(field)
+	if a.t.Base == onion.Time {
+		return extractTimeOfDay(field, a.i)
+	}
 	isDate := a.t.Base == onion.Date
 	var local int64
 	east := 0
@@ -333,8 +338,8 @@ func timeSig(name string, result func(arg onion.Type) onion.Type, dates bool) fu
 		}
 		switch args[1].Base {
 		case onion.Timestamp, onion.Timestamptz:
-		case onion.Date:
-			if !dates {
+		case onion.Date, onion.Time:
+			if !dates || args[1].Base == onion.Time && name == "date_trunc" {
 				return nil, tNumeric, refuseArgs(name, args)
 			}
 		default:
@@ -383,4 +388,28 @@ func timeFuncs() map[string]*scalarFunc {
 			return atTimeZone(str(a[0]), a[1])
 		}},
 	}
+}
+
+// extractTimeOfDay is time_part (extract of a time, microseconds since
+// midnight): the fields of a time of day and epoch; the others are
+// PostgreSQL's error.
+func extractTimeOfDay(field string, us int64) (aval, error) {
+	var v int64
+	switch field {
+	case "microseconds":
+		v = us % (60 * usPerSec)
+	case "milliseconds":
+		return numericScaled(us%(60*usPerSec), 3)
+	case "second":
+		return numericScaled(us%(60*usPerSec), 6)
+	case "minute":
+		v = us / (60 * usPerSec) % 60
+	case "hour":
+		v = us / (3600 * usPerSec)
+	case "epoch":
+		return numericScaled(us, 6)
+	default:
+		return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("unit \"%s\" not supported for type time without time zone", field)}
+	}
+	return aval{t: tNumeric, d: decimalFromInt(v)}, nil
 }

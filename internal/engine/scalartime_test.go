@@ -68,12 +68,14 @@ func TestScalarTimeFunctions(t *testing.T) {
 	for _, f := range []string{"day", "week", "month", "quarter", "year"} {
 		queries = append(queries, fmt.Sprintf("SELECT id, date_trunc('%s', d)::text FROM tf ORDER BY id", f))
 	}
-	for _, c := range []string{"d::timestamp", "d::timestamptz", "ts::date", "tz::date", "tz::timestamp", "ts::timestamptz"} {
+	for _, c := range []string{"d::timestamp", "d::timestamptz", "ts::date", "tz::date", "tz::timestamp", "ts::timestamptz", "ts::time", "tz::time",
+		"extract(hour from ts::time)", "date_part('second', tz::time)", "extract(epoch from ts::time)", "extract(milliseconds from tz::time)", "extract(microseconds from ts::time)", "extract(minute from tz::time)"} {
 		queries = append(queries, fmt.Sprintf("SELECT id, (%s)::text FROM tf ORDER BY id", c))
 	}
 	queries = append(queries,
 		"SELECT id, extract(hour from tz AT TIME ZONE 'Europe/Paris') FROM tf ORDER BY id",
 		"SELECT id FROM tf WHERE extract(year from ts) = 2021 ORDER BY id",
+		"SELECT id, ts < tz, tz >= ts, d::timestamp = tz FROM tf ORDER BY id",
 		"SELECT date_trunc('month', tz)::text, count(*) FROM tf GROUP BY 1 ORDER BY 1",
 		"SELECT id FROM tf WHERE date_trunc('day', tz) = '2021-11-07 00:00:00-05' ORDER BY id",
 	)
