@@ -258,44 +258,9 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which cannot read the rows first here", t.Name)
 	}
 	readRefs := rewrite.ParamRefs(p.Read)
-	readN := len(ext.oids) // the parameters the read takes
-	for _, n := range readRefs {
-		readN = max(readN, n)
-	}
-	readExt := &extended{oids: ext.oids}
-	rp, err := s.plan(p.Read.Clone(), readExt) // planning rewrites the tree
+	read, err := s.prepareAhead(p.Read, ext.oids)
 	if err != nil {
 		return nil, err
-	}
-	readSQL, readOIDs := p.Read.SQL, ext.oids
-	if rp != nil {
-		readSQL = rp.sql
-		if readExt.serverOIDs != nil {
-			readOIDs = readExt.serverOIDs
-		}
-	}
-	// The read's parameters its server statement does not reference
-	// need a type; those the client's read does not use are sent NULL.
-	var readUnused []int
-	readOIDs = slices.Clone(readOIDs)
-	for len(readOIDs) < readN {
-		readOIDs = append(readOIDs, 0)
-	}
-	if sts, err := rewrite.Parse(readSQL); err == nil && len(sts) == 1 {
-		referenced := map[int]bool{}
-		for _, n := range rewrite.ParamRefs(sts[0]) {
-			referenced[n] = true
-		}
-		for i := range readOIDs {
-			if !referenced[i+1] && readOIDs[i] == 0 {
-				readOIDs[i] = oidText
-			}
-		}
-	}
-	for i := range readN {
-		if !slices.Contains(readRefs, i+1) {
-			readUnused = append(readUnused, i) // the client's, for the computed values
-		}
 	}
 	arrays, err := p.Arrays()
 	if err != nil {
@@ -338,15 +303,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	}
 	// The read's parameters are described as the read describes them,
 	// those the server types as it types them.
-	readDescribed := readOIDs
-	if slices.Contains(readOIDs, 0) && s.describeQuery != nil && s.aheadOK {
-		if oids, err := s.describeQuery(readSQL, readOIDs); err == nil && len(oids) == len(readOIDs) {
-			readDescribed = oids
-		}
-	}
-	if readExt.describe != nil {
-		readDescribed = readExt.describe(readDescribed)
-	}
+	readDescribed := read.described
 	for n, x := range holeOf {
 		if _, computed := declared[n]; hp.clients[n-1] == 0 && !computed {
 			x.typ = tText
@@ -389,45 +346,14 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 			}
 		}
 		// The read, with the client's parameters (its own comparison
-		// values encrypted by its plan).
-		rb := &pgproto3.Bind{Parameters: slices.Clone(b.Parameters[:min(readN, len(b.Parameters))]), ParameterFormatCodes: slices.Clone(b.ParameterFormatCodes)}
-		if len(rb.ParameterFormatCodes) > 1 {
-			rb.ParameterFormatCodes = rb.ParameterFormatCodes[:min(readN, len(rb.ParameterFormatCodes))]
+		// values encrypted by its plan), held: its row locks last until
+		// the client's Execute, in one transaction (see planUpdateRMW).
+		rows, err := read.run(s, b)
+		if errors.Is(err, wire.ErrExecUnavailable) {
+			return rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which reads the rows first: in the extended protocol only as the first statement after a Sync, or in a transaction block", t.Name)
 		}
-		for _, i := range readUnused {
-			if i < len(rb.Parameters) {
-				rb.Parameters[i] = nil
-			}
-		}
-		var resultFmts []int16
-		rows := &subqueryRows{}
-		if rp != nil {
-			// In the wire's order: the results' rewriter, then the Bind.
-			if readExt.resultFmts != nil {
-				if resultFmts, err = readExt.resultFmts(nil); err != nil {
-					return err
-				}
-			}
-			if readExt.results != nil {
-				rows.inner = readExt.results(nil)
-			}
-			if readExt.bind != nil {
-				if err := readExt.bind(rb); err != nil {
-					return err
-				}
-			}
-		}
-		// Held: its row locks last until the client's Execute, in
-		// one transaction (see planUpdateRMW).
-		q := wire.SideQuery{SQL: readSQL, ParamOIDs: readOIDs, ParamFormats: rb.ParameterFormatCodes, Params: rb.Parameters, ResultFormats: resultFmts, Hold: true}
-		if err := s.execQuery(q, rows); err != nil {
-			if errors.Is(err, wire.ErrExecUnavailable) {
-				return rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which reads the rows first: in the extended protocol only as the first statement after a Sync, or in a transaction block", t.Name)
-			}
+		if err != nil {
 			return err
-		}
-		if rows.err != nil {
-			return rows.err
 		}
 		if err := s.holdWrites(t); err != nil {
 			return err

@@ -230,6 +230,44 @@ func TestDMLWithSubqueries(t *testing.T) {
 		}
 		compareTables(t, c, plain, "SELECT * FROM sq_b ORDER BY id", s)
 	}
+	// The extended protocol (Django with server-side binding): the
+	// subqueries run at each Bind with the client's parameters, their
+	// results bound as parameters of a statement parsed once; outside
+	// and inside a transaction block, prepared and executed twice.
+	x := p.connect(t, pgx.QueryExecModeCacheStatement)
+	for _, conn := range []*pgx.Conn{c, plain} {
+		mustExec(t, conn, "INSERT INTO sq_b (a_id, tag, qty) VALUES (1, 'p', 11), (2, 'q', 21), (3, 'r', 31), (4, 's', 41), (2, 't', 51), (3, 'v\"w', 61)")
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`UPDATE sq_b SET tag = $1 WHERE a_id IN (SELECT U0.id FROM sq_a U0 WHERE U0.name = $2)`, []any{"e1", "y"}},
+		{`UPDATE sq_b SET tag = $1 WHERE a_id IN (SELECT U0.id FROM sq_a U0 WHERE U0.name = $2)`, []any{"e2", "z"}},
+		{`UPDATE sq_b SET tag = $1 WHERE a_id NOT IN (SELECT id FROM sq_a WHERE n >= $2) AND tag <> $3`, []any{"e3", 3, "e1"}},
+		{`DELETE FROM sq_b WHERE a_id IN (SELECT U0.id FROM sq_a U0 WHERE U0.name = $1 AND U0.n > $2)`, []any{"y", 3}},
+		{`DELETE FROM sq_b WHERE qty > (SELECT max(n) * $1 FROM sq_a WHERE name <> $2)`, []any{15, "q"}},
+		{`DELETE FROM sq_b WHERE EXISTS (SELECT 1 FROM sq_a WHERE name = $1) AND tag = $2`, []any{"x", "e2"}},
+		{`DELETE FROM sq_b WHERE a_id IN (SELECT U0.id FROM sq_a U0 WHERE U0.name = $1)`, []any{"nobody"}},
+	} {
+		for _, conn := range []*pgx.Conn{x, plain} {
+			mustExec(t, conn, "BEGIN")
+			mustExec(t, conn, q.sql, q.args...)
+			mustExec(t, conn, "COMMIT")
+		}
+		compareTables(t, c, plain, "SELECT * FROM sq_b ORDER BY id", q.sql)
+		gt, gerr := x.Exec(ctx, q.sql, q.args...)
+		wt, werr := plain.Exec(ctx, q.sql, q.args...)
+		if gerr != nil || werr != nil || gt.String() != wt.String() {
+			t.Errorf("%s: through the proxy %q %v, plaintext %q %v", q.sql, gt, gerr, wt, werr)
+		}
+		compareTables(t, c, plain, "SELECT * FROM sq_b ORDER BY id", q.sql)
+	}
+	// A subquery's decrypted result would reach the server as a
+	// parameter: refused.
+	if _, err := x.Exec(ctx, `DELETE FROM sq_b WHERE tag IN (SELECT name FROM sq_a WHERE n = $1)`, 2); pgCode(err) != "0A000" {
+		t.Errorf("a decrypted subquery result compared with a plain column: %v, want 0A000", err)
+	}
 }
 
 // TestInsertSelect: INSERT ... SELECT from plain and encrypted tables

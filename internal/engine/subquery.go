@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -34,6 +35,8 @@ func (s *session) subqueriesAhead(orig rewrite.Statement, lookup rewrite.TableLo
 	}
 	return func() (*stmtPlan, error) {
 		switch {
+		case ext != nil && (work.Kind == "Delete" || work.Kind == "Update"):
+			return s.subqueriesAtBind(orig, work, subs, ext, refusal)
 		case ext != nil:
 			return nil, rewrite.Refusal("%s (its subqueries could be evaluated by the proxy first, which is supported in the simple query protocol only, not yet in the extended protocol)", refusalMessage(refusal))
 		case !s.aheadOK || s.exec == nil:
@@ -192,4 +195,193 @@ func typeOfName(name string) (onion.Type, bool) {
 		}
 	}
 	return onion.Type{}, false
+}
+
+// subqueriesAtBind is subqueriesAhead for a DELETE or UPDATE in the
+// extended protocol: the server parses the statement once, each
+// subquery replaced by a parameter after the client's
+// (Subquery.SubstituteParam), and at each Bind the proxy runs the
+// subqueries with the client's parameters, held in the statement's
+// transaction (aheadQuery), and binds their results. A subquery whose
+// result the proxy decrypts is refused: the server would get the
+// plaintext as a parameter.
+func (s *session) subqueriesAtBind(orig, work rewrite.Statement, subs []rewrite.Subquery, ext *extended, refusal error) (*stmtPlan, error) {
+	n := len(ext.oids)
+	for _, r := range rewrite.ParamRefs(orig) {
+		n = max(n, r)
+	}
+	clientOIDs := slices.Clone(ext.oids)
+	for len(clientOIDs) < n {
+		clientOIDs = append(clientOIDs, 0)
+	}
+	queries := make([]*aheadQuery, len(subs))
+	for i, sub := range subs {
+		if sub.Kind == rewrite.SubqueryLookup {
+			return nil, refusal
+		}
+		q, err := s.prepareAhead(sub.Statement, clientOIDs)
+		if err != nil {
+			return nil, err
+		}
+		queries[i] = q
+		if err := sub.SubstituteParam(n + 1 + i); err != nil {
+			return nil, err
+		}
+	}
+	outer := &extended{oids: append(slices.Clone(clientOIDs), make([]uint32, len(subs))...)}
+	p, err := s.planOnce(work, outer)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		sql, err := work.Deparse()
+		if err != nil {
+			return nil, err
+		}
+		p = &stmtPlan{sql: sql}
+	}
+	// The client's parameters the server's statement does not name
+	// (only the subqueries read them, or the proxy encrypts them): typed
+	// as the subqueries type them, sent NULL.
+	referenced := map[int]bool{}
+	if sts, err := rewrite.Parse(p.sql); err == nil && len(sts) == 1 {
+		for _, r := range rewrite.ParamRefs(sts[0]) {
+			referenced[r] = true
+		}
+	}
+	for i, q := range queries {
+		// A result the proxy decrypted may reach the server only
+		// encrypted: as a comparison value of an encrypted column,
+		// which the server's statement does not name as a parameter.
+		if q.ext != nil && q.ext.results != nil && referenced[n+1+i] {
+			return nil, rewrite.Refusal("%s (its subquery returns values the proxy decrypts, which the server would get in plaintext)", refusalMessage(refusal))
+		}
+	}
+	subqueryType := func(i int) uint32 {
+		for _, q := range queries {
+			if i < len(q.described) && q.described[i] != 0 && !slices.Contains(q.unused, i) {
+				return q.described[i]
+			}
+		}
+		return oidText
+	}
+	if outer.serverOIDs == nil {
+		outer.serverOIDs = slices.Clone(outer.oids)
+	}
+	for i := range n {
+		if !referenced[i+1] && i < len(outer.serverOIDs) {
+			outer.serverOIDs[i] = subqueryType(i) // sent NULL: any type will do
+		}
+	}
+	ext.serverOIDs = outer.serverOIDs
+	ext.results, ext.resultFmts = outer.results, outer.resultFmts
+	outerRefs := rewrite.ParamRefs(work) // the client's the statement itself reads
+	ext.describe = func(pd []uint32) []uint32 {
+		if outer.describe != nil {
+			pd = outer.describe(pd)
+		}
+		pd = slices.Clone(pd[:min(n, len(pd))])
+		for i := range pd {
+			if !slices.Contains(outerRefs, i+1) {
+				pd[i] = subqueryType(i)
+			}
+		}
+		return pd
+	}
+	ext.bind = func(b *pgproto3.Bind) error {
+		vals := make([][]byte, len(subs))
+		for i, q := range queries {
+			rows, err := q.run(s, b)
+			if errors.Is(err, wire.ErrExecUnavailable) {
+				return rewrite.Refusal("%s (its subqueries are evaluated by the proxy first: in the extended protocol only as the first statement after a Sync, or in a transaction block)", refusalMessage(refusal))
+			}
+			if err != nil {
+				return err
+			}
+			if vals[i], err = subqueryParam(subs[i].Kind, rows.rows); err != nil {
+				return err
+			}
+		}
+		params, formats := perParameter(b, n)
+		b.Parameters = append(params, vals...)
+		b.ParameterFormatCodes = append(formats, make([]int16, len(vals))...)
+		if outer.bind != nil {
+			if err := outer.bind(b); err != nil {
+				return err
+			}
+		}
+		// What only the subqueries read (or the proxy encrypted) does
+		// not reach the server.
+		for i := range n + len(vals) {
+			if !referenced[i+1] && i < len(b.Parameters) {
+				b.Parameters[i] = nil
+			}
+		}
+		return nil
+	}
+	return p, nil
+}
+
+// perParameter returns b's first n parameters (NULL past the client's)
+// and one format code for each.
+func perParameter(b *pgproto3.Bind, n int) ([][]byte, []int16) {
+	params := make([][]byte, n)
+	copy(params, b.Parameters)
+	formats := make([]int16, n)
+	for i := range formats {
+		switch len(b.ParameterFormatCodes) {
+		case 0:
+		case 1:
+			formats[i] = b.ParameterFormatCodes[0]
+		default:
+			if i < len(b.ParameterFormatCodes) {
+				formats[i] = b.ParameterFormatCodes[i]
+			}
+		}
+	}
+	return params, formats
+}
+
+// subqueryParam is the text value of the parameter that replaces a
+// subquery of kind k (SubstituteParam) given its rows: an array literal
+// of the values (IN), the value (scalar: NULL without a row, more than
+// one is PostgreSQL's 21000), t or f (EXISTS).
+func subqueryParam(k rewrite.SubqueryKind, rows [][]*string) ([]byte, error) {
+	switch k {
+	case rewrite.SubqueryScalar:
+		switch len(rows) {
+		case 0:
+			return nil, nil
+		case 1:
+			if rows[0][0] == nil {
+				return nil, nil
+			}
+			return []byte(*rows[0][0]), nil
+		}
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "21000", Message: "more than one row returned by a subquery used as an expression"}
+	case rewrite.SubqueryExists:
+		if len(rows) > 0 {
+			return []byte("t"), nil
+		}
+		return []byte("f"), nil
+	}
+	b := []byte{'{'}
+	for i, row := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if row[0] == nil {
+			b = append(b, "NULL"...)
+			continue
+		}
+		b = append(b, '"')
+		for _, c := range []byte(*row[0]) {
+			if c == '"' || c == '\\' {
+				b = append(b, '\\')
+			}
+			b = append(b, c)
+		}
+		b = append(b, '"')
+	}
+	return append(b, '}'), nil
 }

@@ -553,6 +553,27 @@ func (s Subquery) Substitute(r SubqueryResult) error {
 	return nil
 }
 
+// SubstituteParam replaces the subquery by parameter $n, whose value the
+// engine computes from the subquery's rows at each Bind (extended
+// protocol): x IN (subquery) by x = ANY($n) (an array, its type the
+// server infers from x), a scalar subquery by $n, EXISTS by $n::boolean.
+// A lookup cannot be replaced so.
+func (s Subquery) SubstituteParam(n int) error {
+	p := ParamNode(n)
+	switch s.Kind {
+	case SubqueryScalar:
+		s.node.Node = p.Node
+	case SubqueryIn:
+		s.node.Node = &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{Kind: pg_query.A_Expr_Kind_AEXPR_OP_ANY, Name: []*pg_query.Node{pg_query.MakeStrNode("=")},
+			Lexpr: s.link.Testexpr, Rexpr: p, Location: -1}}
+	case SubqueryExists:
+		s.node.Node = typeCast(p, "bool", false).Node
+	default:
+		return Refusal("a correlated subquery cannot be evaluated ahead of the statement in the extended protocol")
+	}
+	return nil
+}
+
 // secretLocation marks the casts of secret constants (TypeCast.Location):
 // no parsed node has a negative location other than -1.
 const secretLocation = -1917
