@@ -56,9 +56,9 @@ func TestCopyDifferential(t *testing.T) {
 		t.Fatalf("copied rows: %d %v", n, err)
 	}
 	// What the proxy cannot do is refused, and says so.
+	// (COPY ... TO STDOUT is answered: TestCopyOut.)
 	for _, sql := range []string{
-		"COPY copied TO STDOUT",
-		"COPY (SELECT name FROM copied) TO STDOUT",
+		"COPY copied TO '/tmp/x'",
 		"COPY copied FROM '/tmp/x'",
 		"COPY copied FROM STDIN (FORMAT binary)",
 	} {
