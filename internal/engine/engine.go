@@ -122,6 +122,8 @@ type Engine struct {
 	// generationCache: table id and version -> *rowGenerations
 	// (generation.go).
 	generationCache sync.Map
+	// origins: where result columns come from (origins.go)
+	origins originCache
 }
 
 // New opens the engine's connections to the backend and loads the catalog.

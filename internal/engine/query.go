@@ -780,7 +780,7 @@ func (h *cmpHole) cell(b []byte) []byte {
 // queryProjection is the projection of a QueryPlan's rows.
 func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 	var err error
-	proj := &projection{salt: -1, visible: p.Visible, nServer: p.ServerColumns}
+	proj := &projection{salt: -1, visible: p.Visible, nServer: p.ServerColumns, origins: &e.origins}
 	for _, rc := range p.Columns {
 		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: rc.RowSalt, decode: rc.Decode, count: rc.Count, add: rc.Add}
 		if rc.Column != nil {

@@ -33,6 +33,8 @@ type projection struct {
 	// sort completes an ORDER BY on an encrypted text column (nil when
 	// the server's order is the client's).
 	sort *rewrite.ProxySort
+	// origins names the tables and columns the fields come from.
+	origins *originCache
 }
 
 // proxyRows reports whether the proxy filters or reorders the rows (and so
@@ -63,7 +65,7 @@ func (c *projColumn) typ() onion.Type {
 }
 
 func (e *Engine) newProjection(t *catalog.Table, cols []rewrite.ResultColumn, salt int) (*projection, error) {
-	p := &projection{salt: salt}
+	p := &projection{salt: salt, origins: &e.origins}
 	for _, rc := range cols {
 		pc := projColumn{name: rc.Name, server: rc.Server, val: rc.Val, salt: rc.Salt, rowSalt: -1, count: -1, add: -1}
 		if rc.Column != nil {
@@ -189,6 +191,9 @@ func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
 			if c.name != "" {
 				fields[i].Name = []byte(c.name)
 			}
+			if d.p.origins != nil {
+				d.p.origins.describe(&fields[i])
+			}
 			continue
 		}
 		t := c.typ()
@@ -202,6 +207,11 @@ func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
 		if c.decode == rewrite.DecodeOrd {
 			// MIN and MAX, like every aggregate, drop the type modifier.
 			fields[i].TypeModifier = -1
+		}
+		if c.decode == rewrite.DecodeValue && d.p.origins != nil {
+			// The column's value, read from a cell of its table.
+			fields[i].TableOID, fields[i].TableAttributeNumber = rd.Fields[c.server].TableOID, rd.Fields[c.server].TableAttributeNumber
+			d.p.origins.describe(&fields[i])
 		}
 	}
 	rd.Fields = fields

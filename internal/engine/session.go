@@ -265,6 +265,9 @@ func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
 	if err != nil {
 		return nil, catalogError(err)
 	}
+	if t != nil {
+		s.e.learnOrigin(t) // for the RowDescriptions of its columns
+	}
 	return s.e.cat.withIncrementIntents(t), nil
 }
 

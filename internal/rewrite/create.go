@@ -80,6 +80,20 @@ func columnLayout(c *catalog.Column) (onion.Type, []onion.PhysicalColumn, error)
 	return t, physicalLayout(t, kinds, c.JoinGroup != "", onion.Format(c.CellFormat()), c.Name), nil
 }
 
+// PhysicalNames are the names of encrypted column c's cells on the
+// server (none when its type does not parse).
+func PhysicalNames(c *catalog.Column) []string {
+	_, layout, err := columnLayout(c)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(layout))
+	for i, pc := range layout {
+		names[i] = pc.Name
+	}
+	return names
+}
+
 // SaltSuffix names the salt override column of an encrypted column
 // (owner__salt): NULL while the column's salted cells use the row's salt
 // (pgonion_salt), set when an UPDATE wrote the column's cells with a salt
