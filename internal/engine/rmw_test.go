@@ -222,6 +222,9 @@ func TestDMLWithSubqueries(t *testing.T) {
 		`DELETE FROM sq_b WHERE a_id IN (SELECT U0.id FROM sq_a U0 WHERE U0.n = 1)`,
 		`DELETE FROM sq_b WHERE qty > (SELECT max(n) * 10 FROM sq_a)`,
 		`DELETE FROM sq_b WHERE EXISTS (SELECT 1 FROM sq_a WHERE name = 'nobody')`,
+		`UPDATE sq_b SET tag = 'j' FROM sq_a a WHERE sq_b.a_id = a.id AND a.n > 2`,
+		`UPDATE sq_b b SET qty = b.qty * 2 FROM sq_a WHERE b.a_id = sq_a.id AND sq_a.name = 'y'`,
+		`DELETE FROM sq_b USING sq_a WHERE sq_b.a_id = sq_a.id AND sq_a.name = 'z'`,
 	} {
 		gt, gerr := c.Exec(ctx, s)
 		wt, werr := plain.Exec(ctx, s)
@@ -249,6 +252,10 @@ func TestDMLWithSubqueries(t *testing.T) {
 		{`DELETE FROM sq_b WHERE qty > (SELECT max(n) * $1 FROM sq_a WHERE name <> $2)`, []any{15, "q"}},
 		{`DELETE FROM sq_b WHERE EXISTS (SELECT 1 FROM sq_a WHERE name = $1) AND tag = $2`, []any{"x", "e2"}},
 		{`DELETE FROM sq_b WHERE a_id IN (SELECT U0.id FROM sq_a U0 WHERE U0.name = $1)`, []any{"nobody"}},
+		// DELETE ... USING and UPDATE ... FROM: the join as a subquery.
+		{`UPDATE sq_b SET tag = $1 FROM sq_a a WHERE sq_b.a_id = a.id AND a.n > $2`, []any{"j1", 2}},
+		{`UPDATE sq_b b SET qty = b.qty * $1 FROM sq_a WHERE b.a_id = sq_a.id AND sq_a.name = $2`, []any{3, "z"}},
+		{`DELETE FROM sq_b USING sq_a WHERE sq_b.a_id = sq_a.id AND sq_a.name = $1 AND sq_b.qty > $2`, []any{"z", 40}},
 	} {
 		for _, conn := range []*pgx.Conn{x, plain} {
 			mustExec(t, conn, "BEGIN")
@@ -262,6 +269,10 @@ func TestDMLWithSubqueries(t *testing.T) {
 			t.Errorf("%s: through the proxy %q %v, plaintext %q %v", q.sql, gt, gerr, wt, werr)
 		}
 		compareTables(t, c, plain, "SELECT * FROM sq_b ORDER BY id", q.sql)
+	}
+	// A value read from the joined table: refused.
+	if _, err := c.Exec(ctx, `UPDATE sq_b SET tag = sq_a.name FROM sq_a WHERE sq_b.a_id = sq_a.id`); pgCode(err) != "0A000" {
+		t.Errorf("UPDATE ... FROM setting a value of the joined table: %v, want 0A000", err)
 	}
 	// A subquery's decrypted result would reach the server as a
 	// parameter: refused.

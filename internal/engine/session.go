@@ -634,8 +634,18 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 		refusal := rewrite.Refusal("%s combining table %s with encrypted columns with other tables or subqueries is not supported yet", statementName(st), t.Name)
 		if st.Kind == "Delete" || st.Kind == "Update" {
 			// WHERE ... IN (SELECT ... FROM other tables): evaluated
-			// first, the statement names its table alone.
+			// first, the statement names its table alone. DELETE ...
+			// USING and UPDATE ... FROM: the join as such a subquery.
 			lookup := func(schema, name string) *catalog.Table { return byName[schema+"."+name] }
+			if target := dmlTarget(st, byName); target != nil {
+				joined, ok, err := rewrite.JoinAsSubquery(st, target)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					st = joined
+				}
+			}
 			if ahead, ok := s.subqueriesAhead(st.Clone(), lookup, ext, refusal); ok {
 				return ahead()
 			}
@@ -690,4 +700,23 @@ func syntaxError(err error) error {
 		return pe
 	}
 	return fmt.Errorf("parsing the statement: %w", err)
+}
+
+// dmlTarget is the table with encrypted columns a DELETE or UPDATE
+// writes, nil when it has none.
+func dmlTarget(st rewrite.Statement, byName map[string]*catalog.Table) *catalog.Table {
+	var rv *pg_query.RangeVar
+	if d := st.Tree.Stmt.GetDeleteStmt(); d != nil {
+		rv = d.Relation
+	} else if u := st.Tree.Stmt.GetUpdateStmt(); u != nil {
+		rv = u.Relation
+	}
+	if rv == nil {
+		return nil
+	}
+	schema := rv.Schemaname
+	if schema == "" {
+		schema = rewrite.DefaultSchema
+	}
+	return byName[schema+"."+rv.Relname]
 }

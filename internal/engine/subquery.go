@@ -94,7 +94,14 @@ func (s *session) evaluateSubquery(sub rewrite.Subquery) (rewrite.SubqueryResult
 	if p != nil {
 		sql, c.inner = p.sql, p.results
 	}
-	if err := s.exec(sql, c); err != nil {
+	if s.aheadAlone && s.execQuery != nil {
+		// Held: the rows it locks (FOR UPDATE) stay locked until the
+		// statement, in one transaction.
+		err = s.execQuery(wire.SideQuery{SQL: sql, Hold: true}, c)
+	} else {
+		err = s.exec(sql, c)
+	}
+	if err != nil {
 		return rewrite.SubqueryResult{}, err
 	}
 	if c.err != nil {
@@ -183,7 +190,7 @@ func (c *subqueryRows) add(row *pgproto3.DataRow) {
 
 // subqueryTypeNames names the types a subquery's result may have for
 // the proxy to substitute it (rewrite.SubqueryResult.Types).
-var subqueryTypeNames = map[uint32]string{16: "bool", 20: "int8", 21: "int2", 23: "int4", 25: "text", 1042: "bpchar", 1043: "varchar",
+var subqueryTypeNames = map[uint32]string{16: "bool", 20: "int8", 21: "int2", 23: "int4", 25: "text", 27: "tid", 1042: "bpchar", 1043: "varchar",
 	1082: "date", 1114: "timestamp", 1184: "timestamptz", 1700: "numeric"}
 
 // typeOfName is the type of a lookup's column (rewrite.Lookup), named as

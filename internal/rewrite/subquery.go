@@ -486,7 +486,7 @@ func (sc *nameScope) resolves(cr *pg_query.ColumnRef) bool {
 		for s := sc; s != nil; s = s.parent {
 			for _, it := range s.items {
 				if it.qualifier == q {
-					return col == "*" || !it.known || it.cols[col]
+					return col == "*" || !it.known || it.cols[col] || systemColumn(col)
 				}
 			}
 		}
