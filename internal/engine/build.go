@@ -117,3 +117,20 @@ func (e *Engine) buildOnion(ctx context.Context, w rewrite.Need) {
 
 // OnionsBuilt returns how many onions this engine built on first need.
 func (e *Engine) OnionsBuilt() int64 { return e.builds.done.Load() }
+
+// rekeyBuildWait bounds how long a re-keying waits for a build of an
+// onion of the same table this proxy runs.
+const rekeyBuildWait = 10 * time.Second
+
+// building reports whether this proxy builds an onion of a column of t.
+func (e *Engine) building(t *catalog.Table) bool {
+	b := &e.builds
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range t.Columns {
+		if ended, seen := b.ended[t.Columns[i].ID]; seen && ended.IsZero() {
+			return true
+		}
+	}
+	return false
+}

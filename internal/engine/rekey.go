@@ -89,7 +89,10 @@ func (e *Engine) rekeyColumn(ctx context.Context, r rewrite.Rekey, reveals strin
 			if to, ok := under[r.Column.Name]; ok && to.JoinGroup == r.Group {
 				same = true
 			}
-			if uerr == nil && !same && (len(under) > 0 || time.Since(began) > rekeyStartWait) {
+			// An onion this proxy builds on the table is waited for:
+			// it is short, and started by a query like this one.
+			building := e.building(r.Table) && time.Since(began) < rekeyBuildWait
+			if uerr == nil && !same && !building && (len(under) > 0 || time.Since(began) > rekeyStartWait) {
 				return &pgconn.PgError{Severity: "ERROR", Code: "55006",
 					Message: fmt.Sprintf("comparing %s.%s under another key needs it re-keyed into join group %s, but another rewrite of table %s is under way", r.Table.Name, r.Column.Name, r.Group, r.Table.Name),
 					Hint:    "Retry once it is done (proxy status shows its progress)."}

@@ -43,7 +43,12 @@ func (s *session) subqueriesAhead(orig rewrite.Statement, lookup rewrite.TableLo
 			return nil, rewrite.Refusal("%s (its subqueries could be evaluated by the proxy first, which is supported only for the first statement of a query string)", refusalMessage(refusal))
 		}
 		for _, sub := range subs {
-			res, err := s.evaluateSubquery(sub)
+			// A DELETE's or UPDATE's subquery runs held in the
+			// statement's transaction, so the rows it locks stay locked
+			// (JoinAsSubquery); a SELECT's is not held, since its
+			// planning may then wait for a rewrite the held lock would
+			// block.
+			res, err := s.evaluateSubquery(sub, work.Kind != "Select")
 			if err != nil {
 				return nil, err
 			}
@@ -79,7 +84,7 @@ func refusalMessage(err error) string {
 // evaluateSubquery runs one subquery through the proxy (planned like a
 // client's statement: it may itself need split execution or subqueries
 // of its own evaluated first) and returns its decrypted rows.
-func (s *session) evaluateSubquery(sub rewrite.Subquery) (rewrite.SubqueryResult, error) {
+func (s *session) evaluateSubquery(sub rewrite.Subquery, hold bool) (rewrite.SubqueryResult, error) {
 	st := sub.Statement
 	p, err := s.plan(st, nil)
 	if err != nil && sub.Fallback != nil && isRefusal(err) {
@@ -94,7 +99,7 @@ func (s *session) evaluateSubquery(sub rewrite.Subquery) (rewrite.SubqueryResult
 	if p != nil {
 		sql, c.inner = p.sql, p.results
 	}
-	if s.aheadAlone && s.execQuery != nil {
+	if hold && s.aheadAlone && s.execQuery != nil {
 		// Held: the rows it locks (FOR UPDATE) stay locked until the
 		// statement, in one transaction.
 		err = s.execQuery(wire.SideQuery{SQL: sql, Hold: true}, c)

@@ -765,7 +765,7 @@ SELECT id FROM t1 WHERE i = (SELECT count(*) FROM t2) -- simple: an aggregate co
 SELECT avg(DISTINCT i) FROM t1
 SELECT sum(i) OVER () FROM t1 -- refuse: t1.i
 SELECT id FROM t1 WHERE i IN (pn, 5)
-SELECT id FROM t1 WHERE tx LIKE tx -- refuse: t1.tx
+SELECT id FROM t1 WHERE tx LIKE tx
 SELECT id FROM t1 WHERE tx || 'x' = 'alphax'
 SELECT id FROM t1 WHERE tx || vc = 'alphaalpha' OR vc || 'y' = 'betay'
 SELECT max(si) + 1 FROM t1
