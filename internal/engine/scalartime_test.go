@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestScalarTimeFunctions is the differential test of the date and time
@@ -12,20 +14,8 @@ import (
 // session time zone that has daylight saving time: rows around its
 // transitions, before the Gregorian reform, BC, the infinities.
 func TestScalarTimeFunctions(t *testing.T) {
-	ctx := context.Background()
 	d := newTypeDiff(t, `CREATE TABLE tf (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz)`)
-	for _, conn := range []string{"proxy", "plain"} {
-		c := d.plain
-		if conn == "proxy" {
-			c = d.c
-		}
-		var db string
-		if err := c.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil {
-			t.Fatal(err)
-		}
-		mustExec(t, c, fmt.Sprintf(`ALTER DATABASE %q SET timezone TO 'America/Chicago'`, db))
-		mustExec(t, c, `SET timezone TO 'America/Chicago'`)
-	}
+	d.timeZone("America/Chicago")
 	rows := []string{
 		`1, '2020-02-29', '2020-02-29 23:59:59.999999', '2020-02-29 23:59:59.999999+00'`,
 		`2, '2021-03-14', '2021-03-14 01:30:00', '2021-03-14 07:30:00+00'`,   // before the spring-forward in Chicago
@@ -88,18 +78,7 @@ func TestScalarTimeFunctions(t *testing.T) {
 // infinities, interval multiplication's cascades, and the range errors.
 func TestScalarIntervalArithmetic(t *testing.T) {
 	d := newTypeDiff(t, `CREATE TABLE ia (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz, t time, iv interval, n int, f float8, m numeric)`)
-	for _, conn := range []string{"proxy", "plain"} {
-		c := d.plain
-		if conn == "proxy" {
-			c = d.c
-		}
-		var db string
-		if err := c.QueryRow(context.Background(), "SELECT current_database()").Scan(&db); err != nil {
-			t.Fatal(err)
-		}
-		mustExec(t, c, fmt.Sprintf(`ALTER DATABASE %q SET timezone TO 'America/Chicago'`, db))
-		mustExec(t, c, `SET timezone TO 'America/Chicago'`)
-	}
+	d.timeZone("America/Chicago")
 	rows := []string{
 		`1, '2021-01-31', '2021-01-31 10:00:00', '2021-01-31 10:00:00-06', '10:00:00', '1 mon', 2, 0.5, 1.5`,
 		`2, '2020-02-29', '2020-02-29 23:59:59.999999', '2021-03-13 02:30:00-06', '23:59:59.999999', '1 day', -3, 1.3333333, 0.1`,
@@ -133,4 +112,18 @@ func TestScalarIntervalArithmetic(t *testing.T) {
 		"SELECT id, (ts - '294000-01-01'::timestamp)::text FROM ia WHERE id = 5",
 	)
 	d.compare(queries, nil)
+}
+
+// timeZone sets the TimeZone of both databases (for the connections
+// compare opens) and of d's sessions.
+func (d *typeDiff) timeZone(zone string) {
+	d.t.Helper()
+	for _, c := range []*pgx.Conn{d.c, d.plain} {
+		var db string
+		if err := c.QueryRow(context.Background(), "SELECT current_database()").Scan(&db); err != nil {
+			d.t.Fatal(err)
+		}
+		mustExec(d.t, c, fmt.Sprintf(`ALTER DATABASE %q SET timezone TO '%s'`, db, zone))
+		mustExec(d.t, c, fmt.Sprintf(`SET timezone TO '%s'`, zone))
+	}
 }
