@@ -76,6 +76,9 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		}
 	}
 	sp := &stmtPlan{}
+	if agg == nil {
+		sp.proj = proj
+	}
 	if ext == nil {
 		env, err := s.params.get()
 		if err != nil {

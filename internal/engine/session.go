@@ -87,6 +87,9 @@ type session struct {
 	// string's only one: what runs ahead may then hold its transaction
 	// open for it (wire.SideQuery.Hold).
 	aheadAlone bool
+	// cursors are the projections of the cursors declared over
+	// encrypted columns, by name (cursor.go).
+	cursors map[string]*projection
 }
 
 // ParameterStatus implements wire.ParameterObserver.
@@ -240,6 +243,9 @@ type stmtPlan struct {
 	// client's (wire.Silent ones): sql is then several statements, the
 	// last one the client's. Only in the simple protocol.
 	before []wire.ResultRewriter
+	// proj is the projection of a SELECT whose rows the server gives as
+	// they are, only decrypted (a cursor's FETCHes reuse it).
+	proj *projection
 }
 
 // lookupTimeout bounds the catalog round trip a statement may wait for.
@@ -279,6 +285,8 @@ func cacheable(stmts []rewrite.Statement) bool {
 		switch st.Kind {
 		case "Create", "Drop", "DropOwned", "CreateTableAs", "AlterTable", "Rename", "AlterObjectSchema", "Index":
 			return false
+		case "DeclareCursor", "Fetch", "ClosePortal":
+			return false // a cursor's FETCH depends on its DECLARE (cursor.go)
 		}
 		if _, ok := savepointStatement(st); ok {
 			return false // followed by trackSavepoint
@@ -517,6 +525,11 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 	switch st.Kind {
 	case "Explain":
 		return s.planExplain(st, ext)
+	case "Fetch":
+		return s.planFetch(st, ext)
+	case "ClosePortal":
+		s.planClose(st)
+		return nil, nil
 	case "Create":
 		return s.planCreate(st, ext)
 	case "Drop":
@@ -599,6 +612,8 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 		}
 	case "Select":
 		return s.planQuery(st, byName, ext)
+	case "DeclareCursor":
+		return s.planDeclare(st, ext)
 	case "Update":
 		if single {
 			return s.planUpdate(st, t, ext)

@@ -89,6 +89,10 @@ func (s Statement) Deparse() (string, error) {
 	return pg_query.Deparse(&pg_query.ParseResult{Version: s.version, Stmts: []*pg_query.RawStmt{{Stmt: s.Tree.Stmt}}})
 }
 
+// DeparseNode returns the SQL text of statement node n, parsed with the
+// same parser version as s.
+func (s Statement) DeparseNode(n *pg_query.Node) (string, error) { return deparseNode(n, s.version) }
+
 // kindOf names a statement node: *pg_query.Node_SelectStmt -> "Select".
 func kindOf(n *pg_query.Node) string {
 	if n == nil || n.Node == nil {

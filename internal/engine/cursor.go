@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"fmt"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pgonion/pgonion/internal/rewrite"
+)
+
+// Server-side cursors over encrypted columns (Django's
+// QuerySet.iterator(), psycopg's named cursors): DECLARE c CURSOR FOR
+// <query> declares the cursor over the query the server runs for it (its
+// comparison values encrypted, as for the query itself), and each FETCH
+// from c is decrypted with the query's projection. Only a query whose
+// rows the server gives as they are is taken: one the proxy filters,
+// sorts or aggregates (split execution, proxy-side LIMIT) would need the
+// proxy to hold the cursor itself.
+
+// planDeclare plans DECLARE ... CURSOR FOR <query>.
+func (s *session) planDeclare(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
+	dc := st.Tree.Stmt.GetDeclareCursorStmt()
+	if dc == nil || dc.Query == nil {
+		return nil, fmt.Errorf("engine: not a DECLARE CURSOR")
+	}
+	sql, err := st.DeparseNode(dc.Query)
+	if err != nil {
+		return nil, err
+	}
+	sts, err := rewrite.Parse(sql)
+	if err != nil || len(sts) != 1 {
+		return nil, fmt.Errorf("engine: reparsing a cursor's query: %v", err)
+	}
+	p, err := s.plan(sts[0], ext)
+	if err != nil || p == nil {
+		if err == nil {
+			s.forgetCursor(dc.Portalname) // the rows need no decryption
+		}
+		return nil, err
+	}
+	if p.proj == nil || p.proj.proxyRows() || len(p.before) > 0 {
+		return nil, rewrite.Refusal("DECLARE CURSOR %s over a query whose rows the proxy filters, sorts or computes is not supported; run the query itself", dc.Portalname)
+	}
+	q, err := rewrite.Parse(p.sql)
+	if err != nil || len(q) != 1 {
+		return nil, fmt.Errorf("engine: reparsing a cursor's planned query: %v", err)
+	}
+	out := proto.Clone(dc).(*pg_query.DeclareCursorStmt)
+	out.Query = q[0].Tree.Stmt
+	sql, err = st.DeparseNode(&pg_query.Node{Node: &pg_query.Node_DeclareCursorStmt{DeclareCursorStmt: out}})
+	if err != nil {
+		return nil, err
+	}
+	if ext != nil {
+		// DECLARE returns no rows; its FETCHes do.
+		ext.results, ext.resultFmts = nil, nil
+	}
+	if s.cursors == nil {
+		s.cursors = map[string]*projection{}
+	}
+	s.cursors[dc.Portalname] = p.proj
+	return &stmtPlan{sql: sql}, nil
+}
+
+// planFetch decrypts the rows a FETCH returns from a cursor declared
+// over encrypted columns; MOVE and other cursors pass through.
+func (s *session) planFetch(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
+	f := st.Tree.Stmt.GetFetchStmt()
+	proj := s.cursors[f.GetPortalname()]
+	if f == nil || f.Ismove || proj == nil {
+		return nil, nil
+	}
+	sp := &stmtPlan{sql: st.SQL}
+	s.returnRows(sp, proj, ext)
+	return sp, nil
+}
+
+// planClose forgets a closed cursor (CLOSE ALL: every one).
+func (s *session) planClose(st rewrite.Statement) {
+	if c := st.Tree.Stmt.GetClosePortalStmt(); c != nil {
+		if c.Portalname == "" {
+			clear(s.cursors)
+		} else {
+			s.forgetCursor(c.Portalname)
+		}
+	}
+}
+
+func (s *session) forgetCursor(name string) { delete(s.cursors, name) }
