@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -307,4 +309,74 @@ func intervalDiv(span interval, factor float64) (interval, error) {
 	r.days += int32(monthRemainderDays)
 	r.us = int64(math.RoundToEven(float64(span.us)/factor + secRemainder*1e6))
 	return r, nil
+}
+
+// intervalTrunc is PostgreSQL 15's interval_trunc: the interval's fields
+// (interval2tm) below the unit set to zero.
+func intervalTrunc(field string, iv interval) (aval, error) {
+	years, months := int64(iv.months/12), int64(iv.months%12)
+	days := int64(iv.days)
+	t := iv.us
+	hours := t / (3600 * usPerSec)
+	t -= hours * 3600 * usPerSec
+	mins := t / (60 * usPerSec)
+	t -= mins * 60 * usPerSec
+	secs := t / usPerSec
+	fsec := t - secs*usPerSec
+	switch strings.ToLower(field) {
+	case "millennium":
+		years = years / 1000 * 1000
+		fallthrough
+	case "century":
+		years = years / 100 * 100
+		fallthrough
+	case "decade":
+		years = years / 10 * 10
+		fallthrough
+	case "year":
+		months = 0
+		fallthrough
+	case "quarter":
+		months = 3 * (months / 3)
+		fallthrough
+	case "month":
+		days = 0
+		fallthrough
+	case "day":
+		hours = 0
+		fallthrough
+	case "hour":
+		mins = 0
+		fallthrough
+	case "minute":
+		secs = 0
+		fallthrough
+	case "second":
+		fsec = 0
+	case "milliseconds":
+		fsec = fsec / 1000 * 1000
+	case "microseconds":
+	case "week":
+		return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("interval units \"%s\" not supported because months usually have fractional weeks", field)}
+	default:
+		return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("interval units \"%s\" not supported", field)}
+	}
+	m := years*12 + months
+	if m != int64(int32(m)) {
+		return aval{}, errIntervalRange()
+	}
+	return interval{us: ((hours*60+mins)*60+secs)*usPerSec + fsec, days: int32(days), months: int32(m)}.val(), nil
+}
+
+// intervalToTime is interval_time: the time of day of an interval's
+// microseconds.
+func intervalToTime(iv interval) int64 {
+	r := iv.us
+	if r >= usPerDay {
+		r -= r / usPerDay * usPerDay
+	} else if r < 0 {
+		days := (-r + usPerDay - 1) / usPerDay
+		r += days * usPerDay
+	}
+	return r
 }

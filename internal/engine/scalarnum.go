@@ -184,6 +184,8 @@ func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		ok = to.Base == onion.Integer || kt == kBool
 	case kf == kDate || kf == kTs:
 		ok = kt == kDate || kt == kTs || kf == kTs && kt == kTime
+	case kf == kTime || kf == kIntv:
+		ok = kt == kTime || kt == kIntv
 	default:
 		ok = from == to
 	}
@@ -234,6 +236,10 @@ func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
 		return dateToTimestamp(x, to, ev.env), nil
 	case kf == kTs && kt == kDate:
 		return timestampToDate(x, ev.env), nil
+	case kf == kTime && kt == kIntv:
+		return interval{us: x.i}.val(), nil
+	case kf == kIntv && kt == kTime:
+		return aval{t: to, i: intervalToTime(intervalOf(x))}, nil
 	case kf == kTs && kt == kTime:
 		// timestamp[tz]_time: the wall clock's time of day; NULL for
 		// the infinities.

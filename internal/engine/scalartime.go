@@ -338,8 +338,8 @@ func timeSig(name string, result func(arg onion.Type) onion.Type, dates bool) fu
 		}
 		switch args[1].Base {
 		case onion.Timestamp, onion.Timestamptz:
-		case onion.Date, onion.Time:
-			if !dates || args[1].Base == onion.Time && name == "date_trunc" {
+		case onion.Date, onion.Time, onion.Interval:
+			if !dates || args[1].Base == onion.Interval && name != "date_trunc" {
 				return nil, tNumeric, refuseArgs(name, args)
 			}
 		default:
@@ -367,14 +367,22 @@ func timeFuncs() map[string]*scalarFunc {
 		}},
 		// date_trunc of a date truncates the timestamptz it is cast to.
 		"date_trunc": {sig: timeSig("date_trunc", func(t onion.Type) onion.Type {
-			if t.Base == onion.Date {
+			switch t.Base {
+			case onion.Date:
 				return onion.Type{Base: onion.Timestamptz}
+			case onion.Time, onion.Interval:
+				return tInterval // a time is cast to interval (date_trunc(text, interval))
 			}
 			return t
 		}, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
 			x := a[1]
-			if x.t.Base == onion.Date {
+			switch x.t.Base {
+			case onion.Date:
 				x = dateToTimestamp(x, onion.Type{Base: onion.Timestamptz}, ev.env)
+			case onion.Time:
+				return intervalTrunc(a[0].s, interval{us: x.i})
+			case onion.Interval:
+				return intervalTrunc(a[0].s, intervalOf(x))
 			}
 			return dateTrunc(a[0].s, x, ev.env)
 		}},

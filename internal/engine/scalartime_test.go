@@ -100,6 +100,9 @@ func TestScalarIntervalArithmetic(t *testing.T) {
 		"t + iv", "t - iv", "iv + t", "t - '12:00'::time", "t - t",
 		"iv + iv", "iv - interval '1 day 01:00'", "iv * n", "iv * f", "iv * m", "n * iv", "f * iv", "iv / f", "iv / m", "iv * 0.5",
 		"tz + interval '1 mon'", "tz + interval '1 day'", "tz - interval '24 hours'", "d + interval '1 year'", "ts + interval '-1 mon -1 day'",
+		"date_trunc('hour', t)", "date_trunc('minute', t)::time", "date_trunc('second', t)", "date_trunc('milliseconds', iv)",
+		"date_trunc('month', iv)", "date_trunc('year', iv * 7)", "date_trunc('day', iv)", "date_trunc('quarter', iv * 2)", "date_trunc('century', iv * 700)",
+		"t::interval", "iv::time", "(t - iv)::interval",
 	} {
 		queries = append(queries, fmt.Sprintf("SELECT id, (%s)::text FROM ia ORDER BY id", e))
 	}
@@ -110,6 +113,7 @@ func TestScalarIntervalArithmetic(t *testing.T) {
 		"SELECT id, (iv / n)::text FROM ia WHERE id = 3",
 		"SELECT id, (iv * 1e10)::text FROM ia WHERE id = 4",
 		"SELECT id, (ts - '294000-01-01'::timestamp)::text FROM ia WHERE id = 5",
+		"SELECT id, date_trunc('week', iv)::text FROM ia WHERE id = 1",
 	)
 	d.compare(queries, nil)
 }
