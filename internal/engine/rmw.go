@@ -417,5 +417,20 @@ func assignValue(a aval, t onion.Type, env onion.Env) (onion.Value, error) {
 	if a.t == t {
 		return a.toOnion(env)
 	}
+	ka, _ := kindOf(a.t)
+	kt, _ := kindOf(t)
+	if number(ka) && number(kt) {
+		// The assignment cast: double precision and numeric round into
+		// an integer (half to even, half away from zero), as PostgreSQL
+		// casts them, rather than being read as text.
+		v, err := cast(&evaluator{env: env}, []aval{a}, t)
+		if err != nil {
+			return onion.Value{}, err
+		}
+		return v.toOnion(env)
+	}
 	return t.ParseText([]byte(a.text(env)), env)
 }
+
+// number reports whether values of kind k are numbers.
+func number(k kind) bool { return k == kInt || k == kNumeric || k == kFloat }

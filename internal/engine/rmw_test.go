@@ -41,6 +41,12 @@ func TestUpdateExpressions(t *testing.T) {
 		`UPDATE upx SET n = n + 1, f = f * n WHERE name = 'nothing'`,
 		`UPDATE upx SET price = price + n, f = -f WHERE price < 50`,
 		`UPDATE upx SET n = n * 1000000000 WHERE id = 5`,
+		// Assignment casts round: double precision half to even,
+		// numeric half away from zero.
+		`UPDATE upx SET n = f * 2.5 WHERE f BETWEEN -10 AND 10`,
+		`UPDATE upx SET n = price * 1.5 WHERE price < 50`,
+		`UPDATE upx SET price = f / 3 WHERE f IS NOT NULL AND f < 1e6`,
+		`UPDATE upx SET n = f * 1e10 WHERE f > 0`,
 	} {
 		gt, gerr := c.Exec(ctx, s)
 		wt, werr := plain.Exec(ctx, s)
