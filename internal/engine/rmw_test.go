@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -183,6 +184,39 @@ func TestPreparedNameReused(t *testing.T) {
 		if res.Err != nil || len(res.Rows) != 1 || string(res.Rows[0][0]) != q.want {
 			t.Errorf("%s prepared as s after DEALLOCATE: %v %q, want %q", q.sql, res.Err, res.Rows, q.want)
 		}
+	}
+}
+
+// TestHeldReadAfterFailedParse: when the server rejects the client's
+// Parse of an UPDATE the proxy computes, sent with its Bind and Execute
+// in one request cycle (as psycopg and pgx send an unnamed statement),
+// the read the Bind would run ahead is not sent into the failed cycle,
+// where it would never be answered: the client gets the server's error.
+func TestHeldReadAfterFailedParse(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, c, "CREATE TABLE hr (id serial, n int)")
+	mustExec(t, c, "INSERT INTO hr (n) VALUES (5)")
+	for _, sql := range []string{
+		"UPDATE hr SET n = n * $1, id = nosuch + 0 WHERE id = $2", // the server's UPDATE fails at Parse
+		"UPDATE hr SET n = n * $1 WHERE nosuch = $2",              // the read fails
+		"UPDATE hr SET n = n * $1 WHERE id = $2::nosuchtype",
+	} {
+		tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		res := c.PgConn().ExecParams(tctx, sql, [][]byte{[]byte("2"), []byte("1")}, nil, nil, nil).Read()
+		timedOut := tctx.Err() != nil
+		cancel()
+		if code := pgCode(res.Err); (code != "42703" && code != "42704") || timedOut {
+			t.Errorf("%s: %v, want the server's error", sql, res.Err)
+		}
+		if err := c.Ping(ctx); err != nil {
+			t.Fatalf("the session after %s: %v", sql, err)
+		}
+	}
+	if got := queryStrings(t, c, "SELECT n FROM hr"); len(got) != 1 || got[0][0] != "5" {
+		t.Errorf("after the failed UPDATEs: %v", got)
 	}
 }
 

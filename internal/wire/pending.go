@@ -44,6 +44,25 @@ type queue struct {
 	mu    sync.Mutex
 	items []*request
 	head  int
+	// emptied is closed when the queue next becomes empty (waitEmpty).
+	emptied chan struct{}
+}
+
+// waitEmpty blocks until every request pushed so far is answered.
+func (q *queue) waitEmpty() {
+	for {
+		q.mu.Lock()
+		if q.head == len(q.items) {
+			q.mu.Unlock()
+			return
+		}
+		if q.emptied == nil {
+			q.emptied = make(chan struct{})
+		}
+		ch := q.emptied
+		q.mu.Unlock()
+		<-ch
+	}
 }
 
 func (q *queue) push(r *request) {
@@ -78,6 +97,10 @@ func (q *queue) popLocked() {
 	q.head++
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
+		if q.emptied != nil {
+			close(q.emptied)
+			q.emptied = nil
+		}
 	}
 }
 

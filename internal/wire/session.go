@@ -76,6 +76,10 @@ type session struct {
 	row     pgproto3.DataRow
 	rowVals [][]byte
 	copyBuf []byte // CopyOutRow's, reused
+	// cycleFailed is set from the server's error in an extended-protocol
+	// request cycle until its ReadyForQuery: the server skips messages
+	// until the cycle's Sync.
+	cycleFailed atomic.Bool
 
 	// deferred holds what the Interceptor asked to run once the current
 	// request cycle is answered (SessionInfo.Defer); it moves to the next
@@ -684,6 +688,13 @@ func (ss *session) serverToClient() error {
 			}
 			continue
 		}
+		if t == 'Z' && r != nil && r.kind != 'Q' && r.kind != 'F' && r.kind != 'S' {
+			// The requests before the Sync the server answers were
+			// skipped after an error (sent after it was relayed, so
+			// afterServerError could not drop them).
+			ss.q.skipToSync()
+			r = ss.q.peek()
+		}
 		if r == nil { // nothing asked for: pass on (e.g. FATAL before a disconnect)
 			lastFatal = t == 'E' && isFatalError(body(msg))
 			if _, err = ss.cw.Write(msg); err != nil {
@@ -854,6 +865,7 @@ func (ss *session) cancelFailed() {
 // error: in the extended protocol it skips to the next Sync.
 func (ss *session) afterServerError(r *request, copyIn *bool, stmtIdx *int) {
 	if r.kind != 'Q' && r.kind != 'F' && r.kind != 'S' {
+		ss.cycleFailed.Store(true) // the server skips to the next Sync
 		if *copyIn {
 			*copyIn = false
 			ss.q.dropCopySyncs()
@@ -870,6 +882,7 @@ func (ss *session) afterServerError(r *request, copyIn *bool, stmtIdx *int) {
 // made to fail before the client's next message (abortPending).
 func (ss *session) relayReadyForQuery(msg []byte, status byte) error {
 	ss.txStatus.Store(uint32(status))
+	ss.cycleFailed.Store(false)
 	if to, ok := ss.ic.(TransactionObserver); ok {
 		_ = guard(ss.log, "ReadyForQuery", func() error { to.ReadyForQuery(status); return nil })
 	}

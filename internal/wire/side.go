@@ -93,6 +93,21 @@ func (ss *session) execSideQuery(q SideQuery, rw ResultRewriter) error {
 	if !q.Hold {
 		return ss.runSide(q.SQL, len(q.Params), append(msgs, &pgproto3.Sync{}), rw)
 	}
+	// Without a Sync, the statement would get no answer at all if the
+	// server were skipping messages after an error of the client's
+	// earlier in the request cycle: those are answered first, and a
+	// failed cycle runs nothing held.
+	// (A Flush message: the server sends what it answered so far.)
+	if _, err := writeMsg(ss.bw, nil, &pgproto3.Flush{}); err != nil {
+		return err
+	}
+	if err := ss.bw.Flush(); err != nil {
+		return err
+	}
+	ss.q.waitEmpty()
+	if ss.cycleFailed.Load() {
+		return ErrExecUnavailable
+	}
 	st := &sideQueryState{rw: rw, hold: true, done: make(chan struct{})}
 	err := ss.sendSide(q.SQL, len(q.Params), append(msgs, &pgproto3.Flush{}), st)
 	if err == nil || !st.answered {
@@ -212,6 +227,7 @@ func (ss *session) sideAnswer(r *request, t byte, msg []byte) bool {
 		}
 	case 'Z':
 		ss.txStatus.Store(uint32(body(msg)[0]))
+		ss.cycleFailed.Store(false)
 		st.answered = true
 		return true
 	case 'I', '1', '2', 'n':
