@@ -178,15 +178,9 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 	if rp != nil {
 		sql, rows.inner = rp.sql, rp.results
 	}
-	if s.aheadAlone && s.execQuery != nil {
-		// The read's row locks last until the UPDATE, in one
-		// transaction (an implicit one outside a block), so no
-		// concurrent write can make it fail with 40001.
-		err = s.execQuery(wire.SideQuery{SQL: sql, Hold: true}, rows)
-	} else {
-		err = s.exec(sql, rows)
-	}
-	if err != nil {
+	// Held, the read's row locks last until the UPDATE, in one
+	// transaction, so no concurrent write can make it fail with 40001.
+	if err := s.execAhead(sql, rows, true); err != nil {
 		return nil, err
 	}
 	if rows.err != nil {

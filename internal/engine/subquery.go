@@ -99,14 +99,7 @@ func (s *session) evaluateSubquery(sub rewrite.Subquery, hold bool) (rewrite.Sub
 	if p != nil {
 		sql, c.inner = p.sql, p.results
 	}
-	if hold && s.aheadAlone && s.execQuery != nil {
-		// Held: the rows it locks (FOR UPDATE) stay locked until the
-		// statement, in one transaction.
-		err = s.execQuery(wire.SideQuery{SQL: sql, Hold: true}, c)
-	} else {
-		err = s.exec(sql, c)
-	}
-	if err != nil {
+	if err := s.execAhead(sql, c, hold); err != nil {
 		return rewrite.SubqueryResult{}, err
 	}
 	if c.err != nil {
@@ -396,4 +389,16 @@ func subqueryParam(k rewrite.SubqueryKind, rows [][]*string) ([]byte, error) {
 		b = append(b, '"')
 	}
 	return append(b, '}'), nil
+}
+
+// execAhead runs sql ahead of the statement being planned in the simple
+// protocol. With hold, when the statement is alone in its query string,
+// it runs in the statement's own transaction (wire.SideQuery.Hold), so
+// the row locks it takes last until the statement; otherwise it is a
+// statement of its own.
+func (s *session) execAhead(sql string, rows wire.ResultRewriter, hold bool) error {
+	if hold && s.aheadAlone && s.execQuery != nil {
+		return s.execQuery(wire.SideQuery{SQL: sql, Hold: true}, rows)
+	}
+	return s.exec(sql, rows)
 }
