@@ -314,15 +314,8 @@ func intervalDiv(span interval, factor float64) (interval, error) {
 // intervalTrunc is PostgreSQL 15's interval_trunc: the interval's fields
 // (interval2tm) below the unit set to zero.
 func intervalTrunc(field string, iv interval) (aval, error) {
-	years, months := int64(iv.months/12), int64(iv.months%12)
+	years, months, hours, mins, secs, fsec := onion.IntervalFields(iv.us, iv.months)
 	days := int64(iv.days)
-	t := iv.us
-	hours := t / (3600 * usPerSec)
-	t -= hours * 3600 * usPerSec
-	mins := t / (60 * usPerSec)
-	t -= mins * 60 * usPerSec
-	secs := t / usPerSec
-	fsec := t - secs*usPerSec
 	switch strings.ToLower(field) {
 	case "millennium":
 		years = years / 1000 * 1000

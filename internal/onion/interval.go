@@ -355,16 +355,23 @@ func parseIntervalText(s string) (Value, error) {
 	return intervalValue(acc.usec, acc.days, acc.months), nil
 }
 
+// IntervalFields splits an interval's microseconds and months as
+// PostgreSQL's interval2tm does: years and months, hours, minutes,
+// seconds and the microseconds left (each with the sign of its source).
+func IntervalFields(us int64, months int32) (year, mon, hour, min, sec, fsec int64) {
+	year, mon = int64(months)/12, int64(months)%12
+	hour = us / (3600 * usecsPerSec)
+	us -= hour * 3600 * usecsPerSec
+	min = us / (60 * usecsPerSec)
+	us -= min * 60 * usecsPerSec
+	sec = us / usecsPerSec
+	return year, mon, hour, min, sec, us - sec*usecsPerSec
+}
+
 // appendIntervalText is interval_out with IntervalStyle postgres.
 func appendIntervalText(dst []byte, v string) []byte {
 	us, days, months := intervalParts(v)
-	year, mon := int64(months)/12, int64(months)%12
-	hour := us / (3600 * usecsPerSec)
-	us -= hour * 3600 * usecsPerSec
-	min := us / (60 * usecsPerSec)
-	us -= min * 60 * usecsPerSec
-	sec := us / usecsPerSec
-	fsec := us - sec*usecsPerSec
+	year, mon, hour, min, sec, fsec := IntervalFields(us, months)
 	isZero, isBefore := true, false
 	part := func(value int64, unit string) {
 		if value == 0 {
