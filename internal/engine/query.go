@@ -389,6 +389,11 @@ func (h *cmpHole) paramType() *encrypted {
 		return textParam
 	}
 	t := h.x.typ.ComparisonType()
+	if h.x.typ.Base == onion.Float4 && !isFloat8Name(h.ConstType) {
+		// An untyped parameter compared with a real is a real (float4eq);
+		// $1::float8 compares as double precision.
+		t = h.x.typ
+	}
 	if w, ok := widerInteger(h.ConstType); ok && baseFamily(t.Base) == baseFamily(onion.BigInt) {
 		// $1::int8 against an int4 column: the client sends an int8,
 		// which may lie outside the column's range (it then equals no
@@ -396,6 +401,15 @@ func (h *cmpHole) paramType() *encrypted {
 		t = w
 	}
 	return &encrypted{e: h.x.e, table: h.x.table, cat: h.x.cat, oc: h.x.oc, typ: t}
+}
+
+// isFloat8Name reports whether a cast names double precision.
+func isFloat8Name(name string) bool {
+	switch name {
+	case "float8", "double precision", "float":
+		return true
+	}
+	return false
 }
 
 // widerInteger is the integer type a parameter cast names.
@@ -425,8 +439,15 @@ func (h *cmpHole) literalValue(env onion.Env) (onion.Value, error) {
 	t := h.x.typ.ComparisonType()
 	if h.ConstType == "" {
 		// A quoted literal is read as the column's type, errors included
-		// (WHERE i = '1.5' fails in PostgreSQL).
+		// (WHERE i = '1.5' fails in PostgreSQL); a real's as a real, where
+		// a numeric constant compares as double precision.
+		if h.x.typ.Base == onion.Float4 {
+			t = h.x.typ
+		}
 		return t.ParseText([]byte(*h.Const), env)
+	}
+	if h.x.typ.Base == onion.Float4 && (h.ConstType == "float4" || h.ConstType == "real") {
+		t = h.x.typ // 0.1::real is rounded to a real first
 	}
 	fam, col := typeFamily(h.ConstType), baseFamily(t.Base)
 	if fam != col {
@@ -495,7 +516,7 @@ func typeFamily(name string) string {
 
 func baseFamily(b onion.Base) string {
 	switch b {
-	case onion.SmallInt, onion.Integer, onion.BigInt, onion.Numeric, onion.Float8:
+	case onion.SmallInt, onion.Integer, onion.BigInt, onion.Numeric, onion.Float8, onion.Float4:
 		return "number"
 	case onion.UUID:
 		return "uuid"

@@ -13,7 +13,7 @@ var fuzzTypes = []Type{
 	{Base: Numeric}, {Base: Numeric, Precision: 10, Scale: 2}, {Base: Numeric, Precision: 5, Scale: -2},
 	{Base: Numeric, Precision: 3, Scale: 5}, {Base: Numeric, Precision: 1000, Scale: 500},
 	{Base: Text}, {Base: Varchar}, {Base: Varchar, Length: 5}, {Base: Char, Length: 3}, {Base: Char},
-	{Base: Date}, {Base: Timestamp}, {Base: Timestamptz}, {Base: Boolean}, {Base: Bytea}, {Base: UUID}, {Base: Float8}, {Base: Time}, {Base: Inet}, {Base: Interval}, {Base: JSONB}, {Base: JSONB},
+	{Base: Date}, {Base: Timestamp}, {Base: Timestamptz}, {Base: Boolean}, {Base: Bytea}, {Base: UUID}, {Base: Float8}, {Base: Float4}, {Base: Time}, {Base: Inet}, {Base: Interval}, {Base: JSONB}, {Base: JSONB},
 }
 
 func fuzzEnvs() []Env {
@@ -42,7 +42,7 @@ func checkValue(t *testing.T, typ Type, v Value, env Env) {
 	}
 	text := typ.AppendText(nil, v, env)
 	// A NaN's payload has no text form (as in PostgreSQL).
-	nan := typ.Base == Float8 && float8Ordinal(v.i) == float8Ordinal(canonicalNaN)
+	nan := (typ.Base == Float8 || typ.Base == Float4) && float8Ordinal(v.i) == float8Ordinal(canonicalNaN)
 	if w, err := typ.ParseText(text, env); err != nil || w != v && !(nan && typ.Compare(w, v) == 0) {
 		t.Fatalf("%s: text %q reads back as %#v, %v; want %#v", typ, text, w, err, v)
 	}

@@ -33,8 +33,8 @@ func eqJoinClass(t Type) int {
 		return 8
 	case UUID:
 		return 9
-	case Float8:
-		return 10
+	case Float8, Float4:
+		return 10 // a real widens to double precision exactly (float48eq)
 	case Time:
 		return 11
 	case Inet:

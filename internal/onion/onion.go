@@ -696,7 +696,7 @@ func (c *Column) ordinal(v Value) int64 {
 		return scaledInt(v, c.t.Scale).Int64()
 	case Text, Varchar, Char:
 		return textOrdinal(c.t, v.s)
-	case Float8:
+	case Float8, Float4:
 		return float8Ordinal(v.i)
 	}
 	return v.i
@@ -754,7 +754,7 @@ func (c *Column) fromOrdinal(x int64) (Value, error) {
 		}
 	case Boolean:
 		v = Value{kind: kindInt, i: x}
-	case Float8:
+	case Float8, Float4:
 		v = IntValue(float8FromOrdinal(x))
 	default:
 		v = IntValue(x)
@@ -1088,6 +1088,10 @@ func (t Type) ComparisonType() Type {
 	switch t.Base {
 	case Varchar, Char, Numeric:
 		return Type{Base: t.Base}
+	case Float4:
+		// A real compares with a numeric or double precision constant
+		// as double precision (float48eq): 0.1 equals no real.
+		return Type{Base: Float8}
 	}
 	return t
 }

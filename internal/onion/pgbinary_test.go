@@ -52,6 +52,9 @@ func malformedBinary(b Base) [][]byte {
 	case Float8:
 		return [][]byte{{}, make([]byte, 7), make([]byte, 8), make([]byte, 9), be64(math.MinInt64), be64(-1), be64(0x7ff0000000000001), be64(0x7ff8000000000000),
 			be64(-0x10000000000000), be64(0x7ff0000000000000), be64(1), be64(0x3ff8000000000000)}
+	case Float4:
+		return [][]byte{{}, make([]byte, 3), make([]byte, 4), make([]byte, 5), be32(0x80000000), be32(0xffffffff), be32(0x7f800001), be32(0x7fc00000),
+			be32(0xff800000), be32(0x7f800000), be32(1), be32(0x3fc00000), be32(0x00800000)}
 	case Numeric:
 		return [][]byte{
 			{}, {0}, be16(0), be16(0, 0), be16(0, 0, 0), be16(0, 0, 0, 0), be16(1, 0, 0, 0), be16(1, 0, 0, 0, 1, 2),

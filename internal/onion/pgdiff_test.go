@@ -45,6 +45,7 @@ func diffTypes() []diffType {
 		{sql: "bytea", t: Type{Base: Bytea}, corpus: byteaCorpus},
 		{sql: "uuid", t: Type{Base: UUID}, corpus: uuidCorpus},
 		{sql: "float8", t: Type{Base: Float8}, corpus: float8Corpus},
+		{sql: "float4", t: Type{Base: Float4}, corpus: float4Corpus},
 		{sql: "time", t: Type{Base: Time}, corpus: timeCorpus},
 		{sql: "inet", t: Type{Base: Inet}, corpus: inetCorpus},
 		{sql: "interval", t: Type{Base: Interval}, corpus: intervalCorpus},

@@ -45,7 +45,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Time: "time_send", Inet: "inet_send", Interval: "interval_send", JSONB: "jsonb_send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Float4: "float4send", Time: "time_send", Inet: "inet_send", Interval: "interval_send", JSONB: "jsonb_send",
 	}[b]
 }
 
@@ -161,6 +161,8 @@ func generatorFor(t Type) generator {
 		return genUUID
 	case Float8:
 		return genFloat8
+	case Float4:
+		return genFloat4
 	case Time:
 		return genTime
 	case Inet:
@@ -380,6 +382,17 @@ func genFloat8(r *rand.Rand) string {
 		return fmt.Sprintf("%d.%d", r.IntN(100000)-50000, r.IntN(1000))
 	}
 	return pick(r, "0", "-0", "1e15", "1e-5", "nan", "-inf", "1e308", "1e-320", "0.1", " 2 ", "1e", "x")
+}
+
+func genFloat4(r *rand.Rand) string {
+	switch r.IntN(4) {
+	case 0:
+		// Any bits: every magnitude, denormals, NaN payloads.
+		return strconv.FormatFloat(float64(math.Float32frombits(r.Uint32())), 'g', -1, 32)
+	case 1:
+		return strconv.FormatFloat(r.NormFloat64()*math.Pow(10, float64(r.IntN(90)-45)), 'g', 1+r.IntN(12), 64)
+	}
+	return genFloat8(r)
 }
 
 func genUUID(r *rand.Rand) string {

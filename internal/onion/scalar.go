@@ -276,6 +276,26 @@ func float8Ordinal(bits int64) int64 {
 	return int64(u ^ 1<<63)
 }
 
+// float4Value is the Value of a real's bits: the real widened to double
+// precision exactly. A NaN keeps its sign and payload (float4recv keeps
+// a signalling NaN's bits, which the FPU's conversion would quiet).
+func float4Value(bits uint32) Value {
+	if bits&0x7f800000 == 0x7f800000 && bits&0x7fffff != 0 {
+		u := uint64(bits>>31)<<63 | 0x7ff<<52 | uint64(bits&0x7fffff)<<29
+		return IntValue(int64(u))
+	}
+	return IntValue(int64(math.Float64bits(float64(math.Float32frombits(bits)))))
+}
+
+// float4Bits inverts float4Value.
+func float4Bits(v Value) uint32 {
+	u := uint64(v.i)
+	if f := math.Float64frombits(u); f != f {
+		return uint32(u>>63)<<31 | 0x7f800000 | uint32(u>>29)&0x7fffff
+	}
+	return math.Float32bits(float32(math.Float64frombits(u)))
+}
+
 // float8FromOrdinal inverts float8Ordinal (to +0 and the canonical NaN).
 func float8FromOrdinal(x int64) int64 {
 	u := uint64(x) ^ 1<<63
@@ -293,8 +313,23 @@ func float8FromOrdinal(x int64) int64 {
 // value beyond the range (or a nonzero one that rounds to zero) is out
 // of range.
 func parseFloat8Text(s string) (Value, error) {
+	return parseFloatText(s, 64)
+}
+
+// parseFloat4Text is float4in: float8in's syntax, the value rounded to
+// real once (strtof), out of range beyond real's range.
+func parseFloat4Text(s string) (Value, error) {
+	return parseFloatText(s, 32)
+}
+
+// parseFloatText reads a float of bitSize bits, widened to float64 bits.
+func parseFloatText(s string, bitSize int) (Value, error) {
+	name := "double precision"
+	if bitSize == 32 {
+		name = "real"
+	}
 	bad := func() (Value, error) {
-		return Value{}, pgErr(codeInvalidTextRep, "invalid input syntax for type double precision: \"%s\"", s)
+		return Value{}, pgErr(codeInvalidTextRep, "invalid input syntax for type %s: \"%s\"", name, s)
 	}
 	t := strings.TrimLeft(s, " \t\n\r\v\f")
 	t = strings.TrimRight(t, " \t\n\r\v\f")
@@ -350,12 +385,12 @@ func parseFloat8Text(s string) (Value, error) {
 		}
 		nonzero = strings.Trim(mant, "0.") != ""
 	}
-	f, err := strconv.ParseFloat(t, 64)
+	f, err := strconv.ParseFloat(t, bitSize)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return bad()
 	}
 	if errors.Is(err, strconv.ErrRange) || math.IsInf(f, 0) || f == 0 && nonzero {
-		return Value{}, pgErr(codeNumericOutOfRange, "\"%s\" is out of range for type double precision", s)
+		return Value{}, pgErr(codeNumericOutOfRange, "\"%s\" is out of range for type %s", s, name)
 	}
 	return IntValue(int64(math.Float64bits(f))), nil
 }
@@ -381,6 +416,19 @@ func validDigits(s string, digit func(byte) bool) bool {
 // the shortest decimal that reads back as f, in fixed notation when its
 // decimal exponent is from -4 to 14, else as d.ddde±XX.
 func appendFloat8Text(dst []byte, f float64) []byte {
+	return appendFloatText(dst, f, 64, 15)
+}
+
+// appendFloat4Text is float4out with extra_float_digits 1: as float8out
+// with real's shortest digits, in fixed notation for exponents -4 to 5.
+func appendFloat4Text(dst []byte, f float32) []byte {
+	return appendFloatText(dst, float64(f), 32, 6)
+}
+
+// appendFloatText appends f (of bitSize bits) as PostgreSQL's Ryu output
+// prints it, in fixed notation for decimal exponents from -4 to below
+// fixedBelow.
+func appendFloatText(dst []byte, f float64, bitSize, fixedBelow int) []byte {
 	switch {
 	case f != f:
 		return append(dst, "NaN"...)
@@ -389,9 +437,9 @@ func appendFloat8Text(dst []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, "-Infinity"...)
 	}
-	e := shortestFloat8(f)
+	e := shortestFloat(f, bitSize)
 	exp, _ := strconv.Atoi(string(e[bytes.IndexByte(e, 'e')+1:]))
-	if exp >= -4 && exp < 15 {
+	if exp >= -4 && exp < fixedBelow {
 		// The same digits in fixed notation.
 		digits := bytes.IndexByte(e, 'e') // significant digits
 		if bytes.IndexByte(e, '.') >= 0 {
@@ -400,42 +448,55 @@ func appendFloat8Text(dst []byte, f float64) []byte {
 		if math.Signbit(f) {
 			digits--
 		}
-		return strconv.AppendFloat(dst, f, 'f', max(digits-1-exp, 0), 64)
+		return strconv.AppendFloat(dst, f, 'f', max(digits-1-exp, 0), bitSize)
 	}
 	return append(dst, e...)
 }
 
-// shortestFloat8 is f's shortest decimal form (d.ddde±XX) that lies
-// strictly between f's rounding bounds, as PostgreSQL's Ryu does: Go's
-// shortest form may lie on a bound (it reads back as f when f's mantissa
-// is even), and PostgreSQL then prints more digits.
-func shortestFloat8(f float64) []byte {
-	e := strconv.AppendFloat(nil, f, 'e', -1, 64)
-	if f == 0 || strictlyInside(e, f) {
+// shortestFloat is f's shortest decimal form (d.ddde±XX) as a float of
+// bitSize bits that lies strictly between f's rounding bounds, as
+// PostgreSQL's Ryu does: Go's shortest form may lie on a bound (it reads
+// back as f when f's mantissa is even), and PostgreSQL then prints more
+// digits.
+func shortestFloat(f float64, bitSize int) []byte {
+	e := strconv.AppendFloat(nil, f, 'e', -1, bitSize)
+	if f == 0 || strictlyInside(e, f, bitSize) {
 		return e
 	}
 	digits := bytes.IndexByte(e, 'e') - 1
 	if math.Signbit(f) {
 		digits--
 	}
-	for n := digits; n < 17; n++ {
-		c := strconv.AppendFloat(nil, f, 'e', n, 64)
-		if strictlyInside(c, f) {
+	maxDigits := 17
+	if bitSize == 32 {
+		maxDigits = 9
+	}
+	for n := digits; n < maxDigits; n++ {
+		c := strconv.AppendFloat(nil, f, 'e', n, bitSize)
+		if strictlyInside(c, f, bitSize) {
 			return c
 		}
 	}
-	return strconv.AppendFloat(nil, f, 'e', 16, 64)
+	return strconv.AppendFloat(nil, f, 'e', maxDigits-1, bitSize)
 }
 
 // strictlyInside reports whether decimal d lies strictly between the
-// midpoints of f and its neighbours.
-func strictlyInside(d []byte, f float64) bool {
+// midpoints of f and its neighbours among floats of bitSize bits.
+func strictlyInside(d []byte, f float64, bitSize int) bool {
 	x, ok := new(big.Rat).SetString(string(d))
 	if !ok {
 		return false
 	}
 	fx := new(big.Rat).SetFloat64(f)
-	for _, n := range []float64{math.Nextafter(f, math.Inf(-1)), math.Nextafter(f, math.Inf(1))} {
+	neighbours := []float64{math.Nextafter(f, math.Inf(-1)), math.Nextafter(f, math.Inf(1))}
+	if bitSize == 32 {
+		f32 := float32(f)
+		neighbours = []float64{
+			float64(math.Nextafter32(f32, float32(math.Inf(-1)))),
+			float64(math.Nextafter32(f32, float32(math.Inf(1)))),
+		}
+	}
+	for _, n := range neighbours {
 		if math.IsInf(n, 0) {
 			continue // the largest finite: no bound beyond
 		}

@@ -29,6 +29,7 @@ const (
 	Inet
 	Interval
 	JSONB
+	Float4 // real: its value widened to double precision (exactly)
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -149,12 +150,17 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return Type{Base: Time}, nil
 	case "float8", "double precision":
 		return noMods(Type{Base: Float8})
+	case "float4", "real":
+		return noMods(Type{Base: Float4})
 	case "float":
-		// float(p): pg_query gives float4 for p <= 24, float8 above.
-		if len(typmods) == 0 || len(typmods) == 1 && typmods[0] >= 25 && typmods[0] <= 53 {
+		// float(p): real for p <= 24, double precision up to 53.
+		switch {
+		case len(typmods) == 0 || len(typmods) == 1 && typmods[0] >= 25 && typmods[0] <= 53:
 			return Type{Base: Float8}, nil
+		case len(typmods) == 1 && typmods[0] >= 1 && typmods[0] <= 24:
+			return Type{Base: Float4}, nil
 		}
-		return Type{}, fmt.Errorf("onion: type float(%v) is not supported for encrypted columns; use double precision", typmods)
+		return Type{}, fmt.Errorf("onion: precision for type float must be between 1 and 53")
 	case "serial", "serial4", "bigserial", "serial8", "smallserial", "serial2":
 		return Type{}, fmt.Errorf("onion: %s is not supported for encrypted columns: declare the column with its integer type (and a sequence default if needed)", name)
 	}
@@ -210,7 +216,7 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // modifiers).
 func (t Type) Check() error {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Time, Inet, Interval, JSONB:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Float4, Time, Inet, Interval, JSONB:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -267,6 +273,8 @@ func (t Type) OID() uint32 {
 		return 2950
 	case Float8:
 		return 701
+	case Float4:
+		return 700
 	case Time:
 		return 1083
 	case Inet:
@@ -302,7 +310,7 @@ func (t Type) Size() int16 {
 	switch t.Base {
 	case SmallInt:
 		return 2
-	case Integer, Date:
+	case Integer, Date, Float4:
 		return 4
 	case BigInt, Timestamp, Timestamptz, Float8, Time:
 		return 8
@@ -353,6 +361,8 @@ func (t Type) baseName() string {
 		return "uuid"
 	case Float8:
 		return "double precision"
+	case Float4:
+		return "real"
 	case Time:
 		return "time without time zone"
 	case Inet:
@@ -409,6 +419,7 @@ const (
 //	date, timestamp, timestamptz       eq, ord
 //	boolean                            eq, ord
 //	text, varchar(n), character(n)     eq, ord, search
+//	real, double precision, time       eq, ord
 //	bytea                              eq
 //
 // Ord on text types orders by an 8-byte prefix (OrdIsPrefix): comparisons
@@ -429,7 +440,7 @@ func (t Type) Capabilities() []Capability {
 			return []Capability{Eq, Add}
 		}
 		return []Capability{Eq}
-	case Date, Timestamp, Timestamptz, Boolean, Float8, Time:
+	case Date, Timestamp, Timestamptz, Boolean, Float8, Float4, Time:
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}

@@ -259,6 +259,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return parseUUIDText(str)
 	case Float8:
 		return parseFloat8Text(str)
+	case Float4:
+		return parseFloat4Text(str)
 	case Time:
 		return parseTimeText(str)
 	case Inet:
@@ -427,6 +429,11 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 			return Value{}, err
 		}
 		return IntValue(int64(binary.BigEndian.Uint64(b))), nil
+	case Float4:
+		if err := binLen(b, 4); err != nil {
+			return Value{}, err
+		}
+		return float4Value(binary.BigEndian.Uint32(b)), nil
 	case Inet:
 		return parseInetBinary(b)
 	case Interval:
@@ -493,6 +500,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return appendUUIDText(dst, v.s)
 	case Float8:
 		return appendFloat8Text(dst, math.Float64frombits(uint64(v.i)))
+	case Float4:
+		return appendFloat4Text(dst, float32(math.Float64frombits(uint64(v.i))))
 	case Time:
 		return appendTime(dst, v.i)
 	case Inet:
@@ -529,6 +538,8 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 		return binary.BigEndian.AppendUint32(dst, uint32(v.i))
 	case BigInt, Timestamp, Timestamptz, Float8, Time:
 		return binary.BigEndian.AppendUint64(dst, uint64(v.i))
+	case Float4:
+		return binary.BigEndian.AppendUint32(dst, float4Bits(v))
 	case Boolean:
 		if v.i != 0 {
 			return append(dst, 1)
@@ -574,6 +585,8 @@ func (t Type) Valid(v Value) bool {
 		return v.kind == kindBytes && len(v.s) == 16
 	case Float8:
 		return v.kind == kindInt
+	case Float4:
+		return v.kind == kindInt && float4Value(float4Bits(v)) == v
 	case Time:
 		return v.kind == kindInt && validTime(v.i)
 	case Interval:
@@ -618,7 +631,7 @@ func (t Type) EqualityKey(v Value) []byte {
 		return intervalKey(v.s)
 	case JSONB:
 		return jsonbKey(v.s)
-	case Float8:
+	case Float8, Float4:
 		return binary.BigEndian.AppendUint64(nil, uint64(float8Ordinal(v.i)))
 	}
 	return nil
@@ -633,7 +646,7 @@ func (t Type) equalityLossless() bool {
 		return t.numericConstrained()
 	case Char:
 		return t.Length > 0
-	case Float8:
+	case Float8, Float4:
 		return false // -0 and NaN payloads equal 0 and NaN
 	case Interval:
 		return false // '1 day' equals '24:00:00'
@@ -724,7 +737,7 @@ func (t Type) Compare(a, b Value) int {
 	case Bytea, UUID:
 		// uuid_cmp is memcmp too.
 		return bytes.Compare([]byte(a.s), []byte(b.s))
-	case Float8:
+	case Float8, Float4:
 		a.i, b.i = float8Ordinal(a.i), float8Ordinal(b.i)
 	case Inet:
 		return compareInet(a.s, b.s)
