@@ -68,7 +68,7 @@ func kindOf(t onion.Type) (kind, error) {
 		return kTime, nil
 	case onion.Timestamp, onion.Timestamptz:
 		return kTs, nil
-	case onion.Inet:
+	case onion.Inet, onion.Cidr:
 		return kInet, nil
 	case onion.Interval:
 		return kIntv, nil
@@ -166,6 +166,8 @@ func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) 
 		t = onion.Type{Base: onion.Timestamptz}
 	case "inet":
 		t = onion.Type{Base: onion.Inet}
+	case "cidr":
+		t = onion.Type{Base: onion.Cidr}
 	case "interval":
 		t = onion.Type{Base: onion.Interval}
 	case "", "text", "varchar", "bpchar", "char":

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -35,4 +36,30 @@ func TestInetColumns(t *testing.T) {
 		"SELECT id FROM hosts WHERE ip << '1.2.3.0/24'",
 		"SELECT DISTINCT ip FROM hosts ORDER BY ip",
 	}, "10.0.0.1")
+}
+
+// TestCidrColumns: encrypted cidr columns store and compare as inet
+// does, print their mask always, and refuse host bits right of the mask
+// as cidr_in does.
+func TestCidrColumns(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE nets (id int PRIMARY KEY, n cidr NOT NULL, ip inet)`)
+	for i, lit := range []string{"10.0.0.0/8", "10.0.0.0", "192.168.1.0/24", "::/0", "2001:db8::/32", "1.2.3.4", "0.0.0.0/0"} {
+		d.both(fmt.Sprintf("INSERT INTO nets VALUES (%d, '%s', '%s')", i, lit, lit), pgx.QueryExecModeSimpleProtocol)
+		d.both("INSERT INTO nets VALUES ($1, $2, $3)", 100+i, lit, lit)
+	}
+	if _, err := d.c.Exec(context.Background(), "INSERT INTO nets VALUES (200, '10.1.0.0/8')"); pgCode(err) != "22P02" {
+		t.Errorf("host bits right of the mask: %v, want 22P02", err)
+	}
+	d.compare([]string{
+		"SELECT id, n, ip FROM nets ORDER BY id",
+		"SELECT id, n::text FROM nets ORDER BY id",
+		"SELECT id FROM nets WHERE n = '10.0.0.0/8' ORDER BY id",
+		"SELECT id FROM nets WHERE n = '1.2.3.4' ORDER BY id",
+		"SELECT id FROM nets WHERE n IN ('::/0', '2001:db8::/32') ORDER BY id",
+		"SELECT id, n FROM nets ORDER BY n, id",
+		"SELECT id FROM nets WHERE n = $1 ORDER BY id",
+		"SELECT id FROM nets WHERE n = '10.1.0.0/8'",
+	}, []string{
+		"SELECT id FROM nets WHERE n = ip ORDER BY id",
+	}, "192.168.1.0/24")
 }

@@ -510,6 +510,8 @@ func typeFamily(name string) string {
 		return "boolean"
 	case "bytea":
 		return "bytea"
+	case "cidr":
+		return "inet"
 	}
 	return name
 }
@@ -522,7 +524,7 @@ func baseFamily(b onion.Base) string {
 		return "uuid"
 	case onion.Time:
 		return "time"
-	case onion.Inet:
+	case onion.Inet, onion.Cidr:
 		return "inet"
 	case onion.Interval:
 		return "interval"

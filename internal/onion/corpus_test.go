@@ -88,6 +88,12 @@ var inetCorpus = []string{
 	"0:0:0:0:0:ffff:102:304", "2001:db8:0:0:0:0:0:ffff",
 }
 
+// cidrCorpus adds masks with host bits set, and defaults, to inet's.
+var cidrCorpus = append(append([]string(nil), inetCorpus...),
+	"10.0.0.0/8", "10.1.0.0/8", "10.0.0.0", "192.168.1.0/24", "192.168.1.128/25", "192.168.1.1/31", "0.0.0.0/0", "1.0.0.0/0",
+	"2001:db8::/32", "2001:db8::1/32", "2001:db8::/128", "::/0", "128.0.0.0/1", "255.255.255.254/31", "255.255.255.255/31",
+)
+
 var intervalCorpus = []string{
 	"1 day", "1 days", "2 days 3 hours", "1 day 02:03:04", "-1 days +02:03:04", "1 year 2 mons", "1 year 2 months 3 days", "00:00:00",
 	"0", "5", "-5", "1.5", "1.5 days", "-1.5 days", "1.5 months", "1.5 years", "0.5 mon", "2 weeks", "1.5 weeks", "1 decade", "1 century",

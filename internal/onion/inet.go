@@ -22,14 +22,21 @@ func inetValue(family, bits byte, addr []byte) Value {
 	return BytesValue(append(append(b, family, bits), addr...))
 }
 
-// parseInetText is inet_in for the forms this package implements: an
-// IPv4 address of four decimal octets or an IPv6 address, each with an
-// optional /bits. Other forms inet_net_pton accepts (abbreviated or
-// hexadecimal IPv4, white space) are refused, not misread.
-func parseInetText(s string) (Value, error) {
+// parseInetText is inet_in (cidr_in when cidr is set) for the forms this
+// package implements: an IPv4 address of four decimal octets or an IPv6
+// address, each with an optional /bits. Other forms inet_net_pton accepts
+// (abbreviated or hexadecimal IPv4, white space) are refused, not
+// misread. A cidr without /bits covers its whole address (four octets
+// widen any classful mask to 32 bits), and may have no bit set right of
+// its mask.
+func parseInetText(s string, cidr bool) (Value, error) {
+	name := "inet"
+	if cidr {
+		name = "cidr"
+	}
 	addrText, bitsText, hasBits := strings.Cut(s, "/")
 	refused := func() (Value, error) {
-		return Value{}, refuse(codeInvalidTextRep, "invalid input syntax for type inet: \"%s\"", s)
+		return Value{}, refuse(codeInvalidTextRep, "invalid input syntax for type %s: \"%s\"", name, s)
 	}
 	if addrText == "" || strings.ContainsAny(s, " \t\n\r\v\f%") || hasBits && bitsText == "" {
 		return refused()
@@ -66,15 +73,44 @@ func parseInetText(s string) (Value, error) {
 			return refused()
 		}
 		if n < 0 || n > max {
-			return Value{}, pgErr(codeInvalidTextRep, "invalid input syntax for type inet: \"%s\"", s)
+			return Value{}, pgErr(codeInvalidTextRep, "invalid input syntax for type %s: \"%s\"", name, s)
 		}
 		bits = n
+	}
+	if cidr && !maskCovers(addr, bits) {
+		e := pgErr(codeInvalidTextRep, "invalid cidr value: \"%s\"", s)
+		e.Detail = "Value has bits set to right of mask."
+		return Value{}, e
 	}
 	return inetValue(family, byte(bits), addr), nil
 }
 
-// parseInetBinary is inet_recv (is_cidr is ignored, as inet_recv does).
-func parseInetBinary(b []byte) (Value, error) {
+// maskCovers reports whether no bit of addr right of its first bits is
+// set (addressOK).
+func maskCovers(addr []byte, bits int) bool {
+	for i, b := range addr {
+		switch {
+		case 8*(i+1) <= bits:
+		case 8*i >= bits:
+			if b != 0 {
+				return false
+			}
+		default:
+			if b&(0xff>>(bits-8*i)) != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// parseInetBinary is inet_recv (cidr_recv when cidr is set); the
+// is_cidr byte is ignored, as network_recv does.
+func parseInetBinary(b []byte, cidr bool) (Value, error) {
+	name := "inet"
+	if cidr {
+		name = "cidr"
+	}
 	// inet_recv reads byte by byte (pq_getmsgbyte).
 	if len(b) < 4 {
 		return Value{}, pgErr(codeProtocolViolation, "no data left in message")
@@ -86,13 +122,13 @@ func parseInetBinary(b []byte) (Value, error) {
 	case pgInet6:
 		size = 16
 	default:
-		return Value{}, pgErr(codeInvalidBinaryRep, "invalid address family in external \"inet\" value")
+		return Value{}, pgErr(codeInvalidBinaryRep, "invalid address family in external \"%s\" value", name)
 	}
 	if int(bits) > 8*size {
-		return Value{}, pgErr(codeInvalidBinaryRep, "invalid bits in external \"inet\" value")
+		return Value{}, pgErr(codeInvalidBinaryRep, "invalid bits in external \"%s\" value", name)
 	}
 	if n != size {
-		return Value{}, pgErr(codeInvalidBinaryRep, "invalid length in external \"inet\" value")
+		return Value{}, pgErr(codeInvalidBinaryRep, "invalid length in external \"%s\" value", name)
 	}
 	switch {
 	case len(b) < 4+n:
@@ -100,24 +136,34 @@ func parseInetBinary(b []byte) (Value, error) {
 	case len(b) > 4+n:
 		return Value{}, pgErr(codeInvalidBinaryRep, "incorrect binary data format")
 	}
+	if cidr && !maskCovers(b[4:], int(bits)) {
+		e := pgErr(codeInvalidBinaryRep, "invalid external \"cidr\" value")
+		e.Detail = "Value has bits set to right of mask."
+		return Value{}, e
+	}
 	return inetValue(family, bits, b[4:]), nil
 }
 
-// appendInetBinary is inet_send: family, bits, is_cidr (0), length,
-// address.
-func appendInetBinary(dst []byte, v string) []byte {
-	return append(append(dst, v[0], v[1], 0, byte(len(v)-2)), v[2:]...)
+// appendInetBinary is inet_send (cidr_send when cidr is set): family,
+// bits, is_cidr, length, address.
+func appendInetBinary(dst []byte, v string, cidr bool) []byte {
+	isCidr := byte(0)
+	if cidr {
+		isCidr = 1
+	}
+	return append(append(dst, v[0], v[1], isCidr, byte(len(v)-2)), v[2:]...)
 }
 
-// appendInetText is inet_out: the address, then /bits unless all of it.
-func appendInetText(dst []byte, v string) []byte {
+// appendInetText is inet_out (cidr_out when cidr is set): the address,
+// then /bits unless all of it (always for a cidr).
+func appendInetText(dst []byte, v string, cidr bool) []byte {
 	bits, addr := int(v[1]), []byte(v[2:])
 	if v[0] == pgInet4 {
 		dst = netip.AddrFrom4([4]byte(addr)).AppendTo(dst)
 	} else {
 		dst = appendIPv6(dst, [16]byte(addr))
 	}
-	if bits != 8*len(addr) {
+	if bits != 8*len(addr) || cidr {
 		dst = append(append(dst, '/'), strconv.Itoa(bits)...)
 	}
 	return dst

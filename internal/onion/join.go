@@ -37,8 +37,8 @@ func eqJoinClass(t Type) int {
 		return 10 // a real widens to double precision exactly (float48eq)
 	case Time:
 		return 11
-	case Inet:
-		return 12
+	case Inet, Cidr:
+		return 12 // cidr = inet compares as inet (network_eq)
 	case Interval:
 		return 13
 	case JSONB:

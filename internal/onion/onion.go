@@ -1092,6 +1092,9 @@ func (t Type) ComparisonType() Type {
 		// A real compares with a numeric or double precision constant
 		// as double precision (float48eq): 0.1 equals no real.
 		return Type{Base: Float8}
+	case Cidr:
+		// cidr has no operators of its own: it compares as inet.
+		return Type{Base: Inet}
 	}
 	return t
 }

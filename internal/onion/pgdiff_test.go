@@ -48,6 +48,7 @@ func diffTypes() []diffType {
 		{sql: "float4", t: Type{Base: Float4}, corpus: float4Corpus},
 		{sql: "time", t: Type{Base: Time}, corpus: timeCorpus},
 		{sql: "inet", t: Type{Base: Inet}, corpus: inetCorpus},
+		{sql: "cidr", t: Type{Base: Cidr}, corpus: cidrCorpus},
 		{sql: "interval", t: Type{Base: Interval}, corpus: intervalCorpus},
 		{sql: "jsonb", t: Type{Base: JSONB}, corpus: jsonbCorpus},
 		{sql: "date", t: Type{Base: Date}, corpus: dt},

@@ -30,6 +30,7 @@ const (
 	Interval
 	JSONB
 	Float4 // real: its value widened to double precision (exactly)
+	Cidr   // stored as inet is
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -136,6 +137,8 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return noMods(Type{Base: UUID})
 	case "inet":
 		return noMods(Type{Base: Inet})
+	case "cidr":
+		return noMods(Type{Base: Cidr})
 	case "jsonb":
 		return noMods(Type{Base: JSONB})
 	case "interval":
@@ -216,7 +219,7 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // modifiers).
 func (t Type) Check() error {
 	switch t.Base {
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Float4, Time, Inet, Interval, JSONB:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Float4, Time, Inet, Cidr, Interval, JSONB:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -279,6 +282,8 @@ func (t Type) OID() uint32 {
 		return 1083
 	case Inet:
 		return 869
+	case Cidr:
+		return 650
 	case Interval:
 		return 1186
 	case JSONB:
@@ -367,6 +372,8 @@ func (t Type) baseName() string {
 		return "time without time zone"
 	case Inet:
 		return "inet"
+	case Cidr:
+		return "cidr"
 	case Interval:
 		return "interval"
 	case JSONB:
@@ -444,7 +451,7 @@ func (t Type) Capabilities() []Capability {
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}
-	case Bytea, UUID, Inet, Interval, JSONB:
+	case Bytea, UUID, Inet, Cidr, Interval, JSONB:
 		return []Capability{Eq}
 	}
 	return nil

@@ -263,8 +263,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return parseFloat4Text(str)
 	case Time:
 		return parseTimeText(str)
-	case Inet:
-		return parseInetText(str)
+	case Inet, Cidr:
+		return parseInetText(str, t.Base == Cidr)
 	case Interval:
 		return parseIntervalText(str)
 	case JSONB:
@@ -434,8 +434,8 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 			return Value{}, err
 		}
 		return float4Value(binary.BigEndian.Uint32(b)), nil
-	case Inet:
-		return parseInetBinary(b)
+	case Inet, Cidr:
+		return parseInetBinary(b, t.Base == Cidr)
 	case Interval:
 		if err := binLen(b, 16); err != nil {
 			return Value{}, err
@@ -504,8 +504,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return appendFloat4Text(dst, float32(math.Float64frombits(uint64(v.i))))
 	case Time:
 		return appendTime(dst, v.i)
-	case Inet:
-		return appendInetText(dst, v.s)
+	case Inet, Cidr:
+		return appendInetText(dst, v.s, t.Base == Cidr)
 	case Interval:
 		return appendIntervalText(dst, v.s)
 	case JSONB:
@@ -547,8 +547,8 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 		return append(dst, 0)
 	case Text, Varchar, Char, Bytea, UUID, Interval:
 		return append(dst, v.s...)
-	case Inet:
-		return appendInetBinary(dst, v.s)
+	case Inet, Cidr:
+		return appendInetBinary(dst, v.s, t.Base == Cidr)
 	case JSONB:
 		return append(append(dst, 1), v.s...)
 	case Numeric:
@@ -593,8 +593,9 @@ func (t Type) Valid(v Value) bool {
 		return v.kind == kindBytes && len(v.s) == 16
 	case JSONB:
 		return v.kind == kindBytes && v.s != ""
-	case Inet:
-		return v.kind == kindBytes && (len(v.s) == 6 && v.s[0] == pgInet4 && v.s[1] <= 32 || len(v.s) == 18 && v.s[0] == pgInet6 && v.s[1] <= 128)
+	case Inet, Cidr:
+		ok := v.kind == kindBytes && (len(v.s) == 6 && v.s[0] == pgInet4 && v.s[1] <= 32 || len(v.s) == 18 && v.s[0] == pgInet6 && v.s[1] <= 128)
+		return ok && (t.Base == Inet || maskCovers([]byte(v.s[2:]), int(v.s[1])))
 	case Numeric:
 		return v.kind == kindNumeric && validNumeric(v, t)
 	}
@@ -625,7 +626,7 @@ func (t Type) EqualityKey(v Value) []byte {
 		return numericKey(v)
 	case Char:
 		return []byte(strings.TrimRight(v.s, " "))
-	case Text, Varchar, Bytea, UUID, Inet:
+	case Text, Varchar, Bytea, UUID, Inet, Cidr:
 		return []byte(v.s)
 	case Interval:
 		return intervalKey(v.s)
@@ -692,7 +693,7 @@ func (t Type) fromEqualityKey(k []byte) (Value, error) {
 			return Value{}, ErrDecrypt
 		}
 		return v, nil
-	case Text, Varchar, Char, Bytea, UUID, Inet:
+	case Text, Varchar, Char, Bytea, UUID, Inet, Cidr:
 		v := TextValue(string(k))
 		if t.Base == Char {
 			w, err := t.applyLength(v.s)
@@ -739,7 +740,7 @@ func (t Type) Compare(a, b Value) int {
 		return bytes.Compare([]byte(a.s), []byte(b.s))
 	case Float8, Float4:
 		a.i, b.i = float8Ordinal(a.i), float8Ordinal(b.i)
-	case Inet:
+	case Inet, Cidr:
 		return compareInet(a.s, b.s)
 	case Interval:
 		return intervalSpan(a.s).Cmp(intervalSpan(b.s))
