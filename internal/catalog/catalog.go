@@ -194,6 +194,9 @@ type Check struct {
 	// Expr is the constraint's expression, as SQL over the table's
 	// logical column names.
 	Expr string
+	// Domain names the domain whose CHECK this is, over the column of
+	// that domain (its VALUE); empty for the table's own.
+	Domain string `json:",omitempty"`
 }
 
 // newVersion prepares a new table for recording: ids for the table and
@@ -559,6 +562,10 @@ func tableMAC(key []byte, t *Table) []byte {
 		m.str("checks").int(int64(len(t.Checks)))
 		for _, c := range t.Checks {
 			m.str(c.Name).str(c.Expr)
+			if c.Domain != "" {
+				// No name has a NUL: the marker cannot be a check's.
+				m.str("\x00domain").str(c.Domain)
+			}
 		}
 	}
 	return m.sum(key)

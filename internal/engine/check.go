@@ -123,8 +123,13 @@ func (rc *rowChecks) verify(value func(*catalog.Column) (onion.Value, bool), par
 			return err
 		}
 		if !r.null && r.i == 0 {
-			return &pgconn.PgError{Severity: "ERROR", Code: checkViolation, TableName: rc.table, ConstraintName: c.Name,
+			pe := &pgconn.PgError{Severity: "ERROR", Code: checkViolation, TableName: rc.table, ConstraintName: c.Name,
 				Message: fmt.Sprintf("new row for relation %q violates check constraint %q", rc.table, c.Name)}
+			if c.Domain != "" {
+				pe.Message = fmt.Sprintf("value for domain %s violates check constraint %q", c.Domain, c.Name)
+				pe.TableName = ""
+			}
+			return pe
 		}
 	}
 	return nil

@@ -255,7 +255,7 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 		return nil, err
 	}
 	for r, name := range violated {
-		saltNodes[r] = rewrite.CheckedSalt(saltNodes[r], rewrite.StringLiteral(name), p.table.Name)
+		saltNodes[r] = rewrite.CheckedSalt(saltNodes[r], rewrite.StringLiteral(name), p.table)
 	}
 	for i, h := range p.holes {
 		c, err := p.xs[i].encryptHole(h, vals[i], salts[h.Row])
@@ -491,7 +491,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		saltNodes[r] = hp.add(paramSlot{hole: -1, row: r}, oidBytea)
 	}
 	for _, r := range p.checks.checkedRows(p.holes, p.partialFrom) {
-		saltNodes[r] = rewrite.CheckedSalt(saltNodes[r], hp.add(paramSlot{hole: -1, row: r, violated: true}, oidText), p.table.Name)
+		saltNodes[r] = rewrite.CheckedSalt(saltNodes[r], hp.add(paramSlot{hole: -1, row: r, violated: true}, oidText), p.table)
 	}
 	cells := make([]rewrite.Cells, len(p.holes))
 	holeOf := map[int]*encrypted{}

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,7 +24,8 @@ import (
 
 // Check is a recorded CHECK constraint, planned.
 type Check struct {
-	Name string
+	Name   string
+	Domain string // the domain whose CHECK it is, if any
 	// Expr is the expression; its inputs are Columns.
 	Expr *Expr
 	// Columns are the encrypted columns the expression reads, by input.
@@ -36,7 +38,7 @@ func PlanCheck(c catalog.Check, t *catalog.Table) (*Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Check{Name: c.Name, Expr: e, Columns: cols}, nil
+	return &Check{Name: c.Name, Domain: c.Domain, Expr: e, Columns: cols}, nil
 }
 
 // planRowExpr plans expression sql over the logical columns of one row
@@ -86,11 +88,22 @@ func planRowExpr(sql string, t *catalog.Table, what, hint string) (*Expr, []*cat
 
 // CheckedSalt wraps the salt node of a row an UPDATE or ON CONFLICT DO
 // UPDATE writes: the server raises check violation violated (a text
-// node: NULL for none) of table when it writes the row, as PostgreSQL
-// checks only rows it changes.
-func CheckedSalt(salt, violated *pg_query.Node, table string) *pg_query.Node {
-	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("check_row")},
-		[]*pg_query.Node{salt, typeCast(violated, "text", false), StringLiteral(table)}, -1)
+// node: NULL for none) of table t when it writes the row, as PostgreSQL
+// checks only rows it changes; a domain's CHECK with the domain's
+// message.
+func CheckedSalt(salt, violated *pg_query.Node, t *catalog.Table) *pg_query.Node {
+	args := []*pg_query.Node{salt, typeCast(violated, "text", false), StringLiteral(t.Name)}
+	domains := map[string]string{}
+	for _, c := range t.Checks {
+		if c.Domain != "" {
+			domains[c.Name] = c.Domain
+		}
+	}
+	if len(domains) > 0 {
+		b, _ := json.Marshal(domains) // strings only: cannot fail
+		args = append(args, typeCast(StringLiteral(string(b)), "jsonb", false))
+	}
+	return pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("check_row")}, args, -1)
 }
 
 // message is err's message without its SQLSTATE.

@@ -222,13 +222,15 @@ func Refusal(format string, a ...any) error {
 //     without the eq capability, and when its name is not a lowercase
 //     identifier (catalog.CheckJoinGroup).
 func PlanCreate(st Statement, schema string, policy PolicyFunc) (*CreatePlan, error) {
-	return PlanCreateWith(st, schema, policy, nil)
+	return PlanCreateWith(st, schema, policy, nil, nil)
 }
 
 // PlanCreateWith is PlanCreate, with refs telling whether the columns that
 // foreign keys reference in other tables are plain (nil: not known, and
-// the referencing columns keep their policies).
-func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLookup) (*CreatePlan, error) {
+// the referencing columns keep their policies), and types the domains
+// that columns' types name (nil: none known, and such columns must be
+// plain).
+func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLookup, types TypeLookup) (*CreatePlan, error) {
 	cs := st.Tree.Stmt.GetCreateStmt()
 	if cs == nil {
 		return nil, fmt.Errorf("rewrite: not a CREATE TABLE statement")
@@ -261,6 +263,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 	var fks []Statement // foreign keys from encrypted columns, added once the table exists
 	// checks are the CHECKs over encrypted columns, for the proxy.
 	var checks []*pg_query.Constraint
+	domainChecks := map[*pg_query.Constraint]string{} // the domain of each CHECK that came with one
 	pos := 0
 	for _, n := range cs.TableElts {
 		cd := n.GetColumnDef()
@@ -301,6 +304,20 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			return nil, Refusal("array type of column %s.%s cannot be encrypted; declare the column plain", table, cd.Colname)
 		}
 		typ, err := onion.TypeFromNames(names, typmods(cd.TypeName))
+		if err != nil && types != nil && !isSerial(names) {
+			d, lerr := types(names)
+			if lerr != nil {
+				return nil, lerr
+			}
+			if d != nil {
+				if cd, err = applyDomain(cd, d, domainChecks); err != nil {
+					return nil, err
+				}
+				if typ, err = onion.TypeFromNames(typeNames(cd.TypeName), typmods(cd.TypeName)); err != nil {
+					err = fmt.Errorf("%w (the base type of domain %s)", err, d.Name)
+				}
+			}
+		}
 		if err != nil {
 			return nil, Refusal("type of column %s.%s: %v", table, cd.Colname, err)
 		}
@@ -519,6 +536,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		if err != nil {
 			return nil, err
 		}
+		chk.Domain = domainChecks[c]
 		t.Checks = append(t.Checks, chk)
 		if _, err := PlanCheck(chk, t); err != nil {
 			return nil, err

@@ -121,7 +121,7 @@ func TestPlanCreateGolden(t *testing.T) {
 			}
 			return false, false
 		}
-		plan, err := PlanCreateWith(stmts[0], "public", testPolicyLatest, refs)
+		plan, err := PlanCreateWith(stmts[0], "public", testPolicyLatest, refs, nil)
 		got := describe(plan, err)
 		fmt.Fprintf(&out, "-- %s\n%s\n\n", line, got)
 		if err == nil {
@@ -243,7 +243,7 @@ func TestServerGeneratedDeclared(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = PlanCreateWith(stmts[0], "public", declared, func(string, string, string) (bool, bool) { return true, true })
+		_, err = PlanCreateWith(stmts[0], "public", declared, func(string, string, string) (bool, bool) { return true, true }, nil)
 		var pe *pgconn.PgError
 		if !errors.As(err, &pe) || pe.Code != "0A000" || !strings.Contains(pe.Message, want) {
 			t.Errorf("%s: %v, want a refusal with %q", sql, err, want)
@@ -268,7 +268,7 @@ func TestForeignKeysAfterCreate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := PlanCreateWith(stmts[0], "public", declared, func(string, string, string) (bool, bool) { return true, true })
+		p, err := PlanCreateWith(stmts[0], "public", declared, func(string, string, string) (bool, bool) { return true, true }, nil)
 		if err != nil || len(p.ForeignKeys) != 1 || p.ForeignKeys[0].SQL != want {
 			var got []string
 			if p != nil {

@@ -43,7 +43,7 @@ func readLike(a *pg_query.A_Expr) (*Like, *pg_query.Node, error) {
 	if names := stringList(a.Name); len(names) == 1 {
 		op = names[0]
 	}
-	l := &Like{CaseInsensitive: a.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE, Negate: op == "!~~" || op == "!~~*"}
+	l := &Like{CaseInsensitive: a.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE || op == "~~*" || op == "!~~*", Negate: op == "!~~" || op == "!~~*"}
 	pat := a.Rexpr
 	if fc := pat.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" && len(fc.Args) == 2 {
 		esc := fc.Args[1]

@@ -558,6 +558,9 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		switch op {
 		case "+", "-", "*", "/", "||", "=", "<>", "<", "<=", ">", ">=", "#", "&", "|":
+		case "~~", "!~~", "~~*", "!~~*":
+			// LIKE as pg_get_constraintdef and ruleutils print it.
+			return b.like(a)
 		case "%":
 			// int4mod, numeric_mod: the function mod.
 			if a.Lexpr != nil {
@@ -599,19 +602,24 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 		}
 		return e, nil
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
-		l, pat, err := readLike(a)
-		if err != nil {
-			return nil, err
-		}
-		if pat.GetAConst() == nil {
-			// A pattern computed per row (UPPER($1), col || '%'):
-			// Args[1].
-			return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr, pat)
-		}
-		l.Const = constExpr(pat).Const
-		return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr)
+		return b.like(a)
 	}
 	return nil, Refusal("this operator is not supported in a query the proxy computes")
+}
+
+// like reads LIKE, ILIKE and their operators ~~, ~~* and negations.
+func (b *aggBuilder) like(a *pg_query.A_Expr) (*Expr, error) {
+	l, pat, err := readLike(a)
+	if err != nil {
+		return nil, err
+	}
+	if pat.GetAConst() == nil {
+		// A pattern computed per row (UPPER($1), col || '%'):
+		// Args[1].
+		return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr, pat)
+	}
+	l.Const = constExpr(pat).Const
+	return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr)
 }
 
 func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
