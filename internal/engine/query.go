@@ -518,6 +518,8 @@ func typeFamily(name string) string {
 
 func baseFamily(b onion.Base) string {
 	switch b {
+	case onion.Array:
+		return "array"
 	case onion.SmallInt, onion.Integer, onion.BigInt, onion.Numeric, onion.Float8, onion.Float4:
 		return "number"
 	case onion.UUID:

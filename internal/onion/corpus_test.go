@@ -94,6 +94,16 @@ var cidrCorpus = append(append([]string(nil), inetCorpus...),
 	"2001:db8::/32", "2001:db8::1/32", "2001:db8::/128", "::/0", "128.0.0.0/1", "255.255.255.254/31", "255.255.255.255/31",
 )
 
+// arrayCorpus is array literals: quoting, NULLs, white space, element
+// errors and the shapes refused (bounds, dimensions, malformed input).
+var arrayCorpus = []string{
+	"{}", "{1,2,3}", "{NULL}", "{1,NULL,3}", "{ 1 , 2 }", `{"1"}`, `{"NULL"}`, "{null}", "{a}", "{1,2", "[0:1]={1,2}",
+	"{{1,2},{3,4}}", "{99999999999}", "{1.5}", `{"a b",c}`, `{"",x}`, `{"x\"y","back\\slash"}`, "{  spaced  }",
+	`{"{}",","}`, "{-0,NaN,Infinity,1e15,0.1}", `{"\\x0102",abc}`, "{abcd,ab}", "{ab  }", "  {1}  ", "{1}x", "1,2",
+	`{"2020-01-01 00:00:00+00",2021-06-01}`, "{1.0,1.00,NaN}", `{"{\"a\": 1}"}`, "{t,f,true}", "{1.2.3.4,::1/64}", "{1 day,2 hours}",
+	"{a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z}", "{12:00,24:00}",
+}
+
 var intervalCorpus = []string{
 	"1 day", "1 days", "2 days 3 hours", "1 day 02:03:04", "-1 days +02:03:04", "1 year 2 mons", "1 year 2 months 3 days", "00:00:00",
 	"0", "5", "-5", "1.5", "1.5 days", "-1.5 days", "1.5 months", "1.5 years", "0.5 mon", "2 weeks", "1.5 weeks", "1 decade", "1 century",

@@ -43,6 +43,8 @@ func eqJoinClass(t Type) int {
 		return 13
 	case JSONB:
 		return 14
+	case Array:
+		return 100 + eqJoinClass(t.Element())
 	}
 	return 0
 }

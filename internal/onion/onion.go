@@ -1095,6 +1095,9 @@ func (t Type) ComparisonType() Type {
 	case Cidr:
 		// cidr has no operators of its own: it compares as inet.
 		return Type{Base: Inet}
+	case Array:
+		// Elements compare whatever their modifiers.
+		return Type{Base: Array, Elem: t.Elem}
 	}
 	return t
 }

@@ -45,7 +45,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Float4: "float4send", Time: "time_send", Inet: "inet_send", Cidr: "cidr_send", Interval: "interval_send", JSONB: "jsonb_send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Float4: "float4send", Time: "time_send", Inet: "inet_send", Cidr: "cidr_send", Interval: "interval_send", JSONB: "jsonb_send", Array: "array_send",
 	}[b]
 }
 
@@ -147,6 +147,8 @@ type generator func(*rand.Rand) string
 
 func generatorFor(t Type) generator {
 	switch t.Base {
+	case Array:
+		return genArray(generatorFor(t.Element()))
 	case SmallInt, Integer, BigInt:
 		return genInt
 	case Numeric:
@@ -393,6 +395,33 @@ func genFloat4(r *rand.Rand) string {
 		return strconv.FormatFloat(r.NormFloat64()*math.Pow(10, float64(r.IntN(90)-45)), 'g', 1+r.IntN(12), 64)
 	}
 	return genFloat8(r)
+}
+
+// genArray generates array literals of elements from elem: quoted or
+// not, NULLs, white space, empty arrays.
+func genArray(elem generator) generator {
+	return func(r *rand.Rand) string {
+		var b strings.Builder
+		b.WriteString(spaces(r) + "{")
+		n := r.IntN(5)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(spaces(r))
+			switch e := elem(r); {
+			case r.IntN(8) == 0:
+				b.WriteString(pick(r, "NULL", "null"))
+			case r.IntN(2) == 0 && e != "" && !strings.ContainsAny(e, "{},\"\\ \t\n\r\v\f"):
+				b.WriteString(e)
+			default:
+				b.WriteString(`"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(e) + `"`)
+			}
+			b.WriteString(spaces(r))
+		}
+		b.WriteString("}" + spaces(r))
+		return b.String()
+	}
 }
 
 func genUUID(r *rand.Rand) string {

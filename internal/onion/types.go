@@ -31,6 +31,7 @@ const (
 	JSONB
 	Float4 // real: its value widened to double precision (exactly)
 	Cidr   // stored as inet is
+	Array  // a one-dimensional array of Elem (array.go)
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -52,10 +53,14 @@ const (
 // For Char, 0 means bpchar without a length (blank-padded, unlimited: what
 // the literal 'x'::bpchar has); character without a length is character(1),
 // and TypeFromNames gives Length 1 for it.
+//
+// For an Array, Elem is the element's base and the modifiers are the
+// element's.
 type Type struct {
 	Base             Base
 	Precision, Scale int
 	Length           int
+	Elem             Base
 }
 
 // TypeFromNames returns the Type of a pg_query TypeName given its names
@@ -218,7 +223,16 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // Check reports whether t is a valid Type (a supported base and valid
 // modifiers).
 func (t Type) Check() error {
+	if t.Base != Array && t.Elem != Invalid {
+		return fmt.Errorf("onion: invalid type")
+	}
 	switch t.Base {
+	case Array:
+		if t.Elem == Array {
+			return fmt.Errorf("onion: invalid array type")
+		}
+		_, err := ArrayOf(t.Element())
+		return err
 	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Float4, Time, Inet, Cidr, Interval, JSONB:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
@@ -248,6 +262,8 @@ func (t Type) numericConstrained() bool { return t.Base == Numeric && t.Precisio
 // OID returns the PostgreSQL type OID the client sees.
 func (t Type) OID() uint32 {
 	switch t.Base {
+	case Array:
+		return arrayOIDs[t.Elem]
 	case SmallInt:
 		return 21
 	case Integer:
@@ -297,6 +313,8 @@ func (t Type) OID() uint32 {
 // character(n).
 func (t Type) Typmod() int32 {
 	switch t.Base {
+	case Array:
+		return t.Element().Typmod()
 	case Numeric:
 		if t.numericConstrained() {
 			return int32((t.Precision<<16)|(t.Scale&0x7ff)) + 4
@@ -335,6 +353,8 @@ func (t Type) BaseName() string { return t.baseName() }
 // (format_type without modifiers).
 func (t Type) baseName() string {
 	switch t.Base {
+	case Array:
+		return t.Element().baseName() + "[]"
 	case SmallInt:
 		return "smallint"
 	case Integer:
@@ -387,6 +407,8 @@ func (t Type) baseName() string {
 // with time zone", ...
 func (t Type) String() string {
 	switch t.Base {
+	case Array:
+		return t.Element().String() + "[]"
 	case Numeric:
 		if t.numericConstrained() {
 			return fmt.Sprintf("numeric(%d,%d)", t.Precision, t.Scale)
@@ -427,7 +449,8 @@ const (
 //	boolean                            eq, ord
 //	text, varchar(n), character(n)     eq, ord, search
 //	real, double precision, time       eq, ord
-//	bytea                              eq
+//	bytea, uuid, inet, cidr, interval  eq
+//	jsonb, arrays                      eq
 //
 // Ord on text types orders by an 8-byte prefix (OrdIsPrefix): comparisons
 // on the server are a superset filter and the proxy checks the candidates
@@ -451,7 +474,7 @@ func (t Type) Capabilities() []Capability {
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}
-	case Bytea, UUID, Inet, Cidr, Interval, JSONB:
+	case Bytea, UUID, Inet, Cidr, Interval, JSONB, Array:
 		return []Capability{Eq}
 	}
 	return nil

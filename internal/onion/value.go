@@ -243,6 +243,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 	}
 	str := string(s)
 	switch t.Base {
+	case Array:
+		return t.parseArrayText(str, env)
 	case SmallInt:
 		return parseInt(str, 16, "smallint")
 	case Integer:
@@ -374,6 +376,8 @@ func clip(s string, max int) (cut, n int) {
 // PostgreSQL does.
 func (t Type) ParseBinary(b []byte) (Value, error) {
 	switch t.Base {
+	case Array:
+		return t.parseArrayBinary(b)
 	case SmallInt:
 		if err := binLen(b, 2); err != nil {
 			return Value{}, err
@@ -485,6 +489,8 @@ func binLen(b []byte, n int) error {
 // zone), and returns the extended slice. v must be a non-NULL Value of t.
 func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 	switch t.Base {
+	case Array:
+		return t.appendArrayText(dst, v, env)
 	case SmallInt, Integer, BigInt:
 		return strconv.AppendInt(dst, v.i, 10)
 	case Boolean:
@@ -545,7 +551,7 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 			return append(dst, 1)
 		}
 		return append(dst, 0)
-	case Text, Varchar, Char, Bytea, UUID, Interval:
+	case Text, Varchar, Char, Bytea, UUID, Interval, Array:
 		return append(dst, v.s...)
 	case Inet, Cidr:
 		return appendInetBinary(dst, v.s, t.Base == Cidr)
@@ -561,6 +567,8 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 // ParseBinary would return).
 func (t Type) Valid(v Value) bool {
 	switch t.Base {
+	case Array:
+		return t.validArray(v)
 	case SmallInt:
 		return v.kind == kindInt && v.i >= math.MinInt16 && v.i <= math.MaxInt16
 	case Integer:
@@ -618,6 +626,8 @@ func (t Type) Valid(v Value) bool {
 // integer and bigint columns have equal keys.
 func (t Type) EqualityKey(v Value) []byte {
 	switch t.Base {
+	case Array:
+		return t.arrayKey(v)
 	case SmallInt, Integer, BigInt, Date, Timestamp, Timestamptz, Time:
 		return binary.BigEndian.AppendUint64(nil, uint64(v.i))
 	case Boolean:
@@ -649,6 +659,8 @@ func (t Type) equalityLossless() bool {
 		return t.Length > 0
 	case Float8, Float4:
 		return false // -0 and NaN payloads equal 0 and NaN
+	case Array:
+		return false // its elements' keys may lose their form
 	case Interval:
 		return false // '1 day' equals '24:00:00'
 	case JSONB:
@@ -729,6 +741,8 @@ func (t Type) fromEqualityKey(k []byte) (Value, error) {
 // predicates.
 func (t Type) Compare(a, b Value) int {
 	switch t.Base {
+	case Array:
+		return t.compareArrays(a, b)
 	case Numeric:
 		return compareNumeric(a, b)
 	case Char:

@@ -122,11 +122,21 @@ func parseType(s string) (onion.Type, error) {
 	if tc == nil {
 		return onion.Type{}, fmt.Errorf("rewrite: bad catalog type %q", s)
 	}
-	names := typeNames(tc.TypeName)
-	if base, ok := serialBase(names[len(names)-1]); ok {
-		names = []string{base} // a plain serial column's values
+	if base, ok := serialBase(typeNames(tc.TypeName)[len(tc.TypeName.Names)-1]); ok {
+		return onion.TypeFromNames([]string{base}, nil) // a plain serial column's values
 	}
-	return onion.TypeFromNames(names, typmods(tc.TypeName))
+	return typeOf(tc.TypeName)
+}
+
+// typeOf is the onion.Type of a type name: arrays (of any declared
+// dimensions, which PostgreSQL does not enforce) are one-dimensional
+// arrays of the element type.
+func typeOf(tn *pg_query.TypeName) (onion.Type, error) {
+	t, err := onion.TypeFromNames(typeNames(tn), typmods(tn))
+	if err != nil || len(tn.ArrayBounds) == 0 {
+		return t, err
+	}
+	return onion.ArrayOf(t)
 }
 
 // serialBase is the integer type of a serial pseudo-type name.
@@ -300,11 +310,8 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			elts = append(elts, n)
 			continue
 		}
-		if len(cd.TypeName.ArrayBounds) > 0 {
-			return nil, Refusal("array type of column %s.%s cannot be encrypted; declare the column plain", table, cd.Colname)
-		}
-		typ, err := onion.TypeFromNames(names, typmods(cd.TypeName))
-		if err != nil && types != nil && !isSerial(names) {
+		typ, err := typeOf(cd.TypeName)
+		if err != nil && types != nil && !isSerial(names) && len(cd.TypeName.ArrayBounds) == 0 {
 			d, lerr := types(names)
 			if lerr != nil {
 				return nil, lerr
@@ -313,7 +320,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 				if cd, err = applyDomain(cd, d, domainChecks); err != nil {
 					return nil, err
 				}
-				if typ, err = onion.TypeFromNames(typeNames(cd.TypeName), typmods(cd.TypeName)); err != nil {
+				if typ, err = typeOf(cd.TypeName); err != nil {
 					err = fmt.Errorf("%w (the base type of domain %s)", err, d.Name)
 				}
 			}

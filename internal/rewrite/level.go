@@ -419,8 +419,13 @@ func refuseLossy(c *encCol, construct string) error {
 	for _, pc := range layout {
 		if pc.Suffix == "_val" {
 			hint := "declare the column with a precision and scale (or a length)"
-			if t, err := ColumnType(c.col); err == nil && (t.Base == onion.Float8 || t.Base == onion.Float4) {
-				hint = "-0 and 0 are equal but print differently"
+			if t, err := ColumnType(c.col); err == nil {
+				switch t.Base {
+				case onion.Float8, onion.Float4:
+					hint = "-0 and 0 are equal but print differently"
+				case onion.Array:
+					hint = "the proxy does not group arrays yet"
+				}
 			}
 			return Refusal("%s on encrypted column %s of type %s is not supported: equal values may print differently; %s", construct, c.name(), c.col.Type, hint)
 		}
