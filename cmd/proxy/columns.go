@@ -111,7 +111,7 @@ func runColumnsList(args []string, stdout io.Writer) error {
 			for _, o := range slices.Sorted(maps.Keys(c.Onions)) {
 				onions = append(onions, o+"="+c.Onions[o])
 			}
-			fmt.Fprintf(w, "%s.%s.%s\t%s\t%s\t%s\t%s\t%s\n", t.Schema, t.Name, c.Name, c.Type, c.Policy, dash(strings.Join(c.Capabilities, ",")), dash(c.JoinGroup), dash(strings.Join(onions, " ")))
+			fmt.Fprintf(w, "%s.%s.%s\t%s\t%s\t%s\t%s\t%s\n", t.Schema, t.Name, c.Name, rewrite.DisplayType(&c), c.Policy, dash(strings.Join(c.Capabilities, ",")), dash(c.JoinGroup), dash(strings.Join(onions, " ")))
 		}
 	}
 	for _, d := range declared {

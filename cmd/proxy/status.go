@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/recrypt"
+	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // leakage says what the server can learn from a column at each layer.
@@ -80,7 +81,7 @@ func runStatus(args []string, stdout, stderr io.Writer) error {
 			for i, o := range onionsInOrder(&c) {
 				layer := c.Onions[o]
 				if i == 0 {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s%s\n", name, c.Type, c.Policy, o, layer, leakage[layer], onionNote(&c, layer))
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s%s\n", name, rewrite.DisplayType(&c), c.Policy, o, layer, leakage[layer], onionNote(&c, layer))
 				} else {
 					fmt.Fprintf(w, "\t\t\t%s\t%s\t%s%s\n", o, layer, leakage[layer], onionNote(&c, layer))
 				}

@@ -37,7 +37,7 @@ func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, er
 	if err != nil {
 		return nil, err
 	}
-	p, err := rewrite.PlanCreateWith(st, rewrite.DefaultSchema, s.withGroupFormats(policy), s.refPlain, s.domainOf)
+	p, err := rewrite.PlanCreateWith(st, rewrite.DefaultSchema, s.withGroupFormats(policy), s.refPlain, s.userType)
 	if err != nil {
 		return nil, err
 	}

@@ -109,6 +109,7 @@ type Engine struct {
 
 	colMu   sync.Mutex
 	columns map[string]*onion.Column // by columnKey
+	enums   map[uint32]*enumLabels   // by type OID, under colMu
 
 	peels  atomic.Int64 // onion peels done (Peels)
 	rekeys atomic.Int64 // columns re-keyed into join groups (Rekeys)
@@ -241,6 +242,9 @@ func (e *Engine) column(c *catalog.Column) (*onion.Column, error) {
 	oc, err = onion.NewColumnFormat(t, c.KeyID(), c.JoinID(), kinds, onion.Format(c.CellFormat()), d, homKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
+	}
+	if t.Base == onion.Enum {
+		oc.SetEnumLabels(e.enumLabels(t))
 	}
 	e.colMu.Lock()
 	e.columns[key] = oc

@@ -45,8 +45,16 @@ func eqJoinClass(t Type) int {
 		return 14
 	case Array:
 		return 100 + eqJoinClass(t.Element())
+	case Enum:
+		return 200 // of one enum type only (sameEnum)
 	}
 	return 0
+}
+
+// sameEnum reports whether a and b are not enums, or the same enum type:
+// PostgreSQL compares no two enum types with each other.
+func sameEnum(a, b Type) bool {
+	return a.Base != Enum && b.Base != Enum || a == b
 }
 
 // EqJoinable reports whether columns of types a and b in one join group
@@ -68,7 +76,7 @@ func EqJoinable(a, b Type) bool {
 	if a.Check() != nil || b.Check() != nil {
 		return false
 	}
-	return eqJoinClass(a) == eqJoinClass(b) && textJoinable(a, b)
+	return eqJoinClass(a) == eqJoinClass(b) && textJoinable(a, b) && sameEnum(a, b)
 }
 
 // textJoinable reports whether PostgreSQL compares values of a and b (if
@@ -92,7 +100,7 @@ func textJoinable(a, b Type) bool {
 // with character (prefix order: a superset filter, see OrdIsPrefix), or
 // the same type for date, timestamp, timestamp with time zone and boolean.
 func OrdJoinable(a, b Type) bool {
-	if a.Check() != nil || b.Check() != nil || !a.Supports(Ord) || !b.Supports(Ord) {
+	if a.Check() != nil || b.Check() != nil || !a.Supports(Ord) || !b.Supports(Ord) || !sameEnum(a, b) {
 		return false
 	}
 	scale := func(t Type) (int, bool) {

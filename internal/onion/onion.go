@@ -138,6 +138,8 @@ type Column struct {
 	opeCache detCache[int64, []byte]
 	tokCache detCache[string, []int64]
 	eqMemo   plainCache
+
+	enum EnumLabels // an enum's labels (SetEnumLabels)
 }
 
 // detCipher is the DET layer of the Eq onion: det.Cipher or det.Block.
@@ -419,6 +421,9 @@ func (c *Column) EncryptAt(v Value, salt []byte, eqLayer, ordLayer Layer) (Cells
 	if !c.t.Valid(v) {
 		return Cells{}, fmt.Errorf("onion: value is not a valid %s", c.t)
 	}
+	if err := c.checkEnum(v); err != nil {
+		return Cells{}, err
+	}
 	if err := checkSalt(salt); err != nil {
 		return Cells{}, err
 	}
@@ -571,6 +576,9 @@ func (c *Column) EqDET(v Value) ([]byte, error) {
 		return nil, nil
 	}
 	ct := c.t.ComparisonType()
+	if err := c.checkEnum(v); err != nil {
+		return nil, err
+	}
 	switch c.t.Base {
 	case SmallInt, Integer, BigInt:
 		// Integers of every width share one EqualityKey.
@@ -629,6 +637,11 @@ func (c *Column) OrdOPE(v Value, r Rounding) ([]byte, error) {
 	}
 	var x int64
 	switch c.t.Base {
+	case Enum:
+		if err := c.checkEnum(v); err != nil {
+			return nil, err
+		}
+		x = c.enumOrdinal(v)
 	case Text, Varchar, Char:
 		if v.kind != kindBytes {
 			return nil, errors.New("onion: not a text value")
@@ -698,6 +711,8 @@ func (c *Column) ordinal(v Value) int64 {
 		return textOrdinal(c.t, v.s)
 	case Float8, Float4:
 		return float8Ordinal(v.i)
+	case Enum:
+		return c.enumOrdinal(v)
 	}
 	return v.i
 }
@@ -756,6 +771,11 @@ func (c *Column) fromOrdinal(x int64) (Value, error) {
 		v = Value{kind: kindInt, i: x}
 	case Float8, Float4:
 		v = IntValue(float8FromOrdinal(x))
+	case Enum:
+		var ok bool
+		if v, ok = c.enumFromOrdinal(x); !ok {
+			return Value{}, ErrDecrypt
+		}
 	default:
 		v = IntValue(x)
 	}

@@ -32,6 +32,7 @@ const (
 	Float4 // real: its value widened to double precision (exactly)
 	Cidr   // stored as inet is
 	Array  // a one-dimensional array of Elem (array.go)
+	Enum   // an enum type's label (enum.go)
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -55,12 +56,15 @@ const (
 // and TypeFromNames gives Length 1 for it.
 //
 // For an Array, Elem is the element's base and the modifiers are the
-// element's.
+// element's. For an Enum, EnumName is the type's name as format_type
+// prints it and EnumOID its OID.
 type Type struct {
 	Base             Base
 	Precision, Scale int
 	Length           int
 	Elem             Base
+	EnumName         string
+	EnumOID          uint32
 }
 
 // TypeFromNames returns the Type of a pg_query TypeName given its names
@@ -223,10 +227,14 @@ func charType(b Base, typmods []int32, dflt int) (Type, error) {
 // Check reports whether t is a valid Type (a supported base and valid
 // modifiers).
 func (t Type) Check() error {
-	if t.Base != Array && t.Elem != Invalid {
+	if t.Base != Array && t.Elem != Invalid || t.Base != Enum && (t.EnumName != "" || t.EnumOID != 0) {
 		return fmt.Errorf("onion: invalid type")
 	}
 	switch t.Base {
+	case Enum:
+		if t.EnumName == "" || t.EnumOID == 0 || t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
+			return fmt.Errorf("onion: invalid enum type")
+		}
 	case Array:
 		if t.Elem == Array {
 			return fmt.Errorf("onion: invalid array type")
@@ -264,6 +272,8 @@ func (t Type) OID() uint32 {
 	switch t.Base {
 	case Array:
 		return arrayOIDs[t.Elem]
+	case Enum:
+		return t.EnumOID
 	case SmallInt:
 		return 21
 	case Integer:
@@ -333,7 +343,7 @@ func (t Type) Size() int16 {
 	switch t.Base {
 	case SmallInt:
 		return 2
-	case Integer, Date, Float4:
+	case Integer, Date, Float4, Enum:
 		return 4
 	case BigInt, Timestamp, Timestamptz, Float8, Time:
 		return 8
@@ -355,6 +365,8 @@ func (t Type) baseName() string {
 	switch t.Base {
 	case Array:
 		return t.Element().baseName() + "[]"
+	case Enum:
+		return t.EnumName
 	case SmallInt:
 		return "smallint"
 	case Integer:
@@ -409,6 +421,8 @@ func (t Type) String() string {
 	switch t.Base {
 	case Array:
 		return t.Element().String() + "[]"
+	case Enum:
+		return t.EnumName
 	case Numeric:
 		if t.numericConstrained() {
 			return fmt.Sprintf("numeric(%d,%d)", t.Precision, t.Scale)
@@ -449,6 +463,7 @@ const (
 //	boolean                            eq, ord
 //	text, varchar(n), character(n)     eq, ord, search
 //	real, double precision, time       eq, ord
+//	enums                              eq, ord (by the labels' sort order)
 //	bytea, uuid, inet, cidr, interval  eq
 //	jsonb, arrays                      eq
 //
@@ -470,7 +485,7 @@ func (t Type) Capabilities() []Capability {
 			return []Capability{Eq, Add}
 		}
 		return []Capability{Eq}
-	case Date, Timestamp, Timestamptz, Boolean, Float8, Float4, Time:
+	case Date, Timestamp, Timestamptz, Boolean, Float8, Float4, Time, Enum:
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}

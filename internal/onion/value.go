@@ -245,6 +245,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 	switch t.Base {
 	case Array:
 		return t.parseArrayText(str, env)
+	case Enum:
+		return TextValue(str), nil // the Column checks the label
 	case SmallInt:
 		return parseInt(str, 16, "smallint")
 	case Integer:
@@ -378,6 +380,12 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 	switch t.Base {
 	case Array:
 		return t.parseArrayBinary(b)
+	case Enum:
+		// enum_recv reads the label as text.
+		if err := checkEncoding(b); err != nil {
+			return Value{}, err
+		}
+		return TextValue(string(b)), nil
 	case SmallInt:
 		if err := binLen(b, 2); err != nil {
 			return Value{}, err
@@ -491,6 +499,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 	switch t.Base {
 	case Array:
 		return t.appendArrayText(dst, v, env)
+	case Enum:
+		return append(dst, v.s...)
 	case SmallInt, Integer, BigInt:
 		return strconv.AppendInt(dst, v.i, 10)
 	case Boolean:
@@ -551,7 +561,7 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 			return append(dst, 1)
 		}
 		return append(dst, 0)
-	case Text, Varchar, Char, Bytea, UUID, Interval, Array:
+	case Text, Varchar, Char, Bytea, UUID, Interval, Array, Enum:
 		return append(dst, v.s...)
 	case Inet, Cidr:
 		return appendInetBinary(dst, v.s, t.Base == Cidr)
@@ -569,6 +579,8 @@ func (t Type) Valid(v Value) bool {
 	switch t.Base {
 	case Array:
 		return t.validArray(v)
+	case Enum:
+		return v.kind == kindBytes && len(v.s) >= 1 && len(v.s) <= maxEnumLabel && checkEncoding([]byte(v.s)) == nil
 	case SmallInt:
 		return v.kind == kindInt && v.i >= math.MinInt16 && v.i <= math.MaxInt16
 	case Integer:
@@ -636,7 +648,7 @@ func (t Type) EqualityKey(v Value) []byte {
 		return numericKey(v)
 	case Char:
 		return []byte(strings.TrimRight(v.s, " "))
-	case Text, Varchar, Bytea, UUID, Inet, Cidr:
+	case Text, Varchar, Bytea, UUID, Inet, Cidr, Enum:
 		return []byte(v.s)
 	case Interval:
 		return intervalKey(v.s)
@@ -705,7 +717,7 @@ func (t Type) fromEqualityKey(k []byte) (Value, error) {
 			return Value{}, ErrDecrypt
 		}
 		return v, nil
-	case Text, Varchar, Char, Bytea, UUID, Inet, Cidr:
+	case Text, Varchar, Char, Bytea, UUID, Inet, Cidr, Enum:
 		v := TextValue(string(k))
 		if t.Base == Char {
 			w, err := t.applyLength(v.s)
@@ -747,7 +759,9 @@ func (t Type) Compare(a, b Value) int {
 		return compareNumeric(a, b)
 	case Char:
 		return strings.Compare(strings.TrimRight(a.s, " "), strings.TrimRight(b.s, " "))
-	case Text, Varchar:
+	case Text, Varchar, Enum:
+		// An enum by its labels' bytes: not the type's order, which
+		// only its Ord onion knows.
 		return strings.Compare(a.s, b.s)
 	case Bytea, UUID:
 		// uuid_cmp is memcmp too.

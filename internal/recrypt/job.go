@@ -1,6 +1,7 @@
 package recrypt
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/json"
@@ -208,6 +209,26 @@ func (r *Rewriter) cipher(c *catalog.Column, t onion.Type, writes bool) (*onion.
 	oc, err := onion.NewColumnFormat(t, c.KeyID(), c.JoinID(), kinds, onion.Format(c.CellFormat()), d, homKey, enc)
 	if err != nil {
 		return nil, fmt.Errorf("keys of column %s: %w", c.Name, err)
+	}
+	if t.Base == onion.Enum {
+		labels := onion.FixedEnumLabels{Name: t.EnumName, Orders: map[string]float32{}}
+		rows, err := r.Conn.Query(context.Background(), `SELECT enumlabel::text, enumsortorder FROM pg_catalog.pg_enum WHERE enumtypid = $1`, t.EnumOID)
+		if err != nil {
+			return nil, fmt.Errorf("labels of enum %s: %w", t.EnumName, err)
+		}
+		for rows.Next() {
+			var l string
+			var so float32
+			if err := rows.Scan(&l, &so); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			labels.Orders[l] = so
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("labels of enum %s: %w", t.EnumName, err)
+		}
+		oc.SetEnumLabels(labels)
 	}
 	return oc, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,10 +123,35 @@ func parseType(s string) (onion.Type, error) {
 	if tc == nil {
 		return onion.Type{}, fmt.Errorf("rewrite: bad catalog type %q", s)
 	}
-	if base, ok := serialBase(typeNames(tc.TypeName)[len(tc.TypeName.Names)-1]); ok {
+	names := typeNames(tc.TypeName)
+	if base, ok := serialBase(names[len(names)-1]); ok {
 		return onion.TypeFromNames([]string{base}, nil) // a plain serial column's values
 	}
+	if len(names) == 2 && names[0] == "pg_catalog" && names[1] == "anyenum" && len(tc.TypeName.Typmods) == 2 {
+		// catalogType's form of an enum: its name and OID.
+		name := tc.TypeName.Typmods[0].GetAConst().GetSval().GetSval()
+		c := tc.TypeName.Typmods[1].GetAConst()
+		oid := int64(c.GetIval().GetIval())
+		if f := c.GetFval(); f != nil { // above 2^31: a float to the parser
+			oid, _ = strconv.ParseInt(f.Fval, 10, 64)
+		}
+		if oid <= 0 || oid > math.MaxUint32 {
+			return onion.Type{}, fmt.Errorf("rewrite: bad catalog type %q", s)
+		}
+		t := onion.EnumType(name, uint32(oid))
+		return t, t.Check()
+	}
 	return typeOf(tc.TypeName)
+}
+
+// catalogType is how the catalog records a column's type: as
+// onion.Type.String prints it, an enum as pg_catalog.anyenum('name',
+// oid), which parseType reads back.
+func catalogType(t onion.Type) string {
+	if t.Base == onion.Enum {
+		return fmt.Sprintf("pg_catalog.anyenum(%s, %d)", quoteString(t.EnumName), t.EnumOID)
+	}
+	return t.String()
 }
 
 // typeOf is the onion.Type of a type name: arrays (of any declared
@@ -312,17 +338,24 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		}
 		typ, err := typeOf(cd.TypeName)
 		if err != nil && types != nil && !isSerial(names) && len(cd.TypeName.ArrayBounds) == 0 {
-			d, lerr := types(names)
+			u, lerr := types(names)
 			if lerr != nil {
 				return nil, lerr
 			}
-			if d != nil {
+			switch {
+			case u != nil && u.Domain != nil:
+				d := u.Domain
 				if cd, err = applyDomain(cd, d, domainChecks); err != nil {
 					return nil, err
 				}
-				if typ, err = typeOf(cd.TypeName); err != nil {
+				if typ, err = typeOf(cd.TypeName); err != nil && d.Enum != nil {
+					typ, err = onion.EnumType(d.Enum.Name, d.Enum.OID), nil
+				}
+				if err != nil {
 					err = fmt.Errorf("%w (the base type of domain %s)", err, d.Name)
 				}
+			case u != nil && u.Enum != nil:
+				typ, err = onion.EnumType(u.Enum.Name, u.Enum.OID), nil
 			}
 		}
 		if err != nil {
@@ -378,7 +411,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 		if err := catalog.CheckJoinGroup(pol.JoinGroup, pol.Policy, append([]string{}, caps...)); err != nil {
 			return nil, Refusal("column %s.%s: %v", table, cd.Colname, err)
 		}
-		col := catalog.Column{Position: pos, Name: cd.Colname, Type: typ.String(), Policy: pol.Policy,
+		col := catalog.Column{Position: pos, Name: cd.Colname, Type: catalogType(typ), Policy: pol.Policy,
 			Capabilities: caps, Onions: map[string]string{}, JoinGroup: pol.JoinGroup, Format: int(onion.FormatLatest), Collation: collation}
 		if pol.Format != 0 {
 			col.Format = pol.Format

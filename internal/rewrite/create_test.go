@@ -337,3 +337,14 @@ func columnNotes(c *catalog.Column) string {
 	}
 	return def
 }
+
+// TestCatalogTypeEnum: the catalog's form of an enum type reads back as
+// the same type, its name quoted as needed.
+func TestCatalogTypeEnum(t *testing.T) {
+	for _, typ := range []onion.Type{onion.EnumType("mood", 16390), onion.EnumType(`"my ""mood"""`, 4000000000), onion.EnumType("public.it's", 1)} {
+		got, err := parseType(catalogType(typ))
+		if err != nil || got != typ {
+			t.Errorf("%s: %#v, %v", catalogType(typ), got, err)
+		}
+	}
+}

@@ -14,11 +14,25 @@ import (
 // with VALUE read as the column), since the server sees only
 // ciphertexts. The twin keeps the domain, so clients see it.
 
-// Domain is a domain as the server defines it, read by the engine (the
-// rewriter does no I/O).
+// UserType is a type a column names that the rewriter cannot read from
+// its name: a domain or an enum, as the engine read it from the server
+// (the rewriter does no I/O).
+type UserType struct {
+	Domain *Domain
+	Enum   *Enum
+}
+
+// Enum is an enum type: its name as format_type prints it, and its OID.
+type Enum struct {
+	Name string
+	OID  uint32
+}
+
+// Domain is a domain as the server defines it.
 type Domain struct {
 	Name    string // as format_type prints it
 	Base    string // the base type under every level of domain, as format_type prints it
+	Enum    *Enum  // the base type, when it is an enum
 	NotNull bool   // at any level
 	Default *string
 	Checks  []DomainCheck // of every level
@@ -29,10 +43,10 @@ type Domain struct {
 // ("CHECK ((VALUE > 0))").
 type DomainCheck struct{ Domain, Name, Def string }
 
-// TypeLookup returns the domain a column's type names, nil if it names
-// none (a base type, or a type that does not exist: the server reports
-// that).
-type TypeLookup func(names []string) (*Domain, error)
+// TypeLookup returns the domain or enum a column's type names, nil if it
+// names neither (a base type, or a type that does not exist: the server
+// reports that).
+type TypeLookup func(names []string) (*UserType, error)
 
 // applyDomain returns column cd of domain d as a column of d's base type
 // carrying d's constraints: NOT NULL, CHECKs over the column (named as
@@ -102,3 +116,6 @@ func parseExpr(sql string) (*pg_query.Node, error) {
 	}
 	return tl[0].GetResTarget().Val, nil
 }
+
+// quoteString is s as a SQL string literal.
+func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

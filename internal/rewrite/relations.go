@@ -62,6 +62,15 @@ func ParamRefs(st Statement) []int {
 // ColumnType returns the type of a catalog column.
 func ColumnType(c *catalog.Column) (onion.Type, error) { return parseType(c.Type) }
 
+// DisplayType is a column's type as PostgreSQL names it (an enum by its
+// name, where the catalog also records its OID).
+func DisplayType(c *catalog.Column) string {
+	if t, err := ColumnType(c); err == nil && c.Policy != catalog.Plain {
+		return t.String()
+	}
+	return c.Type
+}
+
 // PhysicalColumns returns the server-side columns of an encrypted catalog
 // column: one per onion, the exact-value copy of lossy types, and the salt
 // override.
