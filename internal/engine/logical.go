@@ -101,9 +101,10 @@ func (e *Engine) twinOIDs() (map[string]string, error) {
 	return out, rows.Err()
 }
 
-// planCatalogQuery answers a query of the system catalogs that names a
-// table with encrypted columns by its OID (psql's \d, drivers'
-// reflection) about the table's twin: its logical columns, types,
+// planCatalogQuery answers a query of the system catalogs about the
+// logical schema (rewrite.LogicalCatalog): a table with encrypted
+// columns, named by OID (psql's \d) or by name (drivers' and ORMs'
+// reflection, information_schema), has its twin's columns, types,
 // defaults, constraints and indexes; the twins' schemas are taken out of
 // the answer's text. nil passes the query through.
 func (s *session) planCatalogQuery(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
@@ -114,7 +115,7 @@ func (s *session) planCatalogQuery(st rewrite.Statement, ext *extended) (*stmtPl
 	if err != nil || len(oids) == 0 {
 		return nil, nil // the physical answer: no twin to tell about
 	}
-	sql, ok := rewrite.SubstituteOIDs(st, oids)
+	sql, ok := rewrite.LogicalCatalog(st, oids)
 	if !ok {
 		return nil, nil
 	}

@@ -1,10 +1,12 @@
 package engine_test
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/pgonion/pgonion/internal/pgtest"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -72,5 +74,81 @@ func TestPsqlDescribe(t *testing.T) {
 	run(p.url, "CREATE INDEX CONCURRENTLY authors_email_c ON authors (email);")
 	if out := run(p.url, `\d authors`+"\n"); !strings.Contains(out, "__eq") {
 		t.Errorf("after CREATE INDEX CONCURRENTLY, \\d shows a twin:\n%s", out)
+	}
+}
+
+// TestLogicalCatalogByName: the reflection queries of ORMs and drivers,
+// which look a table up by name (or by a regclass cast) rather than by
+// an OID psql substituted, see the logical columns, defaults, keys and
+// indexes: the same rows as on plaintext PostgreSQL for the same DDL.
+func TestLogicalCatalogByName(t *testing.T) {
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		t.Fatal("psql is not installed:", err)
+	}
+	p := startProxy(t, newEncDB(t), nil)
+	plainDSN := pgtest.DSN(t)
+	for _, dsn := range []string{plainDSN, p.url} {
+		cmd := exec.Command(psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-f", "-")
+		cmd.Stdin = strings.NewReader(psqlDescribeDDL + "CREATE TABLE reviews (id int PRIMARY KEY, book int REFERENCES books (id), stars int);\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("psql %s: %v\n%s", redact(dsn), err, out)
+		}
+	}
+	ctx := context.Background()
+	plain, err := pgx.Connect(ctx, plainDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close(ctx)
+	queries := []string{
+		// Django's get_table_description.
+		`SELECT a.attname AS column_name, NOT (a.attnotnull OR (t.typtype = 'd' AND t.typnotnull)) AS is_nullable,
+			pg_get_expr(ad.adbin, ad.adrelid) AS column_default, CASE WHEN collname = 'default' THEN NULL ELSE collname END AS collation,
+			a.attidentity != '' AS is_autofield, col_description(a.attrelid, a.attnum) AS column_comment
+		FROM pg_attribute a LEFT JOIN pg_attrdef ad ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+			LEFT JOIN pg_collation co ON a.attcollation = co.oid JOIN pg_type t ON a.atttypid = t.oid
+			JOIN pg_class c ON a.attrelid = c.oid JOIN pg_namespace n ON c.relnamespace = n.oid
+		WHERE c.relkind IN ('f', 'm', 'p', 'r', 'v') AND c.relname = 'books' AND n.nspname NOT IN ('pg_catalog', 'pg_toast')
+			AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY a.attnum`,
+		// SQLAlchemy's columns, schema-qualified references.
+		`SELECT pg_catalog.pg_attribute.attname AS name, pg_catalog.format_type(pg_catalog.pg_attribute.atttypid, pg_catalog.pg_attribute.atttypmod) AS format_type,
+			(SELECT pg_catalog.pg_get_expr(pg_catalog.pg_attrdef.adbin, pg_catalog.pg_attrdef.adrelid) FROM pg_catalog.pg_attrdef
+				WHERE pg_catalog.pg_attrdef.adrelid = pg_catalog.pg_attribute.attrelid AND pg_catalog.pg_attrdef.adnum = pg_catalog.pg_attribute.attnum
+				AND pg_catalog.pg_attribute.atthasdef) AS "default", pg_catalog.pg_attribute.attnotnull AS not_null,
+			pg_catalog.pg_class.relname AS table_name, pg_catalog.pg_attribute.attgenerated AS generated
+		FROM pg_catalog.pg_class LEFT OUTER JOIN pg_catalog.pg_attribute ON pg_catalog.pg_class.oid = pg_catalog.pg_attribute.attrelid
+			AND pg_catalog.pg_attribute.attnum > 0 AND NOT pg_catalog.pg_attribute.attisdropped
+		WHERE pg_catalog.pg_class.relkind = ANY (ARRAY['r', 'p']) AND pg_catalog.pg_table_is_visible(pg_catalog.pg_class.oid)
+			AND pg_catalog.pg_class.relname IN ('authors', 'books', 'reviews') ORDER BY pg_catalog.pg_class.relname, pg_catalog.pg_attribute.attnum`,
+		// Rails' columns, by a regclass cast.
+		`SELECT a.attname, format_type(a.atttypid, a.atttypmod), pg_get_expr(d.adbin, d.adrelid), a.attnotnull, a.atttypmod
+		FROM pg_attribute a LEFT JOIN pg_attrdef d ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+		WHERE a.attrelid = '"authors"'::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+		// Primary and foreign keys, with their columns' names.
+		`SELECT c.relname, con.conname, con.contype, array(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY k(n, i)
+				JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i) AS cols,
+			con.confrelid::regclass AS refers, array(SELECT a.attname FROM unnest(con.confkey) WITH ORDINALITY k(n, i)
+				JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.i) AS refcols, pg_get_constraintdef(con.oid)
+		FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'public' AND c.relname IN ('authors', 'books', 'reviews') ORDER BY 1, 2`,
+		// Indexes and their columns.
+		`SELECT t.relname, i.relname, ix.indisunique, ix.indisprimary, array(SELECT a.attname FROM unnest(ix.indkey) WITH ORDINALITY k(n, o)
+				JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.n ORDER BY k.o) AS cols, pg_get_indexdef(ix.indexrelid)
+		FROM pg_class t JOIN pg_index ix ON t.oid = ix.indrelid JOIN pg_class i ON i.oid = ix.indexrelid
+		WHERE t.relname IN ('authors', 'books') AND pg_table_is_visible(t.oid) ORDER BY 1, 2`,
+		`SELECT table_schema, table_name, column_name, ordinal_position, column_default, is_nullable, data_type, character_maximum_length, numeric_precision, numeric_scale
+		FROM information_schema.columns WHERE table_name IN ('authors', 'books') ORDER BY table_name, ordinal_position`,
+		`SELECT table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2`,
+	}
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		c := p.connect(t, mode)
+		for _, q := range queries {
+			got, gerr := rowsText(c, q)
+			want, werr := rowsText(plain, q)
+			if gerr != nil || werr != nil || got != want {
+				t.Errorf("%v: %s\nthrough the proxy (%v):\n%s\nplaintext (%v):\n%s", mode, q, gerr, got, werr, want)
+			}
+		}
 	}
 }

@@ -144,10 +144,16 @@ func TwinStatement(st Statement, hasTwin func(schema, table string) bool) (sql s
 
 // TwinNames takes the twins' schemas out of a catalog answer's text:
 // "pgonion_l_public.t" becomes "t" (public is on the search path the
-// proxy assumes), "pgonion_l_s.t" becomes "s.t".
+// proxy assumes), "pgonion_l_s.t" becomes "s.t"; in an index definition
+// (pg_get_indexdef, which always qualifies) "public.t".
 func TwinNames(s string) string {
 	if !strings.Contains(s, TwinSchemaPrefix) {
 		return s
+	}
+	if strings.HasPrefix(s, "CREATE ") {
+		// pg_get_indexdef qualifies the table whatever the search
+		// path: "ON public.t".
+		return strings.ReplaceAll(s, TwinSchemaPrefix, "")
 	}
 	s = strings.ReplaceAll(s, TwinSchemaPrefix+DefaultSchema+".", "")
 	return strings.ReplaceAll(s, TwinSchemaPrefix, "")
@@ -171,33 +177,91 @@ func CatalogQuery(st Statement) bool {
 	return true
 }
 
-// SubstituteOIDs replaces, in a catalog query, each constant that is a
-// key of oids (a table's OID, as text) by its value; it returns the new
-// text, or ok false when there was none.
-func SubstituteOIDs(st Statement, oids map[string]string) (string, bool) {
+// logicalViews are the proxy's views of the catalogs that describe a
+// table's columns, defaults, constraints and indexes (migration 0022):
+// each shows, for a table with a twin, the twin's rows under the table's
+// OID, and the twin's own rows too.
+var logicalViews = map[Relation]string{
+	{Schema: "pg_catalog", Name: "pg_attribute"}:    "l_pg_attribute",
+	{Schema: "pg_catalog", Name: "pg_attrdef"}:      "l_pg_attrdef",
+	{Schema: "pg_catalog", Name: "pg_constraint"}:   "l_pg_constraint",
+	{Schema: "pg_catalog", Name: "pg_index"}:        "l_pg_index",
+	{Schema: "information_schema", Name: "columns"}: "l_columns",
+	{Schema: "information_schema", Name: "tables"}:  "l_tables",
+}
+
+// LogicalCatalog rewrites a catalog query (CatalogQuery) to answer about
+// the logical schema: the catalogs of logicalViews are read through the
+// views; an expression's relation (pg_get_expr) and a column comment's
+// (col_description) are the twin's; each constant that is a key of oids
+// (a table's OID, as text) becomes its value, the twin's OID. ok is false
+// when nothing changed.
+func LogicalCatalog(st Statement, oids map[string]string) (sql string, ok bool) {
 	st = st.Clone()
 	changed := false
+	replaced := map[string]bool{} // by the name a column reference qualifies
 	inspect(st.Tree.ProtoReflect(), func(m protoreflect.Message) bool {
-		c, ok := m.Interface().(*pg_query.A_Const)
-		if !ok {
-			return true
-		}
-		switch v := c.Val.(type) {
-		case *pg_query.A_Const_Sval:
-			if to, ok := oids[v.Sval.Sval]; ok {
-				v.Sval.Sval, changed = to, true
+		switch n := m.Interface().(type) {
+		case *pg_query.RangeVar:
+			schema := n.Schemaname
+			if schema == "" && strings.HasPrefix(n.Relname, "pg_") {
+				schema = "pg_catalog"
 			}
-		case *pg_query.A_Const_Ival:
-			if to, ok := oids[strconv.Itoa(int(v.Ival.Ival))]; ok {
-				c.Val = &pg_query.A_Const_Sval{Sval: &pg_query.String{Sval: to}}
+			view, ok := logicalViews[Relation{Schema: schema, Name: n.Relname}]
+			if !ok {
+				return false
+			}
+			if n.Alias == nil {
+				n.Alias = &pg_query.Alias{Aliasname: n.Relname}
+				replaced[n.Relname] = true
+			}
+			n.Schemaname, n.Relname, n.Catalogname, changed = ProxySchema, view, "", true
+			return false
+		case *pg_query.FuncCall:
+			arg := -1
+			switch funcName(n) {
+			case "pg_get_expr":
+				arg = 1
+			case "col_description":
+				arg = 0
+			}
+			if arg >= 0 && len(n.Args) > arg {
+				n.Args[arg] = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("l_relid")},
+					[]*pg_query.Node{n.Args[arg]}, -1)
 				changed = true
 			}
+		case *pg_query.A_Const:
+			switch v := n.Val.(type) {
+			case *pg_query.A_Const_Sval:
+				if to, ok := oids[v.Sval.Sval]; ok {
+					v.Sval.Sval, changed = to, true
+				}
+			case *pg_query.A_Const_Ival:
+				if to, ok := oids[strconv.Itoa(int(v.Ival.Ival))]; ok {
+					n.Val = &pg_query.A_Const_Sval{Sval: &pg_query.String{Sval: to}}
+					changed = true
+				}
+			}
+			return false
 		}
-		return false
+		return true
 	})
 	if !changed {
 		return "", false
 	}
+	// A reference qualified with the catalog's schema
+	// (pg_catalog.pg_attribute.attname) names the view's alias now.
+	inspect(st.Tree.ProtoReflect(), func(m protoreflect.Message) bool {
+		if cr, ok := m.Interface().(*pg_query.ColumnRef); ok {
+			if len(cr.Fields) >= 3 && replaced[fieldName(cr.Fields[1])] {
+				if s := fieldName(cr.Fields[0]); s == "pg_catalog" || s == "information_schema" {
+					cr.Fields = cr.Fields[1:]
+				}
+			}
+			return false
+		}
+		return true
+	})
 	out, err := st.Deparse()
 	if err != nil {
 		return "", false

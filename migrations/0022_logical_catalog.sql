@@ -1,0 +1,93 @@
+-- The logical catalog: catalog queries that look a table up by name (an
+-- ORM's reflection, pgjdbc's DatabaseMetaData, information_schema) see
+-- its twin's columns, defaults, constraints and indexes (rewrite/twin.go)
+-- under the table's own OID and schema. The proxy rewrites such queries
+-- onto these views; a query that names a table by its twin's OID (psql
+-- after the proxy substituted it) still finds the twin's own rows.
+--
+-- The views list the catalogs' columns as this server has them (read
+-- here, so a server version with other columns gets views to match);
+-- columns of pseudo-type anyarray, which a view cannot have, are left
+-- out.
+
+-- Each table with a twin: its OID and the twin's.
+CREATE VIEW pgonion.l_twins AS
+SELECT c.oid AS physical, t.oid AS twin
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_namespace tn ON tn.nspname = 'pgonion_l_' || n.nspname
+JOIN pg_catalog.pg_class t ON t.relnamespace = tn.oid AND t.relname = c.relname AND t.relkind = 'r'
+WHERE c.relkind = 'r';
+
+-- The twin of a table, or the relation itself.
+CREATE FUNCTION pgonion.l_relid(rel oid) RETURNS oid LANGUAGE sql STABLE AS
+$$ SELECT coalesce((SELECT twin FROM pgonion.l_twins WHERE physical = rel), rel) $$;
+
+-- The table of a twin, or the relation itself.
+CREATE FUNCTION pgonion.l_physical(rel oid) RETURNS oid LANGUAGE sql STABLE AS
+$$ SELECT coalesce((SELECT physical FROM pgonion.l_twins WHERE twin = rel), rel) $$;
+
+-- The attribute numbers keys of a table with a twin name, as the twin
+-- numbers the columns of the same names (a plain column keeps its name).
+CREATE FUNCTION pgonion.l_attnums(rel oid, keys int2[]) RETURNS int2[] LANGUAGE sql STABLE AS
+$$ SELECT array_agg(coalesce(ta.attnum, k.a) ORDER BY k.i)
+   FROM unnest(keys) WITH ORDINALITY AS k(a, i)
+   LEFT JOIN pg_catalog.pg_attribute pa ON pa.attrelid = rel AND pa.attnum = k.a
+   LEFT JOIN pg_catalog.pg_attribute ta ON ta.attrelid = pgonion.l_relid(rel) AND ta.attname = pa.attname $$;
+
+DO $$
+DECLARE
+	spec record;
+	plain text;
+	mapped text;
+	extra text;
+BEGIN
+	FOR spec IN SELECT * FROM (VALUES ('pg_attribute', 'attrelid'), ('pg_attrdef', 'adrelid'),
+			('pg_constraint', 'conrelid'), ('pg_index', 'indrelid')) AS s(rel, relid) LOOP
+		-- plain: a row as it is, but a foreign key's referenced columns
+		-- numbered as the referenced table's twin numbers them; mapped:
+		-- a twin's row under its table's OID.
+		SELECT string_agg(CASE
+				WHEN a.attname = 'confkey' THEN 'CASE WHEN x.confrelid = pgonion.l_relid(x.confrelid) THEN x.confkey ELSE pgonion.l_attnums(x.confrelid, x.confkey) END'
+				ELSE 'x.' || quote_ident(a.attname) END || ' AS ' || quote_ident(a.attname), ', ' ORDER BY a.attnum),
+			string_agg(CASE
+				WHEN a.attname = spec.relid THEN 'm.physical'
+				WHEN a.attname = 'confrelid' THEN 'pgonion.l_physical(x.confrelid)'
+				ELSE 'x.' || quote_ident(a.attname) END || ' AS ' || quote_ident(a.attname), ', ' ORDER BY a.attnum)
+		INTO plain, mapped
+		FROM pg_catalog.pg_attribute a
+		WHERE a.attrelid = ('pg_catalog.' || spec.rel)::regclass AND a.attnum > 0 AND NOT a.attisdropped
+			AND a.atttypid <> 'pg_catalog.anyarray'::regtype;
+		extra := '';
+		IF spec.rel = 'pg_constraint' THEN
+			-- A twin keeps only the foreign keys to tables with twins:
+			-- those to other tables are the table's own, its columns
+			-- numbered as in the twin.
+			extra := format(' UNION ALL SELECT %s FROM pg_catalog.pg_constraint x JOIN pgonion.l_twins m ON m.physical = x.conrelid
+				WHERE x.contype = ''f'' AND x.confrelid = pgonion.l_relid(x.confrelid)',
+				replace(plain, 'x.conkey AS conkey', 'pgonion.l_attnums(x.conrelid, x.conkey) AS conkey'));
+		END IF;
+		EXECUTE format('CREATE VIEW pgonion.%I AS SELECT %s FROM pg_catalog.%I x
+			WHERE NOT EXISTS (SELECT 1 FROM pgonion.l_twins m WHERE m.physical = x.%I)
+			UNION ALL SELECT %s FROM pg_catalog.%I x JOIN pgonion.l_twins m ON m.twin = x.%I%s',
+			'l_' || spec.rel, plain, spec.rel, spec.relid, mapped, spec.rel, spec.relid, extra);
+	END LOOP;
+
+	-- information_schema.columns: a twin's columns in its table's
+	-- schema, for the table's; the proxy's schemas left out.
+	SELECT string_agg('x.' || quote_ident(a.attname), ', ' ORDER BY a.attnum),
+		string_agg(CASE WHEN a.attname = 'table_schema'
+			THEN 'substr(x.table_schema::text, 11)::information_schema.sql_identifier'
+			ELSE 'x.' || quote_ident(a.attname) END || ' AS ' || quote_ident(a.attname), ', ' ORDER BY a.attnum)
+	INTO plain, mapped
+	FROM pg_catalog.pg_attribute a
+	WHERE a.attrelid = 'information_schema.columns'::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+	EXECUTE format('CREATE VIEW pgonion.l_columns AS SELECT %s FROM information_schema.columns x
+		WHERE x.table_schema::text NOT LIKE ''pgonion%%'' AND NOT EXISTS (SELECT 1 FROM information_schema.tables t
+			WHERE t.table_schema::text = ''pgonion_l_'' || x.table_schema::text AND t.table_name = x.table_name)
+		UNION ALL SELECT %s FROM information_schema.columns x WHERE x.table_schema::text LIKE ''pgonion\_l\_%%''', plain, mapped);
+END $$;
+
+-- information_schema.tables without the proxy's schemas.
+CREATE VIEW pgonion.l_tables AS
+SELECT * FROM information_schema.tables WHERE table_schema::text NOT LIKE 'pgonion%';
