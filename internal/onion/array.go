@@ -37,7 +37,7 @@ func (t Type) Element() Type {
 var arrayOIDs = map[Base]uint32{
 	SmallInt: 1005, Integer: 1007, BigInt: 1016, Numeric: 1231, Text: 1009, Varchar: 1015, Char: 1014,
 	Date: 1182, Timestamp: 1115, Timestamptz: 1185, Boolean: 1000, Bytea: 1001, UUID: 2951,
-	Float8: 1022, Float4: 1021, Time: 1183, Inet: 1041, Cidr: 651, Interval: 1187, JSONB: 3807,
+	Float8: 1022, Float4: 1021, Time: 1183, TimeTZ: 1270, Inet: 1041, Cidr: 651, Interval: 1187, JSONB: 3807,
 }
 
 // refuseArray refuses an array input form this package does not read.

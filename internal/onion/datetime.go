@@ -1122,7 +1122,17 @@ func appendOffset(dst []byte, east int) []byte {
 // ignores zones. Other forms PostgreSQL accepts (with a date, another
 // zone, run-together digits) are refused, not misread.
 func parseTimeText(s string) (Value, error) {
-	const typ = "time"                    // time_in's messages say so
+	us, _, err := decodeTimeOnly(s, "time", false)
+	if err != nil {
+		return Value{}, err
+	}
+	return IntValue(us), nil
+}
+
+// decodeTimeOnly is DecodeTimeOnly for parseTimeText and, with withTZ,
+// timetz_in: a numeric offset (+hh[:mm[:ss]]) or UTC's names are read
+// too; tz is the offset in seconds west of UTC, noTZ when none was given.
+func decodeTimeOnly(s, typ string, withTZ bool) (us int64, tz int, err error) {
 	fields, derr := splitDateTime(s, 153) // MAXDATELEN + MAXDATEFIELDS
 	var dt dtDecoder
 	seen := 0
@@ -1134,6 +1144,13 @@ func parseTimeText(s string) (Value, error) {
 		switch f.typ {
 		case fTime:
 			tmask, derr = dt.decodeTime(f.text)
+		case fTZ:
+			if !withTZ {
+				derr = dtRefuse
+				break
+			}
+			dt.tz, derr = decodeTimezone(f.text)
+			tmask = mTZ
 		case fString, fSpecial:
 			if f.text == "allballs" {
 				dt.hour, dt.min, dt.sec, dt.fsec = 0, 0, 0, 0
@@ -1179,10 +1196,18 @@ func parseTimeText(s string) (Value, error) {
 		derr = dtFieldOverflow // checked last, as DecodeTimeOnly does
 	}
 	if derr != dtOK {
-		return Value{}, dateTimeError(derr, s, typ)
+		return 0, 0, dateTimeError(derr, s, typ)
 	}
-	return IntValue(((int64(dt.hour)*60+int64(dt.min))*60+int64(dt.sec))*usecsPerSec + dt.fsec), nil
+	if withTZ && seen&mTZ == 0 {
+		tz = noTZ
+	} else {
+		tz = dt.tz
+	}
+	return ((int64(dt.hour)*60+int64(dt.min))*60+int64(dt.sec))*usecsPerSec + dt.fsec, tz, nil
 }
+
+// noTZ is decodeTimeOnly's zone when the input gives none.
+const noTZ = math.MinInt32
 
 // validTime reports whether us is a time of day: 00:00:00 to 24:00:00.
 func validTime(us int64) bool { return us >= 0 && us <= usecsPerDay }

@@ -47,6 +47,8 @@ func eqJoinClass(t Type) int {
 		return 100 + eqJoinClass(t.Element())
 	case Enum:
 		return 200 // of one enum type only (sameEnum)
+	case TimeTZ:
+		return 15
 	}
 	return 0
 }

@@ -642,6 +642,11 @@ func (c *Column) OrdOPE(v Value, r Rounding) ([]byte, error) {
 			return nil, err
 		}
 		x = c.enumOrdinal(v)
+	case TimeTZ:
+		if !c.t.Valid(v) {
+			return nil, errors.New("onion: not a time with time zone")
+		}
+		x = timetzOrdinal(v)
 	case Text, Varchar, Char:
 		if v.kind != kindBytes {
 			return nil, errors.New("onion: not a text value")
@@ -713,6 +718,8 @@ func (c *Column) ordinal(v Value) int64 {
 		return float8Ordinal(v.i)
 	case Enum:
 		return c.enumOrdinal(v)
+	case TimeTZ:
+		return timetzOrdinal(v)
 	}
 	return v.i
 }
@@ -776,6 +783,8 @@ func (c *Column) fromOrdinal(x int64) (Value, error) {
 		if v, ok = c.enumFromOrdinal(x); !ok {
 			return Value{}, ErrDecrypt
 		}
+	case TimeTZ:
+		v = timetzFromOrdinal(x)
 	default:
 		v = IntValue(x)
 	}

@@ -64,6 +64,8 @@ func diffTypes() []diffType {
 		{sql: "date[]", t: Type{Base: Array, Elem: Date}, corpus: arrayCorpus},
 		{sql: "timestamptz[]", t: Type{Base: Array, Elem: Timestamptz}, corpus: arrayCorpus, zones: []string{"UTC", "Europe/Berlin"}},
 		{sql: "time", t: Type{Base: Time}, corpus: timeCorpus},
+		{sql: "timetz", t: Type{Base: TimeTZ}, corpus: timetzCorpus, zones: []string{"UTC", "Asia/Kolkata", "America/Chicago"}},
+		{sql: "timetz[]", t: Type{Base: Array, Elem: TimeTZ}, corpus: arrayCorpus},
 		{sql: "inet", t: Type{Base: Inet}, corpus: inetCorpus},
 		{sql: "cidr", t: Type{Base: Cidr}, corpus: cidrCorpus},
 		{sql: "interval", t: Type{Base: Interval}, corpus: intervalCorpus},

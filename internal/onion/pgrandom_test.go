@@ -45,7 +45,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Float4: "float4send", Time: "time_send", Inet: "inet_send", Cidr: "cidr_send", Interval: "interval_send", JSONB: "jsonb_send", Array: "array_send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Float4: "float4send", Time: "time_send", TimeTZ: "timetz_send", Inet: "inet_send", Cidr: "cidr_send", Interval: "interval_send", JSONB: "jsonb_send", Array: "array_send",
 	}[b]
 }
 
@@ -167,6 +167,10 @@ func generatorFor(t Type) generator {
 		return genFloat4
 	case Time:
 		return genTime
+	case TimeTZ:
+		return func(r *rand.Rand) string {
+			return genTime(r) + pick(r, "", "+05:30", "-08", " +01", "-03:30:15", "z", "+16", " UTC")
+		}
 	case Inet, Cidr:
 		return genInet
 	case Interval:

@@ -33,6 +33,7 @@ const (
 	Cidr   // stored as inet is
 	Array  // a one-dimensional array of Elem (array.go)
 	Enum   // an enum type's label (enum.go)
+	TimeTZ // time with time zone (timetz.go)
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -155,6 +156,11 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 			return Type{}, fmt.Errorf("onion: interval with fields or a precision is not supported for encrypted columns yet; use interval")
 		}
 		return Type{Base: Interval}, nil
+	case "timetz", "time with time zone":
+		if len(typmods) != 0 {
+			return Type{}, fmt.Errorf("onion: time(p) with time zone is not supported for encrypted columns yet; use time with time zone")
+		}
+		return Type{Base: TimeTZ}, nil
 	case "time", "time without time zone":
 		if len(typmods) != 0 {
 			return Type{}, fmt.Errorf("onion: time(p) is not supported for encrypted columns yet; use time")
@@ -241,7 +247,7 @@ func (t Type) Check() error {
 		}
 		_, err := ArrayOf(t.Element())
 		return err
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Float4, Time, Inet, Cidr, Interval, JSONB:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Float4, Time, TimeTZ, Inet, Cidr, Interval, JSONB:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -306,6 +312,8 @@ func (t Type) OID() uint32 {
 		return 700
 	case Time:
 		return 1083
+	case TimeTZ:
+		return 1266
 	case Inet:
 		return 869
 	case Cidr:
@@ -351,6 +359,8 @@ func (t Type) Size() int16 {
 		return 1
 	case UUID, Interval:
 		return 16
+	case TimeTZ:
+		return 12
 	}
 	return -1
 }
@@ -402,6 +412,8 @@ func (t Type) baseName() string {
 		return "real"
 	case Time:
 		return "time without time zone"
+	case TimeTZ:
+		return "time with time zone"
 	case Inet:
 		return "inet"
 	case Cidr:
@@ -485,7 +497,7 @@ func (t Type) Capabilities() []Capability {
 			return []Capability{Eq, Add}
 		}
 		return []Capability{Eq}
-	case Date, Timestamp, Timestamptz, Boolean, Float8, Float4, Time, Enum:
+	case Date, Timestamp, Timestamptz, Boolean, Float8, Float4, Time, TimeTZ, Enum:
 		return []Capability{Eq, Ord}
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}

@@ -247,6 +247,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return t.parseArrayText(str, env)
 	case Enum:
 		return TextValue(str), nil // the Column checks the label
+	case TimeTZ:
+		return parseTimeTZText(str, env)
 	case SmallInt:
 		return parseInt(str, 16, "smallint")
 	case Integer:
@@ -380,6 +382,8 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 	switch t.Base {
 	case Array:
 		return t.parseArrayBinary(b)
+	case TimeTZ:
+		return parseTimeTZBinary(b)
 	case Enum:
 		// enum_recv reads the label as text.
 		if err := checkEncoding(b); err != nil {
@@ -501,6 +505,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return t.appendArrayText(dst, v, env)
 	case Enum:
 		return append(dst, v.s...)
+	case TimeTZ:
+		return appendTimeTZText(dst, v)
 	case SmallInt, Integer, BigInt:
 		return strconv.AppendInt(dst, v.i, 10)
 	case Boolean:
@@ -561,7 +567,7 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 			return append(dst, 1)
 		}
 		return append(dst, 0)
-	case Text, Varchar, Char, Bytea, UUID, Interval, Array, Enum:
+	case Text, Varchar, Char, Bytea, UUID, Interval, Array, Enum, TimeTZ:
 		return append(dst, v.s...)
 	case Inet, Cidr:
 		return appendInetBinary(dst, v.s, t.Base == Cidr)
@@ -579,6 +585,8 @@ func (t Type) Valid(v Value) bool {
 	switch t.Base {
 	case Array:
 		return t.validArray(v)
+	case TimeTZ:
+		return validTimeTZ(v)
 	case Enum:
 		return v.kind == kindBytes && len(v.s) >= 1 && len(v.s) <= maxEnumLabel && checkEncoding([]byte(v.s)) == nil
 	case SmallInt:
@@ -648,7 +656,7 @@ func (t Type) EqualityKey(v Value) []byte {
 		return numericKey(v)
 	case Char:
 		return []byte(strings.TrimRight(v.s, " "))
-	case Text, Varchar, Bytea, UUID, Inet, Cidr, Enum:
+	case Text, Varchar, Bytea, UUID, Inet, Cidr, Enum, TimeTZ:
 		return []byte(v.s)
 	case Interval:
 		return intervalKey(v.s)
@@ -717,7 +725,7 @@ func (t Type) fromEqualityKey(k []byte) (Value, error) {
 			return Value{}, ErrDecrypt
 		}
 		return v, nil
-	case Text, Varchar, Char, Bytea, UUID, Inet, Cidr, Enum:
+	case Text, Varchar, Char, Bytea, UUID, Inet, Cidr, Enum, TimeTZ:
 		v := TextValue(string(k))
 		if t.Base == Char {
 			w, err := t.applyLength(v.s)
@@ -755,6 +763,8 @@ func (t Type) Compare(a, b Value) int {
 	switch t.Base {
 	case Array:
 		return t.compareArrays(a, b)
+	case TimeTZ:
+		return compareTimeTZ(a, b)
 	case Numeric:
 		return compareNumeric(a, b)
 	case Char:
