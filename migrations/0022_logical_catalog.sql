@@ -35,6 +35,15 @@ $$ SELECT array_agg(coalesce(ta.attnum, k.a) ORDER BY k.i)
    LEFT JOIN pg_catalog.pg_attribute pa ON pa.attrelid = rel AND pa.attnum = k.a
    LEFT JOIN pg_catalog.pg_attribute ta ON ta.attrelid = pgonion.l_relid(rel) AND ta.attname = pa.attname $$;
 
+-- The attribute number the twin gives the column numbered n in table
+-- rel, or n (for a table without a twin, or a column the twin does not
+-- have by that name).
+CREATE FUNCTION pgonion.l_attnum(rel oid, n int) RETURNS int2 LANGUAGE sql STABLE AS
+$$ SELECT coalesce((SELECT ta.attnum FROM pgonion.l_twins m
+	JOIN pg_catalog.pg_attribute pa ON pa.attrelid = m.physical AND pa.attnum = n
+	JOIN pg_catalog.pg_attribute ta ON ta.attrelid = m.twin AND ta.attname = pa.attname
+	WHERE m.physical = rel), n)::int2 $$;
+
 DO $$
 DECLARE
 	spec record;
@@ -73,6 +82,20 @@ BEGIN
 			'l_' || spec.rel, plain, spec.rel, spec.relid, mapped, spec.rel, spec.relid, extra);
 	END LOOP;
 
+	-- pg_depend and pg_description name a table's columns by number:
+	-- numbered as the twin numbers them, as in the other views.
+	FOR spec IN SELECT * FROM (VALUES ('pg_depend'), ('pg_description')) AS s(rel) LOOP
+		SELECT string_agg(CASE a.attname
+				WHEN 'objsubid' THEN format('CASE WHEN x.%I = ''pg_catalog.pg_class''::regclass AND x.objsubid > 0 THEN pgonion.l_attnum(x.%I, x.objsubid) ELSE x.objsubid END',
+					CASE spec.rel WHEN 'pg_depend' THEN 'classid' ELSE 'classoid' END, CASE spec.rel WHEN 'pg_depend' THEN 'objid' ELSE 'objoid' END)
+				WHEN 'refobjsubid' THEN 'CASE WHEN x.refclassid = ''pg_catalog.pg_class''::regclass AND x.refobjsubid > 0 THEN pgonion.l_attnum(x.refobjid, x.refobjsubid) ELSE x.refobjsubid END'
+				ELSE 'x.' || quote_ident(a.attname) END || ' AS ' || quote_ident(a.attname), ', ' ORDER BY a.attnum)
+		INTO plain
+		FROM pg_catalog.pg_attribute a
+		WHERE a.attrelid = ('pg_catalog.' || spec.rel)::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+		EXECUTE format('CREATE VIEW pgonion.%I AS SELECT %s FROM pg_catalog.%I x', 'l_' || spec.rel, plain, spec.rel);
+	END LOOP;
+
 	-- information_schema.columns: a twin's columns in its table's
 	-- schema, for the table's; the proxy's schemas left out.
 	SELECT string_agg('x.' || quote_ident(a.attname), ', ' ORDER BY a.attnum),
@@ -87,6 +110,11 @@ BEGIN
 			WHERE t.table_schema::text = ''pgonion_l_'' || x.table_schema::text AND t.table_name = x.table_name)
 		UNION ALL SELECT %s FROM information_schema.columns x WHERE x.table_schema::text LIKE ''pgonion\_l\_%%''', plain, mapped);
 END $$;
+
+-- col_description over the view of pg_description.
+CREATE FUNCTION pgonion.l_col_description(rel oid, n int) RETURNS text LANGUAGE sql STABLE AS
+$$ SELECT description FROM pgonion.l_pg_description
+	WHERE objoid = rel AND classoid = 'pg_catalog.pg_class'::regclass AND objsubid = n $$;
 
 -- information_schema.tables without the proxy's schemas.
 CREATE VIEW pgonion.l_tables AS

@@ -90,7 +90,7 @@ func TestLogicalCatalogByName(t *testing.T) {
 	plainDSN := pgtest.DSN(t)
 	for _, dsn := range []string{plainDSN, p.url} {
 		cmd := exec.Command(psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-f", "-")
-		cmd.Stdin = strings.NewReader(psqlDescribeDDL + "CREATE TABLE reviews (id int PRIMARY KEY, book int REFERENCES books (id), stars int);\n")
+		cmd.Stdin = strings.NewReader(psqlDescribeDDL + "CREATE TABLE reviews (id int PRIMARY KEY, book int REFERENCES books (id), stars int);\nCOMMENT ON COLUMN authors.id IS 'the key';\n")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("psql %s: %v\n%s", redact(dsn), err, out)
 		}
@@ -140,6 +140,16 @@ func TestLogicalCatalogByName(t *testing.T) {
 		`SELECT table_schema, table_name, column_name, ordinal_position, column_default, is_nullable, data_type, character_maximum_length, numeric_precision, numeric_scale
 		FROM information_schema.columns WHERE table_name IN ('authors', 'books') ORDER BY table_name, ordinal_position`,
 		`SELECT table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2`,
+		// Django's get_sequences: pg_depend names the column by number.
+		`SELECT s.relname AS sequence_name, a.attname AS colname FROM pg_class s
+			JOIN pg_depend d ON d.objid = s.oid AND d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+			JOIN pg_attribute a ON d.refobjid = a.attrelid AND d.refobjsubid = a.attnum
+			JOIN pg_class tbl ON tbl.oid = d.refobjid AND tbl.relname IN ('authors', 'books') AND pg_catalog.pg_table_is_visible(tbl.oid)
+		WHERE s.relkind = 'S' ORDER BY 1`,
+		// Comments, on a plain column of a table with encrypted ones.
+		`SELECT a.attname, col_description(a.attrelid, a.attnum), d.description FROM pg_attribute a
+			LEFT JOIN pg_description d ON d.objoid = a.attrelid AND d.objsubid = a.attnum AND d.classoid = 'pg_class'::regclass
+		WHERE a.attrelid = 'authors'::regclass AND a.attnum > 0 ORDER BY a.attnum`,
 	}
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 		c := p.connect(t, mode)

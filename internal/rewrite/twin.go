@@ -186,14 +186,16 @@ var logicalViews = map[Relation]string{
 	{Schema: "pg_catalog", Name: "pg_attrdef"}:      "l_pg_attrdef",
 	{Schema: "pg_catalog", Name: "pg_constraint"}:   "l_pg_constraint",
 	{Schema: "pg_catalog", Name: "pg_index"}:        "l_pg_index",
+	{Schema: "pg_catalog", Name: "pg_depend"}:       "l_pg_depend",
+	{Schema: "pg_catalog", Name: "pg_description"}:  "l_pg_description",
 	{Schema: "information_schema", Name: "columns"}: "l_columns",
 	{Schema: "information_schema", Name: "tables"}:  "l_tables",
 }
 
 // LogicalCatalog rewrites a catalog query (CatalogQuery) to answer about
 // the logical schema: the catalogs of logicalViews are read through the
-// views; an expression's relation (pg_get_expr) and a column comment's
-// (col_description) are the twin's; each constant that is a key of oids
+// views; an expression's relation (pg_get_expr) is the twin's, a column
+// comment (col_description) is read through the view of pg_description; each constant that is a key of oids
 // (a table's OID, as text) becomes its value, the twin's OID. ok is false
 // when nothing changed.
 func LogicalCatalog(st Statement, oids map[string]string) (sql string, ok bool) {
@@ -223,7 +225,10 @@ func LogicalCatalog(st Statement, oids map[string]string) (sql string, ok bool) 
 			case "pg_get_expr":
 				arg = 1
 			case "col_description":
-				arg = 0
+				// Over the view of pg_description, which numbers a
+				// table's columns as the twin does.
+				n.Funcname = []*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("l_col_description")}
+				changed = true
 			}
 			if arg >= 0 && len(n.Args) > arg {
 				n.Args[arg] = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("l_relid")},
