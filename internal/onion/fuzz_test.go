@@ -13,7 +13,7 @@ var fuzzTypes = []Type{
 	{Base: Numeric}, {Base: Numeric, Precision: 10, Scale: 2}, {Base: Numeric, Precision: 5, Scale: -2},
 	{Base: Numeric, Precision: 3, Scale: 5}, {Base: Numeric, Precision: 1000, Scale: 500},
 	{Base: Text}, {Base: Varchar}, {Base: Varchar, Length: 5}, {Base: Char, Length: 3}, {Base: Char},
-	{Base: Date}, {Base: Timestamp}, {Base: Timestamptz}, {Base: Boolean}, {Base: Bytea}, {Base: UUID}, {Base: Float8}, {Base: Float4}, {Base: Time}, {Base: TimeTZ}, {Base: Inet}, {Base: Cidr}, {Base: Array, Elem: Integer}, {Base: Array, Elem: Text}, {Base: Array, Elem: Numeric, Precision: 10, Scale: 2}, {Base: Array, Elem: Float8}, {Base: Interval}, {Base: JSONB}, {Base: JSONB},
+	{Base: Date}, {Base: Timestamp}, {Base: Timestamptz}, {Base: Boolean}, {Base: Bytea}, {Base: UUID}, {Base: Float8}, {Base: Float4}, {Base: Time}, {Base: TimeTZ}, {Base: Inet}, {Base: Cidr}, {Base: Array, Elem: Integer}, {Base: Array, Elem: Text}, {Base: Array, Elem: Numeric, Precision: 10, Scale: 2}, {Base: Array, Elem: Float8}, {Base: Interval}, {Base: JSONB}, {Base: JSONB}, {Base: JSON},
 }
 
 func fuzzEnvs() []Env {

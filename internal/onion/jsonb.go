@@ -253,6 +253,18 @@ func (p *jsonParser) hex4() (rune, bool) {
 }
 
 // parseJSONBText is jsonb_in for well-formed JSON; other input is refused.
+// parseJSONText is json_in: the text as given, once it parses as JSON
+// (input the jsonb parser refuses is refused, not misread).
+func parseJSONText(s string) (Value, error) {
+	p := &jsonParser{s: s}
+	p.value(0)
+	p.ws()
+	if p.bad || p.i != len(s) || !utf8.ValidString(s) {
+		return Value{}, refuse(codeInvalidTextRep, "invalid input syntax for type json")
+	}
+	return TextValue(s), nil
+}
+
 func parseJSONBText(s string) (Value, error) {
 	p := &jsonParser{s: s}
 	n := p.value(0)

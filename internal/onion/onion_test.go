@@ -637,6 +637,9 @@ func TestDifferentialCompare(t *testing.T) {
 	env := Env{TimeZone: berlin}
 	for _, d := range diffTypes() {
 		t.Run(d.sql, func(t *testing.T) {
+			if d.t.Base == JSON {
+				t.Skip("json has no = and no order in PostgreSQL")
+			}
 			var vals []Value
 			var lits []string
 			seen := map[Value]bool{}

@@ -179,6 +179,9 @@ func TestDifferentialOrder(t *testing.T) {
 	}
 	for _, d := range diffTypes() {
 		t.Run(d.sql, func(t *testing.T) {
+			if d.t.Base == JSON {
+				t.Skip("json has no = and no order in PostgreSQL")
+			}
 			gen := generatorFor(d.t)
 			var vals []Value
 			var lits []string

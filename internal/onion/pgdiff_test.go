@@ -70,6 +70,7 @@ func diffTypes() []diffType {
 		{sql: "cidr", t: Type{Base: Cidr}, corpus: cidrCorpus},
 		{sql: "interval", t: Type{Base: Interval}, corpus: intervalCorpus},
 		{sql: "jsonb", t: Type{Base: JSONB}, corpus: jsonbCorpus},
+		{sql: "json", t: Type{Base: JSON}, corpus: jsonbCorpus},
 		{sql: "date", t: Type{Base: Date}, corpus: dt},
 		{sql: "timestamp", t: Type{Base: Timestamp}, corpus: dt, zones: []string{"UTC", "Europe/Berlin"}},
 		{sql: "timestamptz", t: Type{Base: Timestamptz}, corpus: dt, zones: tzCorpusZones},

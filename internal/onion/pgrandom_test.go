@@ -45,7 +45,7 @@ func sendFunc(b Base) string {
 	return map[Base]string{
 		SmallInt: "int2send", Integer: "int4send", BigInt: "int8send", Numeric: "numeric_send",
 		Text: "textsend", Varchar: "varcharsend", Char: "bpcharsend", Date: "date_send",
-		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Float4: "float4send", Time: "time_send", TimeTZ: "timetz_send", Inet: "inet_send", Cidr: "cidr_send", Interval: "interval_send", JSONB: "jsonb_send", Array: "array_send",
+		Timestamp: "timestamp_send", Timestamptz: "timestamptz_send", Boolean: "boolsend", Bytea: "byteasend", UUID: "uuid_send", Float8: "float8send", Float4: "float4send", Time: "time_send", TimeTZ: "timetz_send", Inet: "inet_send", Cidr: "cidr_send", Interval: "interval_send", JSONB: "jsonb_send", JSON: "json_send", Array: "array_send",
 	}[b]
 }
 
@@ -175,7 +175,7 @@ func generatorFor(t Type) generator {
 		return genInet
 	case Interval:
 		return genInterval
-	case JSONB:
+	case JSONB, JSON:
 		return func(r *rand.Rand) string { return genJSON(r, 0) }
 	}
 	return genDateTime

@@ -34,6 +34,7 @@ const (
 	Array  // a one-dimensional array of Elem (array.go)
 	Enum   // an enum type's label (enum.go)
 	TimeTZ // time with time zone (timetz.go)
+	JSON   // json: the text as given, validated
 )
 
 // Limits of type modifiers (PostgreSQL 15).
@@ -151,6 +152,8 @@ func TypeFromNames(names []string, typmods []int32) (Type, error) {
 		return noMods(Type{Base: Cidr})
 	case "jsonb":
 		return noMods(Type{Base: JSONB})
+	case "json":
+		return noMods(Type{Base: JSON})
 	case "interval":
 		if len(typmods) != 0 {
 			return Type{}, fmt.Errorf("onion: interval with fields or a precision is not supported for encrypted columns yet; use interval")
@@ -247,7 +250,7 @@ func (t Type) Check() error {
 		}
 		_, err := ArrayOf(t.Element())
 		return err
-	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Float4, Time, TimeTZ, Inet, Cidr, Interval, JSONB:
+	case SmallInt, Integer, BigInt, Text, Date, Timestamp, Timestamptz, Boolean, Bytea, UUID, Float8, Float4, Time, TimeTZ, Inet, Cidr, Interval, JSONB, JSON:
 		if t.Precision != 0 || t.Scale != 0 || t.Length != 0 {
 			return fmt.Errorf("onion: type %s takes no modifier", t.baseName())
 		}
@@ -322,6 +325,8 @@ func (t Type) OID() uint32 {
 		return 1186
 	case JSONB:
 		return 3802
+	case JSON:
+		return 114
 	}
 	return 0
 }
@@ -422,6 +427,8 @@ func (t Type) baseName() string {
 		return "interval"
 	case JSONB:
 		return "jsonb"
+	case JSON:
+		return "json"
 	}
 	return "invalid"
 }
@@ -478,6 +485,8 @@ const (
 //	enums                              eq, ord (by the labels' sort order)
 //	bytea, uuid, inet, cidr, interval  eq
 //	jsonb, arrays                      eq
+//	json                               eq, to store it (never peeled:
+//	                                   PostgreSQL has no = for json)
 //
 // Ord on text types orders by an 8-byte prefix (OrdIsPrefix): comparisons
 // on the server are a superset filter and the proxy checks the candidates
@@ -502,6 +511,10 @@ func (t Type) Capabilities() []Capability {
 	case Text, Varchar, Char:
 		return []Capability{Eq, Ord, Search}
 	case Bytea, UUID, Inet, Cidr, Interval, JSONB, Array:
+		return []Capability{Eq}
+	case JSON:
+		// The Eq onion stores the value; PostgreSQL has no = for json,
+		// so the proxy never peels it.
 		return []Capability{Eq}
 	}
 	return nil

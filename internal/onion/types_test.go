@@ -40,7 +40,7 @@ func TestTypeFromNamesCatalog(t *testing.T) {
 		"numeric(10)", "decimal(5,-2)", "numeric(3,5)", "numeric(1000,0)", "text", "varchar", "character varying",
 		"varchar(20)", "character varying(1)", "char", "character", "char(3)", "character(10)", "bpchar", "pg_catalog.bpchar",
 		"date", "timestamp", "timestamp without time zone", "timestamptz", "timestamp with time zone",
-		"bool", "boolean", "bytea", "cidr", "inet", "timetz", "time with time zone", "int[]", "numeric(10,2)[]", "real", "float4", "float(10)", "float(24)", "float(25)", "float", "double precision", "pg_catalog.int4", "pg_catalog.text", "varchar(10485760)",
+		"bool", "boolean", "bytea", "cidr", "inet", "json", "jsonb", "timetz", "time with time zone", "int[]", "numeric(10,2)[]", "real", "float4", "float(10)", "float(24)", "float(25)", "float", "double precision", "pg_catalog.int4", "pg_catalog.text", "varchar(10485760)",
 	} {
 		names, mods, array := typeName(t, sql)
 		typ, err := TypeFromNames(names, mods)
@@ -83,7 +83,6 @@ func TestTypeFromNamesErrors(t *testing.T) {
 		{"time(3)", "time(p)"},
 		{"timetz(3)", "time(p)"},
 		{"interval hour", "interval"},
-		{"json", "json"},
 		{"timestamp(3)", "timestamp(p)"},
 		{"timestamptz(0)", "timestamp(p)"},
 		{"numeric(1001)", "precision"},

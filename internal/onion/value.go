@@ -249,6 +249,8 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 		return TextValue(str), nil // the Column checks the label
 	case TimeTZ:
 		return parseTimeTZText(str, env)
+	case JSON:
+		return parseJSONText(str)
 	case SmallInt:
 		return parseInt(str, 16, "smallint")
 	case Integer:
@@ -384,6 +386,12 @@ func (t Type) ParseBinary(b []byte) (Value, error) {
 		return t.parseArrayBinary(b)
 	case TimeTZ:
 		return parseTimeTZBinary(b)
+	case JSON:
+		// json_recv reads the text.
+		if err := checkEncoding(b); err != nil {
+			return Value{}, err
+		}
+		return parseJSONText(string(b))
 	case Enum:
 		// enum_recv reads the label as text.
 		if err := checkEncoding(b); err != nil {
@@ -507,6 +515,8 @@ func (t Type) AppendText(dst []byte, v Value, env Env) []byte {
 		return append(dst, v.s...)
 	case TimeTZ:
 		return appendTimeTZText(dst, v)
+	case JSON:
+		return append(dst, v.s...)
 	case SmallInt, Integer, BigInt:
 		return strconv.AppendInt(dst, v.i, 10)
 	case Boolean:
@@ -567,7 +577,7 @@ func (t Type) AppendBinary(dst []byte, v Value) []byte {
 			return append(dst, 1)
 		}
 		return append(dst, 0)
-	case Text, Varchar, Char, Bytea, UUID, Interval, Array, Enum, TimeTZ:
+	case Text, Varchar, Char, Bytea, UUID, Interval, Array, Enum, TimeTZ, JSON:
 		return append(dst, v.s...)
 	case Inet, Cidr:
 		return appendInetBinary(dst, v.s, t.Base == Cidr)
@@ -587,6 +597,12 @@ func (t Type) Valid(v Value) bool {
 		return t.validArray(v)
 	case TimeTZ:
 		return validTimeTZ(v)
+	case JSON:
+		if v.kind != kindBytes {
+			return false
+		}
+		w, err := parseJSONText(v.s)
+		return err == nil && w == v
 	case Enum:
 		return v.kind == kindBytes && len(v.s) >= 1 && len(v.s) <= maxEnumLabel && checkEncoding([]byte(v.s)) == nil
 	case SmallInt:
@@ -656,7 +672,7 @@ func (t Type) EqualityKey(v Value) []byte {
 		return numericKey(v)
 	case Char:
 		return []byte(strings.TrimRight(v.s, " "))
-	case Text, Varchar, Bytea, UUID, Inet, Cidr, Enum, TimeTZ:
+	case Text, Varchar, Bytea, UUID, Inet, Cidr, Enum, TimeTZ, JSON:
 		return []byte(v.s)
 	case Interval:
 		return intervalKey(v.s)
@@ -725,7 +741,7 @@ func (t Type) fromEqualityKey(k []byte) (Value, error) {
 			return Value{}, ErrDecrypt
 		}
 		return v, nil
-	case Text, Varchar, Char, Bytea, UUID, Inet, Cidr, Enum, TimeTZ:
+	case Text, Varchar, Char, Bytea, UUID, Inet, Cidr, Enum, TimeTZ, JSON:
 		v := TextValue(string(k))
 		if t.Base == Char {
 			w, err := t.applyLength(v.s)
@@ -769,9 +785,9 @@ func (t Type) Compare(a, b Value) int {
 		return compareNumeric(a, b)
 	case Char:
 		return strings.Compare(strings.TrimRight(a.s, " "), strings.TrimRight(b.s, " "))
-	case Text, Varchar, Enum:
-		// An enum by its labels' bytes: not the type's order, which
-		// only its Ord onion knows.
+	case Text, Varchar, Enum, JSON:
+		// An enum by its labels' bytes, not by the type's order, which
+		// only its Ord onion knows; json has no order at all.
 		return strings.Compare(a.s, b.s)
 	case Bytea, UUID:
 		// uuid_cmp is memcmp too.

@@ -687,6 +687,9 @@ func constantDefault(expr *pg_query.Node, col *catalog.Column, typ onion.Type, t
 // uniqueOnEq makes a column's Eq onion start at DET so the server can
 // enforce uniqueness, or refuses when the column cannot have one.
 func uniqueOnEq(col *catalog.Column, table string) error {
+	if t, err := parseType(col.Type); err == nil && t.Base == onion.JSON {
+		return &pgconn.PgError{Severity: "ERROR", Code: "42704", Message: `data type json has no default operator class for access method "btree"`}
+	}
 	if col.Policy == catalog.Sensitive {
 		return Refusal("PRIMARY KEY or UNIQUE on sensitive column %s.%s: the server could only enforce it on deterministic ciphertexts, which a sensitive column never has", table, col.Name)
 	}

@@ -291,6 +291,14 @@ type needKey struct {
 
 // need records that col's onion kind must be peeled to its inner layer.
 func (q *planner) need(c *encCol, kind onion.Kind) error {
+	if parseBase(c) == onion.JSON {
+		// Its Eq onion only stores it: PostgreSQL compares no json.
+		what := "an equality"
+		if kind == onion.KindOrd {
+			what = "an ordering"
+		}
+		return &pgconn.PgError{Severity: "ERROR", Code: "42883", Message: fmt.Sprintf("could not identify %s operator for type json", what)}
+	}
 	if c.col.Policy == catalog.Sensitive {
 		what := "equality"
 		if kind == onion.KindOrd {
