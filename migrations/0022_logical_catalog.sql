@@ -71,10 +71,15 @@ BEGIN
 		IF spec.rel = 'pg_constraint' THEN
 			-- A twin keeps only the foreign keys to tables with twins:
 			-- those to other tables are the table's own, its columns
-			-- numbered as in the twin.
+			-- numbered as in the twin, shown under the table's OID and
+			-- under the twin's (there with confrelid 0, so that a query
+			-- for the keys referencing the other table finds each once).
+			extra := replace(plain, 'x.conkey AS conkey', 'pgonion.l_attnums(x.conrelid, x.conkey) AS conkey');
 			extra := format(' UNION ALL SELECT %s FROM pg_catalog.pg_constraint x JOIN pgonion.l_twins m ON m.physical = x.conrelid
+				WHERE x.contype = ''f'' AND x.confrelid = pgonion.l_relid(x.confrelid)
+				UNION ALL SELECT %s FROM pg_catalog.pg_constraint x JOIN pgonion.l_twins m ON m.physical = x.conrelid
 				WHERE x.contype = ''f'' AND x.confrelid = pgonion.l_relid(x.confrelid)',
-				replace(plain, 'x.conkey AS conkey', 'pgonion.l_attnums(x.conrelid, x.conkey) AS conkey'));
+				extra, replace(replace(extra, 'x.conrelid AS conrelid', 'm.twin AS conrelid'), 'x.confrelid AS confrelid', '0::oid AS confrelid'));
 		END IF;
 		EXECUTE format('CREATE VIEW pgonion.%I AS SELECT %s FROM pg_catalog.%I x
 			WHERE NOT EXISTS (SELECT 1 FROM pgonion.l_twins m WHERE m.physical = x.%I)
