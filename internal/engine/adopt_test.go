@@ -143,6 +143,7 @@ func TestAdoptAndRollBack(t *testing.T) {
 		t.Fatalf("plan %+v after %d batches: want the table registered and 4 columns in several batches", plan, batches)
 	}
 	same("after adoption")
+	logicalSchema(t, app, direct, "after adoption")
 	write()
 	same("after adoption and writes")
 	var plaintextCells int
@@ -176,6 +177,11 @@ func TestAdoptAndRollBack(t *testing.T) {
 		t.Fatalf("decrypted in %d batches", batches)
 	}
 	same("after decryption")
+	logicalSchema(t, app, direct, "after decryption")
+	var twins int
+	if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname = 'acct' AND relnamespace = to_regnamespace('pgonion_l_public')").Scan(&twins); err != nil || twins != 0 {
+		t.Fatalf("the twin of a table plain again is left: %d %v", twins, err)
+	}
 	var salt int
 	if err := direct.QueryRow(ctx, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'acct'::regclass AND attname LIKE '%\\_\\_%' AND NOT attisdropped").Scan(&salt); err != nil || salt != 0 {
 		t.Fatalf("physical onion columns left after decryption: %d %v", salt, err)
@@ -188,6 +194,26 @@ func TestAdoptAndRollBack(t *testing.T) {
 	want, _ := runSorted(ctx, direct, pgx.QueryExecModeSimpleProtocol, "SELECT * FROM acct_plain", nil)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("after decryption the server's rows differ from the plaintext copy")
+	}
+}
+
+// logicalSchema checks that reflection of acct through the proxy (by
+// name, as ORMs do, and psql's \d by OID) shows the columns, types,
+// defaults and indexes of acct_plain, its never-adopted copy.
+func logicalSchema(t *testing.T, app, direct *pgx.Conn, stage string) {
+	t.Helper()
+	for _, q := range []string{
+		`SELECT column_name, data_type, is_nullable, column_default, character_maximum_length FROM information_schema.columns WHERE table_name = '%s' ORDER BY ordinal_position`,
+		`SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+			WHERE c.relname = '%s' AND pg_table_is_visible(c.oid) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+		`SELECT replace(i.relname, '%[1]s', 'T'), ix.indisprimary, regexp_replace(pg_get_indexdef(ix.indexrelid), '^.* USING ', '') FROM pg_index ix
+			JOIN pg_class i ON i.oid = ix.indexrelid WHERE ix.indrelid = '%[1]s'::regclass ORDER BY 1`,
+	} {
+		got, gerr := rowsText(app, fmt.Sprintf(q, "acct"))
+		want, werr := rowsText(direct, fmt.Sprintf(q, "acct_plain"))
+		if gerr != nil || werr != nil || got != want {
+			t.Fatalf("%s: %s\nthrough the proxy (%v):\n%s\nplaintext copy (%v):\n%s", stage, q, gerr, got, werr, want)
+		}
 	}
 }
 

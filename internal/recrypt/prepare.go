@@ -300,6 +300,10 @@ func (r *Rewriter) prepareEncrypt(ctx context.Context, tx pgx.Tx, schema, table 
 		return ru, r.planRunIndexes(ctx, tx, ru, t, indexes)
 	}
 	if plan.Register {
+		// The twin first, from the table as the client made it.
+		if err := createTwin(ctx, tx, schema, table); err != nil {
+			return nil, err
+		}
 		if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s bytea", rel, rewrite.SaltColumn)); err != nil {
 			return nil, err
 		}

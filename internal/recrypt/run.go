@@ -478,5 +478,8 @@ func (r *Rewriter) swap(ctx context.Context, tx pgx.Tx, ru *run) error {
 	if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", ru.rel, quoteIdent(rewrite.SaltColumn))); err != nil {
 		return err
 	}
+	if err := dropTwin(ctx, tx, ru.plan.Schema, ru.plan.Table); err != nil {
+		return err
+	}
 	return catalog.DropTable(ctx, tx, r.Keys.MACKey, ru.tableID)
 }

@@ -190,6 +190,9 @@ func (r *Rewriter) Abort(ctx context.Context, schema, table string, columns []st
 			if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s DROP COLUMN IF EXISTS %s", rel, quoteIdent(rewrite.SaltColumn))); err != nil {
 				return err
 			}
+			if err := dropTwin(ctx, tx, t.Schema, t.Name); err != nil {
+				return err
+			}
 			return catalog.DropTable(ctx, tx, r.Keys.MACKey, t.ID)
 		}
 		return nil
