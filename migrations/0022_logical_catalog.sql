@@ -101,19 +101,32 @@ BEGIN
 		EXECUTE format('CREATE VIEW pgonion.%I AS SELECT %s FROM pg_catalog.%I x', 'l_' || spec.rel, plain, spec.rel);
 	END LOOP;
 
-	-- information_schema.columns: a twin's columns in its table's
-	-- schema, for the table's; the proxy's schemas left out.
-	SELECT string_agg('x.' || quote_ident(a.attname), ', ' ORDER BY a.attnum),
-		string_agg(CASE WHEN a.attname = 'table_schema'
-			THEN 'substr(x.table_schema::text, 11)::information_schema.sql_identifier'
-			ELSE 'x.' || quote_ident(a.attname) END || ' AS ' || quote_ident(a.attname), ', ' ORDER BY a.attnum)
-	INTO plain, mapped
-	FROM pg_catalog.pg_attribute a
-	WHERE a.attrelid = 'information_schema.columns'::regclass AND a.attnum > 0 AND NOT a.attisdropped;
-	EXECUTE format('CREATE VIEW pgonion.l_columns AS SELECT %s FROM information_schema.columns x
-		WHERE x.table_schema::text NOT LIKE ''pgonion%%'' AND NOT EXISTS (SELECT 1 FROM information_schema.tables t
-			WHERE t.table_schema::text = ''pgonion_l_'' || x.table_schema::text AND t.table_name = x.table_name)
-		UNION ALL SELECT %s FROM information_schema.columns x WHERE x.table_schema::text LIKE ''pgonion\_l\_%%''', plain, mapped);
+	-- information_schema's views of tables' columns and constraints: a
+	-- twin's rows for its table's, in its table's schema (every schema
+	-- column); the proxy's schemas left out.
+	FOR spec IN SELECT * FROM (VALUES ('columns'), ('table_constraints'), ('key_column_usage'),
+			('constraint_column_usage')) AS s(rel) LOOP
+		SELECT string_agg('x.' || quote_ident(a.attname), ', ' ORDER BY a.attnum),
+			string_agg(CASE WHEN a.attname LIKE '%schema'
+				THEN format('CASE WHEN x.%1$I::text LIKE ''pgonion\_l\_%%'' THEN substr(x.%1$I::text, 11) ELSE x.%1$I::text END::information_schema.sql_identifier', a.attname)
+				ELSE 'x.' || quote_ident(a.attname) END || ' AS ' || quote_ident(a.attname), ', ' ORDER BY a.attnum)
+		INTO plain, mapped
+		FROM pg_catalog.pg_attribute a
+		WHERE a.attrelid = ('information_schema.' || spec.rel)::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+		-- A table's own foreign keys to tables without twins, which its
+		-- twin cannot have, are its own rows.
+		extra := '';
+		IF spec.rel IN ('table_constraints', 'key_column_usage') THEN
+			extra := ' OR EXISTS (SELECT 1 FROM pg_catalog.pg_constraint c WHERE c.conname = x.constraint_name::name AND c.contype = ''f''
+				AND c.conrelid = pgonion.l_physical(to_regclass(quote_ident(x.table_schema) || ''.'' || quote_ident(x.table_name)))
+				AND c.confrelid = pgonion.l_relid(c.confrelid))';
+		END IF;
+		EXECUTE format('CREATE VIEW pgonion.%I AS SELECT %s FROM information_schema.%I x
+			WHERE x.table_schema::text NOT LIKE ''pgonion%%'' AND (NOT EXISTS (SELECT 1 FROM information_schema.tables t
+				WHERE t.table_schema::text = ''pgonion_l_'' || x.table_schema::text AND t.table_name = x.table_name)%s)
+			UNION ALL SELECT %s FROM information_schema.%I x WHERE x.table_schema::text LIKE ''pgonion\_l\_%%''',
+			'l_' || spec.rel, plain, spec.rel, extra, mapped, spec.rel);
+	END LOOP;
 END $$;
 
 -- col_description over the view of pg_description.

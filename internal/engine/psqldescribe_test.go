@@ -142,6 +142,12 @@ func TestLogicalCatalogByName(t *testing.T) {
 		`SELECT table_schema, table_name, column_name, ordinal_position, column_default, is_nullable, data_type, character_maximum_length, numeric_precision, numeric_scale
 		FROM information_schema.columns WHERE table_name IN ('authors', 'books') ORDER BY table_name, ordinal_position`,
 		`SELECT table_schema, table_name, table_type FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2`,
+		`SELECT table_name, constraint_name, constraint_type FROM information_schema.table_constraints
+		WHERE table_schema = 'public' AND constraint_name NOT LIKE '%not_null' ORDER BY 1, 2`,
+		`SELECT table_name, constraint_name, column_name, ordinal_position, position_in_unique_constraint FROM information_schema.key_column_usage
+		WHERE table_schema = 'public' ORDER BY 1, 2, 4`,
+		`SELECT table_name, column_name, constraint_name FROM information_schema.constraint_column_usage
+		WHERE table_schema = 'public' AND constraint_name NOT LIKE '%not_null' ORDER BY 1, 2, 3`,
 		// Django's get_sequences: pg_depend names the column by number.
 		`SELECT s.relname AS sequence_name, a.attname AS colname FROM pg_class s
 			JOIN pg_depend d ON d.objid = s.oid AND d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass

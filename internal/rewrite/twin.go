@@ -182,14 +182,17 @@ func CatalogQuery(st Statement) bool {
 // each shows, for a table with a twin, the twin's rows under the table's
 // OID, and the twin's own rows too.
 var logicalViews = map[Relation]string{
-	{Schema: "pg_catalog", Name: "pg_attribute"}:    "l_pg_attribute",
-	{Schema: "pg_catalog", Name: "pg_attrdef"}:      "l_pg_attrdef",
-	{Schema: "pg_catalog", Name: "pg_constraint"}:   "l_pg_constraint",
-	{Schema: "pg_catalog", Name: "pg_index"}:        "l_pg_index",
-	{Schema: "pg_catalog", Name: "pg_depend"}:       "l_pg_depend",
-	{Schema: "pg_catalog", Name: "pg_description"}:  "l_pg_description",
-	{Schema: "information_schema", Name: "columns"}: "l_columns",
-	{Schema: "information_schema", Name: "tables"}:  "l_tables",
+	{Schema: "pg_catalog", Name: "pg_attribute"}:                    "l_pg_attribute",
+	{Schema: "pg_catalog", Name: "pg_attrdef"}:                      "l_pg_attrdef",
+	{Schema: "pg_catalog", Name: "pg_constraint"}:                   "l_pg_constraint",
+	{Schema: "pg_catalog", Name: "pg_index"}:                        "l_pg_index",
+	{Schema: "pg_catalog", Name: "pg_depend"}:                       "l_pg_depend",
+	{Schema: "pg_catalog", Name: "pg_description"}:                  "l_pg_description",
+	{Schema: "information_schema", Name: "columns"}:                 "l_columns",
+	{Schema: "information_schema", Name: "table_constraints"}:       "l_table_constraints",
+	{Schema: "information_schema", Name: "key_column_usage"}:        "l_key_column_usage",
+	{Schema: "information_schema", Name: "constraint_column_usage"}: "l_constraint_column_usage",
+	{Schema: "information_schema", Name: "tables"}:                  "l_tables",
 }
 
 // LogicalCatalog rewrites a catalog query (CatalogQuery) to answer about
