@@ -298,7 +298,7 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	if err != nil {
 		return nil, err
 	}
-	p, err := rewrite.PlanAlter(st, t, s.withGroupFormats(policy))
+	p, err := rewrite.PlanAlterWith(st, t, s.withGroupFormats(policy), s.userType)
 	if err != nil {
 		if _, ok := err.(*pgconn.PgError); !ok {
 			err = rewrite.Refusal("%s on table %s with encrypted columns is not supported: %v", statementName(st), t.Name, err)
@@ -328,7 +328,7 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 		if nt == nil {
 			return nil, fmt.Errorf("engine: table %s.%s left the catalog while its onions were peeled", t.Schema, t.Name)
 		}
-		if p, err = rewrite.PlanAlter(st, nt, s.withGroupFormats(policy)); err != nil {
+		if p, err = rewrite.PlanAlterWith(st, nt, s.withGroupFormats(policy), s.userType); err != nil {
 			return nil, err
 		}
 		if len(p.PeelEq) > 0 {

@@ -52,4 +52,8 @@ func TestEnumColumns(t *testing.T) {
 	d.both("INSERT INTO en (id, m, m2, g) VALUES (30, 'meh', 'ecstatic', 'meh')", pgx.QueryExecModeSimpleProtocol)
 	d.both("INSERT INTO en (id, m, m2, g) VALUES ($1, $2, $3, $4)", 31, "ecstatic", "meh", "sad")
 	d.compare(queries, nil, "meh")
+	// A column of an enum added later.
+	d.both(`ALTER TABLE en ADD COLUMN m3 mood`, pgx.QueryExecModeSimpleProtocol)
+	d.both(`UPDATE en SET m3 = 'ecstatic' WHERE id < 3`, pgx.QueryExecModeSimpleProtocol)
+	d.compare([]string{"SELECT id, m3 FROM en ORDER BY m3, id", "SELECT id FROM en WHERE m3 = 'ecstatic' ORDER BY id"}, nil)
 }

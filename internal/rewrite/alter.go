@@ -133,6 +133,12 @@ const ddlMaxIdentifier = 63
 // Several subcommands in one statement are handled in order against the
 // evolving table, so ADD COLUMN c, ALTER COLUMN c SET NOT NULL works.
 func PlanAlter(st Statement, t *catalog.Table, policy PolicyFunc) (*AlterPlan, error) {
+	return PlanAlterWith(st, t, policy, nil)
+}
+
+// PlanAlterWith is PlanAlter, with types the domains and enums that
+// added columns' types name (nil: none known; see PlanCreateWith).
+func PlanAlterWith(st Statement, t *catalog.Table, policy PolicyFunc, types TypeLookup) (*AlterPlan, error) {
 	stmt := st.Tree.GetStmt()
 	switch {
 	case stmt.GetAlterTableStmt() != nil:
@@ -146,7 +152,7 @@ func PlanAlter(st Statement, t *catalog.Table, policy PolicyFunc) (*AlterPlan, e
 		if err := ddlCheckRelation(at.Relation, t); err != nil {
 			return nil, err
 		}
-		return ddlPlanAlterTable(st, at, t, policy)
+		return ddlPlanAlterTable(st, at, t, policy, types)
 	case stmt.GetRenameStmt() != nil:
 		rs := stmt.GetRenameStmt()
 		switch {
@@ -358,6 +364,7 @@ type ddlAlter struct {
 	orig   *catalog.Table
 	nt     *catalog.Table // the evolving copy
 	policy PolicyFunc
+	types  TypeLookup
 	// plainFK, fkTable and fkColumns: AlterPlan.PlainForKeys and what
 	// its foreign key references.
 	plainFK   []string
@@ -372,8 +379,8 @@ type ddlAlter struct {
 	after     []*pg_query.Node // those of a second ALTER TABLE, if any
 }
 
-func ddlPlanAlterTable(st Statement, at *pg_query.AlterTableStmt, t *catalog.Table, policy PolicyFunc) (*AlterPlan, error) {
-	a := &ddlAlter{orig: t, nt: ddlCopyTable(t), policy: policy, version: st.version}
+func ddlPlanAlterTable(st Statement, at *pg_query.AlterTableStmt, t *catalog.Table, policy PolicyFunc, types TypeLookup) (*AlterPlan, error) {
+	a := &ddlAlter{orig: t, nt: ddlCopyTable(t), policy: policy, types: types, version: st.version}
 	for _, n := range at.Cmds {
 		cmd := n.GetAlterTableCmd()
 		if cmd == nil {
@@ -581,7 +588,7 @@ func (a *ddlAlter) addColumn(n *pg_query.Node, cmd *pg_query.AlterTableCmd) erro
 		Oncommit:  pg_query.OnCommitAction_ONCOMMIT_NOOP,
 	}
 	syn := Statement{Kind: "Create", Tree: &pg_query.RawStmt{Stmt: &pg_query.Node{Node: &pg_query.Node_CreateStmt{CreateStmt: cs}}}, version: a.version}
-	cp, err := PlanCreate(syn, a.nt.Schema, a.policy)
+	cp, err := PlanCreateWith(syn, a.nt.Schema, a.policy, nil, a.types)
 	if err != nil {
 		return err
 	}
