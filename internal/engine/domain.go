@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -164,4 +165,70 @@ func (l *enumLabels) Label(so float32) (string, bool) {
 	}
 	s, ok := l.label[so]
 	return s, ok
+}
+
+// checkUserTypeDDL refuses what would make the stored values of
+// encrypted columns disagree with their type: renaming an enum's label
+// (the cells hold the label) and DROP TYPE or DROP DOMAIN ... CASCADE
+// (the server would drop the columns from the twins only). Other
+// statements, and types no encrypted column uses, pass.
+func (s *session) checkUserTypeDDL(st rewrite.Statement) error {
+	var names [][]string
+	what := ""
+	switch n := st.Tree.Stmt.Node.(type) {
+	case *pg_query.Node_AlterEnumStmt:
+		if n.AlterEnumStmt.OldVal == "" {
+			return nil // ADD VALUE: the proxy reads new labels when it meets them
+		}
+		names, what = [][]string{stringNodes(n.AlterEnumStmt.TypeName)}, "ALTER TYPE ... RENAME VALUE"
+	case *pg_query.Node_DropStmt:
+		ds := n.DropStmt
+		if ds.Behavior != pg_query.DropBehavior_DROP_CASCADE || ds.RemoveType != pg_query.ObjectType_OBJECT_TYPE && ds.RemoveType != pg_query.ObjectType_OBJECT_DOMAIN {
+			return nil
+		}
+		for _, o := range ds.Objects {
+			if tn := o.GetTypeName(); tn != nil {
+				names = append(names, stringNodes(tn.Names))
+			}
+		}
+		what = "DROP TYPE ... CASCADE"
+	default:
+		return nil
+	}
+	if len(s.e.cat.snapshot().Tables()) == 0 {
+		return nil
+	}
+	for _, nm := range names {
+		quoted := make([]string, len(nm))
+		for i, x := range nm {
+			quoted[i] = quoteIdent(x)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+		var table string
+		err := s.e.cat.withConn(ctx, func(conn *pgx.Conn) error {
+			// A twin's column of the type, of an array of it, or of a
+			// domain over it.
+			return conn.QueryRow(ctx, `SELECT coalesce(min(c.relname || '.' || a.attname), '') FROM pg_catalog.pg_attribute a
+				JOIN pgonion.l_twins m ON m.twin = a.attrelid JOIN pg_catalog.pg_class c ON c.oid = m.physical
+				JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+				WHERE NOT a.attisdropped AND to_regtype($1) IS NOT NULL
+				AND (t.oid = to_regtype($1) OR t.typelem = to_regtype($1) OR t.typbasetype = to_regtype($1))`, strings.Join(quoted, ".")).Scan(&table)
+		})
+		cancel()
+		if err != nil {
+			return err
+		}
+		if table != "" {
+			return rewrite.Refusal("%s on type %s is not supported: encrypted column %s stores values of it, which the server cannot change", what, strings.Join(nm, "."), table)
+		}
+	}
+	return nil
+}
+
+func stringNodes(nodes []*pg_query.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.GetString_().GetSval()
+	}
+	return out
 }

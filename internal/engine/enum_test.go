@@ -52,6 +52,12 @@ func TestEnumColumns(t *testing.T) {
 	d.both("INSERT INTO en (id, m, m2, g) VALUES (30, 'meh', 'ecstatic', 'meh')", pgx.QueryExecModeSimpleProtocol)
 	d.both("INSERT INTO en (id, m, m2, g) VALUES ($1, $2, $3, $4)", 31, "ecstatic", "meh", "sad")
 	d.compare(queries, nil, "meh")
+	// What would change stored labels is refused; the session goes on.
+	for _, sql := range []string{`ALTER TYPE mood RENAME VALUE 'ok' TO 'fine'`, `DROP TYPE mood CASCADE`, `DROP DOMAIN good_mood CASCADE`} {
+		if _, err := d.c.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); pgCode(err) != "0A000" || !strings.Contains(err.Error(), "en.") {
+			t.Errorf("%s: %v, want a refusal naming the column", sql, err)
+		}
+	}
 	// A column of an enum added later.
 	d.both(`ALTER TABLE en ADD COLUMN m3 mood`, pgx.QueryExecModeSimpleProtocol)
 	d.both(`UPDATE en SET m3 = 'ecstatic' WHERE id < 3`, pgx.QueryExecModeSimpleProtocol)

@@ -519,6 +519,9 @@ func (s *session) planOnce(st rewrite.Statement, ext *extended) (*stmtPlan, erro
 	if err := s.checkEmbedded(st); err != nil {
 		return nil, err
 	}
+	if err := s.checkUserTypeDDL(st); err != nil {
+		return nil, err
+	}
 	if rewrite.CatalogQuery(st) {
 		return s.planCatalogQuery(st, ext)
 	}
