@@ -35,6 +35,7 @@ const (
 	kTs    // timestamp, timestamptz: microseconds since 2000-01-01 (UTC) in i
 	kInet  // inet: its stored bytes in s
 	kIntv  // interval: its stored bytes in s
+	kJSONB // jsonb: its normalized text in s; carried, grouped, cast, never ordered
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
@@ -72,6 +73,8 @@ func kindOf(t onion.Type) (kind, error) {
 		return kInet, nil
 	case onion.Interval:
 		return kIntv, nil
+	case onion.JSONB:
+		return kJSONB, nil
 	}
 	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
 }
@@ -103,7 +106,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
-	case kText, kUUID, kInet, kIntv:
+	case kText, kUUID, kInet, kIntv, kJSONB:
 		out.s = string(v.Bytes())
 	case kNumeric:
 		if neg, digits, scale, ok := v.NumericCoefficient(); ok {
@@ -131,7 +134,7 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.DateValue(int32(a.i)), nil
 	case kBool:
 		return onion.BoolValue(a.i != 0), nil
-	case kText:
+	case kText, kJSONB:
 		return onion.TextValue(a.s), nil
 	case kUUID, kInet, kIntv:
 		return onion.BytesValue([]byte(a.s)), nil
@@ -146,36 +149,18 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) {
 	t := tText
 	switch e.ConstType {
-	case "integer", "int4", "int", "int2", "smallint":
-		t = tInt4
-	case "bigint", "int8":
-		t = tInt8
-	case "numeric", "decimal":
-		t = tNumeric
-	case "boolean", "bool":
-		t = tBool
-	case "date":
-		t = tDate
-	case "float8", "double precision":
-		t = onion.Type{Base: onion.Float8}
-	case "time":
-		t = onion.Type{Base: onion.Time}
-	case "timestamp", "timestamp without time zone":
-		t = onion.Type{Base: onion.Timestamp}
-	case "timestamptz", "timestamp with time zone":
-		t = onion.Type{Base: onion.Timestamptz}
-	case "inet":
-		t = onion.Type{Base: onion.Inet}
-	case "cidr":
-		t = onion.Type{Base: onion.Cidr}
-	case "interval":
-		t = onion.Type{Base: onion.Interval}
 	case "", "text", "varchar", "bpchar", "char":
 		if e.ConstType == "" && want != nil {
 			t = *want
 		}
+	case "int", "int2", "smallint":
+		t = tInt4 // an integer literal of any width computes as int4
 	default:
-		return aval{}, rewrite.Refusal("constants of type %s are not supported in a query the proxy computes", e.ConstType)
+		ct, err := onion.TypeFromNames([]string{e.ConstType}, nil)
+		if err != nil {
+			return aval{}, rewrite.Refusal("constants of type %s are not supported in a query the proxy computes", e.ConstType)
+		}
+		t = ct
 	}
 	if e.Const == nil {
 		return nullOf(t), nil
@@ -514,6 +499,8 @@ func (a aval) appendKey(b []byte, env onion.Env) []byte {
 		return append(append(b, 'i'), a.s...)
 	case kIntv:
 		return append(append(b, 'v'), a.t.EqualityKey(onion.BytesValue([]byte(a.s)))...)
+	case kJSONB:
+		return append(append(b, 'j'), a.t.EqualityKey(onion.TextValue(a.s))...)
 	case kFloat:
 		return append(append(b, 'f'), a.t.EqualityKey(onion.IntValue(a.i))...)
 	}

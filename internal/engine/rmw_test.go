@@ -21,7 +21,7 @@ func TestUpdateExpressions(t *testing.T) {
 	p := startProxy(t, db, nil)
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 	plain := plainConn(t)
-	const ddl = `CREATE TABLE upx (id serial PRIMARY KEY, n int CHECK (n >= 0), f float8, name text, price numeric(10,2), tag varchar(5), ok boolean)`
+	const ddl = `CREATE TABLE upx (id serial PRIMARY KEY, n int CHECK (n >= 0), f float8, name text, price numeric(10,2), tag varchar(5), ok boolean, doc jsonb)`
 	mustExec(t, c, ddl)
 	mustExec(t, plain, "DROP TABLE IF EXISTS upx")
 	mustExec(t, plain, ddl)
@@ -48,6 +48,10 @@ func TestUpdateExpressions(t *testing.T) {
 		`UPDATE upx SET n = price * 1.5 WHERE price < 50`,
 		`UPDATE upx SET price = f / 3 WHERE f IS NOT NULL AND f < 1e6`,
 		`UPDATE upx SET n = f * 1e10 WHERE f > 0`,
+		// Django's bulk_update of a JSONField.
+		`UPDATE upx SET doc = CASE WHEN id = 1 THEN '{"b": 1, "a": [1.50]}'::jsonb WHEN id = 2 THEN 'null'::jsonb WHEN id = 3 THEN NULL ELSE doc END WHERE id IN (1, 2, 3)`,
+		`UPDATE upx SET doc = CASE WHEN id = 1 THEN doc ELSE '"x"'::jsonb END, name = doc::text WHERE id IN (1, 2)`,
+		`UPDATE upx SET doc = '{bad'::jsonb WHERE id = 1`,
 	} {
 		gt, gerr := c.Exec(ctx, s)
 		wt, werr := plain.Exec(ctx, s)
