@@ -2,8 +2,8 @@
 -- ORM's reflection, pgjdbc's DatabaseMetaData, information_schema) see
 -- its twin's columns, defaults, constraints and indexes (rewrite/twin.go)
 -- under the table's own OID and schema. The proxy rewrites such queries
--- onto these views; a query that names a table by its twin's OID (psql
--- after the proxy substituted it) still finds the twin's own rows.
+-- onto these views; a query that names a table by its twin's OID (which
+-- a RowDescription gives) still finds the twin's own columns.
 --
 -- The views list the catalogs' columns as this server has them (read
 -- here, so a server version with other columns gets views to match);
@@ -50,6 +50,7 @@ DECLARE
 	plain text;
 	mapped text;
 	extra text;
+	own text;
 BEGIN
 	FOR spec IN SELECT * FROM (VALUES ('pg_attribute', 'attrelid'), ('pg_attrdef', 'adrelid'),
 			('pg_constraint', 'conrelid'), ('pg_index', 'indrelid')) AS s(rel, relid) LOOP
@@ -71,20 +72,19 @@ BEGIN
 		IF spec.rel = 'pg_constraint' THEN
 			-- A twin keeps only the foreign keys to tables with twins:
 			-- those to other tables are the table's own, its columns
-			-- numbered as in the twin, shown under the table's OID and
-			-- under the twin's (there with confrelid 0, so that a query
-			-- for the keys referencing the other table finds each once).
-			extra := replace(plain, 'x.conkey AS conkey', 'pgonion.l_attnums(x.conrelid, x.conkey) AS conkey');
+			-- numbered as in the twin.
 			extra := format(' UNION ALL SELECT %s FROM pg_catalog.pg_constraint x JOIN pgonion.l_twins m ON m.physical = x.conrelid
-				WHERE x.contype = ''f'' AND x.confrelid = pgonion.l_relid(x.confrelid)
-				UNION ALL SELECT %s FROM pg_catalog.pg_constraint x JOIN pgonion.l_twins m ON m.physical = x.conrelid
 				WHERE x.contype = ''f'' AND x.confrelid = pgonion.l_relid(x.confrelid)',
-				extra, replace(replace(extra, 'x.conrelid AS conrelid', 'm.twin AS conrelid'), 'x.confrelid AS confrelid', '0::oid AS confrelid'));
+				replace(plain, 'x.conkey AS conkey', 'pgonion.l_attnums(x.conrelid, x.conkey) AS conkey'));
 		END IF;
+		-- The twin's own rows stay (a client may name its columns by the
+		-- twin's OID, which a RowDescription gives), but for keys and
+		-- indexes, which queries join by their own OIDs.
+		own := CASE WHEN spec.rel IN ('pg_constraint', 'pg_index') THEN format(' OR m.twin = x.%I', spec.relid) ELSE '' END;
 		EXECUTE format('CREATE VIEW pgonion.%I AS SELECT %s FROM pg_catalog.%I x
-			WHERE NOT EXISTS (SELECT 1 FROM pgonion.l_twins m WHERE m.physical = x.%I)
+			WHERE NOT EXISTS (SELECT 1 FROM pgonion.l_twins m WHERE m.physical = x.%I%s)
 			UNION ALL SELECT %s FROM pg_catalog.%I x JOIN pgonion.l_twins m ON m.twin = x.%I%s',
-			'l_' || spec.rel, plain, spec.rel, spec.relid, mapped, spec.rel, spec.relid, extra);
+			'l_' || spec.rel, plain, spec.rel, spec.relid, own, mapped, spec.rel, spec.relid, extra);
 	END LOOP;
 
 	-- pg_depend and pg_description name a table's columns by number:

@@ -83,7 +83,7 @@ func TestCanary(t *testing.T) {
 
 	// 1. The tables, read directly.
 	var dump bytes.Buffer
-	rows, err := direct.Query(ctx, "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')")
+	rows, err := direct.Query(ctx, "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,46 +76,17 @@ func (e *Engine) dropTwin(schema, name string) {
 	}
 }
 
-// twinOIDs maps the OIDs (as text) of the tables that have twins to
-// their twins' OIDs, as the server has them now.
-func (e *Engine) twinOIDs() (map[string]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
-	defer cancel()
-	rows, err := e.work.Query(ctx, `SELECT c.oid::text, t.oid::text FROM pg_catalog.pg_class c
-		JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-		JOIN pg_catalog.pg_namespace tn ON tn.nspname = $1 || n.nspname
-		JOIN pg_catalog.pg_class t ON t.relnamespace = tn.oid AND t.relname = c.relname AND t.relkind = 'r'
-		WHERE c.relkind = 'r'`, rewrite.TwinSchemaPrefix)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var from, to string
-		if err := rows.Scan(&from, &to); err != nil {
-			return nil, err
-		}
-		out[from] = to
-	}
-	return out, rows.Err()
-}
-
 // planCatalogQuery answers a query of the system catalogs about the
 // logical schema (rewrite.LogicalCatalog): a table with encrypted
-// columns, named by OID (psql's \d) or by name (drivers' and ORMs'
-// reflection, information_schema), has its twin's columns, types,
+// columns, named by OID (psql's \d, drivers after a RowDescription) or by
+// name (ORMs' reflection, information_schema), has its twin's columns, types,
 // defaults, constraints and indexes; the twins' schemas are taken out of
 // the answer's text. nil passes the query through.
 func (s *session) planCatalogQuery(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	if len(s.e.cat.snapshot().Tables()) == 0 {
 		return nil, nil
 	}
-	oids, err := s.e.twinOIDs()
-	if err != nil || len(oids) == 0 {
-		return nil, nil // the physical answer: no twin to tell about
-	}
-	sql, ok := rewrite.LogicalCatalog(st, oids)
+	sql, ok := rewrite.LogicalCatalog(st)
 	if !ok {
 		return nil, nil
 	}

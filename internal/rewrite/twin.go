@@ -1,7 +1,6 @@
 package rewrite
 
 import (
-	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -180,7 +179,7 @@ func CatalogQuery(st Statement) bool {
 // logicalViews are the proxy's views of the catalogs that describe a
 // table's columns, defaults, constraints and indexes (migration 0022):
 // each shows, for a table with a twin, the twin's rows under the table's
-// OID, and the twin's own rows too.
+// OID.
 var logicalViews = map[Relation]string{
 	{Schema: "pg_catalog", Name: "pg_attribute"}:                    "l_pg_attribute",
 	{Schema: "pg_catalog", Name: "pg_attrdef"}:                      "l_pg_attrdef",
@@ -198,10 +197,9 @@ var logicalViews = map[Relation]string{
 // LogicalCatalog rewrites a catalog query (CatalogQuery) to answer about
 // the logical schema: the catalogs of logicalViews are read through the
 // views; an expression's relation (pg_get_expr) is the twin's, a column
-// comment (col_description) is read through the view of pg_description; each constant that is a key of oids
-// (a table's OID, as text) becomes its value, the twin's OID. ok is false
-// when nothing changed.
-func LogicalCatalog(st Statement, oids map[string]string) (sql string, ok bool) {
+// comment (col_description) is read through the view of pg_description.
+// ok is false when nothing changed.
+func LogicalCatalog(st Statement) (sql string, ok bool) {
 	st = st.Clone()
 	changed := false
 	replaced := map[string]bool{} // by the name a column reference qualifies
@@ -223,34 +221,20 @@ func LogicalCatalog(st Statement, oids map[string]string) (sql string, ok bool) 
 			n.Schemaname, n.Relname, n.Catalogname, changed = ProxySchema, view, "", true
 			return false
 		case *pg_query.FuncCall:
-			arg := -1
 			switch funcName(n) {
 			case "pg_get_expr":
-				arg = 1
+				// The expression numbers the twin's columns.
+				if len(n.Args) > 1 {
+					n.Args[1] = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("l_relid")},
+						[]*pg_query.Node{n.Args[1]}, -1)
+					changed = true
+				}
 			case "col_description":
 				// Over the view of pg_description, which numbers a
 				// table's columns as the twin does.
 				n.Funcname = []*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("l_col_description")}
 				changed = true
 			}
-			if arg >= 0 && len(n.Args) > arg {
-				n.Args[arg] = pg_query.MakeFuncCallNode([]*pg_query.Node{pg_query.MakeStrNode(ProxySchema), pg_query.MakeStrNode("l_relid")},
-					[]*pg_query.Node{n.Args[arg]}, -1)
-				changed = true
-			}
-		case *pg_query.A_Const:
-			switch v := n.Val.(type) {
-			case *pg_query.A_Const_Sval:
-				if to, ok := oids[v.Sval.Sval]; ok {
-					v.Sval.Sval, changed = to, true
-				}
-			case *pg_query.A_Const_Ival:
-				if to, ok := oids[strconv.Itoa(int(v.Ival.Ival))]; ok {
-					n.Val = &pg_query.A_Const_Sval{Sval: &pg_query.String{Sval: to}}
-					changed = true
-				}
-			}
-			return false
 		}
 		return true
 	})
