@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # bench/reflect.sh: SQLAlchemy's reflection (inspect(): tables, columns
 # with their types, defaults and comments, keys, indexes, checks, enums,
-# domains) of one schema created directly on PostgreSQL and through
-# `proxy serve` with the default policy (every column it can encrypt
-# encrypted). The two must be the same: clients reflect the logical
-# schema, not the onion columns. Prints the difference, if any, and
-# exits 1 then. Nothing from SQLAlchemy is committed: it is installed
-# into a venv in the work directory.
+# domains) and Django's inspectdb of one schema created directly on
+# PostgreSQL and through `proxy serve` with the default policy (every
+# column it can encrypt encrypted). The two must be the same: clients
+# reflect the logical schema, not the onion columns. Prints the
+# differences, if any, and exits 1 then. Nothing from SQLAlchemy or
+# Django is committed: they are installed into a venv in the work
+# directory.
 #
 # Usage: bench/reflect.sh
 # Needs: python3 with venv and PyPI access, PostgreSQL server binaries
@@ -25,9 +26,9 @@ bindir=${PGBINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tai
 bench_workdir reflect
 PGPORT=$(free_port) PROXYPORT=$(free_port)
 
-echo "installing SQLAlchemy and psycopg into a venv..." >&2
+echo "installing SQLAlchemy, Django and psycopg into a venv..." >&2
 python3 -m venv "$work/venv" || die "python3 -m venv failed"
-"$work/venv/bin/pip" install -q "psycopg[binary]" "SQLAlchemy>=2.0" >/dev/null || die "pip install failed"
+"$work/venv/bin/pip" install -q "psycopg[binary]" "SQLAlchemy>=2.0" "Django==5.2.*" >/dev/null || die "pip install failed"
 
 echo "building the proxy and starting PostgreSQL on 127.0.0.1:$PGPORT..." >&2
 (cd "$root" && timeout 600 go build -o "$work/proxy" ./cmd/proxy) || die "go build failed"
@@ -91,5 +92,27 @@ if diff:
     sys.exit(1)
 print("the same through the proxy")
 PY
+status=0
 "$work/venv/bin/python" "$work/reflect.py" "postgresql+psycopg://postgres@127.0.0.1:$PGPORT/direct" \
-  "postgresql+psycopg://postgres@127.0.0.1:$PROXYPORT/proxied"
+  "postgresql+psycopg://postgres@127.0.0.1:$PROXYPORT/proxied" || status=1
+
+cat >"$work/inspect_settings.py" <<'PY'
+import os
+DATABASES = {"default": {"ENGINE": "django.db.backends.postgresql", "HOST": "127.0.0.1",
+    "PORT": int(os.environ["PORT"]), "USER": "postgres", "NAME": os.environ["DB"]}}
+SECRET_KEY = "pgonion"
+USE_TZ = True
+PY
+inspectdb() { # inspectdb PORT DB
+  (cd "$work" && PORT=$1 DB=$2 DJANGO_SETTINGS_MODULE=inspect_settings PYTHONPATH="$work" \
+    timeout 300 "$work/venv/bin/django-admin" inspectdb customers orders)
+}
+inspectdb "$PGPORT" direct >"$work/inspectdb.direct" || die "inspectdb directly failed"
+inspectdb "$PROXYPORT" proxied >"$work/inspectdb.proxied" 2>"$work/inspectdb.err" || { cat "$work/inspectdb.err"; status=1; }
+echo "Django $("$work/venv/bin/python" -m django --version) inspectdb: $(wc -l <"$work/inspectdb.direct") lines directly"
+if diff -u --label direct --label "through the proxy" "$work/inspectdb.direct" "$work/inspectdb.proxied"; then
+  echo "the same through the proxy"
+else
+  status=1
+fi
+exit $status
