@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # bench/reflect.sh: SQLAlchemy's reflection (inspect(): tables, columns
 # with their types, defaults and comments, keys, indexes, checks, enums,
-# domains) and Django's inspectdb of one schema created directly on
-# PostgreSQL and through `proxy serve` with the default policy (every
-# column it can encrypt encrypted). The two must be the same: clients
-# reflect the logical schema, not the onion columns. Prints the
-# differences, if any, and exits 1 then. Nothing from SQLAlchemy or
-# Django is committed: they are installed into a venv in the work
-# directory.
+# domains), Django's inspectdb and pgjdbc's DatabaseMetaData and
+# ResultSetMetaData of one schema created directly on PostgreSQL and
+# through `proxy serve` with the default policy (every column it can
+# encrypt encrypted). The two must be the same: clients reflect the
+# logical schema, not the onion columns. Prints the differences, if any,
+# and exits 1 then. Nothing from SQLAlchemy, Django or pgjdbc is
+# committed: they are installed into a venv and the Maven cache.
 #
 # Usage: bench/reflect.sh
-# Needs: python3 with venv and PyPI access, PostgreSQL server binaries
+# Needs: python3 with venv and PyPI access, java and mvn with Maven
+#   Central access (else the pgjdbc part is skipped), PostgreSQL server binaries
 #   (PGBINDIR, else the newest /usr/lib/postgresql/*/bin), Go. Loopback
 #   only. KEEP_WORK=1 keeps the work directory.
 set -euo pipefail
@@ -26,7 +27,7 @@ bindir=${PGBINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tai
 bench_workdir reflect
 PGPORT=$(free_port) PROXYPORT=$(free_port)
 
-echo "installing SQLAlchemy, Django and psycopg into a venv..." >&2
+echo "installing SQLAlchemy, Django and psycopg into a venv (and pgjdbc with Maven)..." >&2
 python3 -m venv "$work/venv" || die "python3 -m venv failed"
 "$work/venv/bin/pip" install -q "psycopg[binary]" "SQLAlchemy>=2.0" "Django==5.2.*" >/dev/null || die "pip install failed"
 
@@ -114,5 +115,68 @@ if diff -u --label direct --label "through the proxy" "$work/inspectdb.direct" "
   echo "the same through the proxy"
 else
   status=1
+fi
+
+if command -v java >/dev/null && command -v mvn >/dev/null; then
+  jdbc=org.postgresql:postgresql:42.7.14
+  timeout 600 mvn -q dependency:get -Dartifact=$jdbc >/dev/null 2>&1 || die "mvn dependency:get $jdbc failed"
+  jar=$(ls ~/.m2/repository/org/postgresql/postgresql/42.7.14/postgresql-42.7.14.jar)
+  cat >"$work/Reflect.java" <<'JAVA'
+import java.sql.*;
+import java.util.*;
+
+// Prints what pgjdbc's DatabaseMetaData and ResultSetMetaData say of the
+// schema's tables, one fact per line.
+public class Reflect {
+  static void rows(StringBuilder out, String what, ResultSet rs, String... cols) throws SQLException {
+    List<String> lines = new ArrayList<>();
+    while (rs.next()) {
+      StringBuilder b = new StringBuilder(what);
+      for (String c : cols) b.append(" | ").append(c).append('=').append(rs.getString(c));
+      lines.add(b.toString());
+    }
+    Collections.sort(lines);
+    for (String l : lines) out.append(l).append('\n');
+  }
+
+  public static void main(String[] args) throws Exception {
+    StringBuilder out = new StringBuilder();
+    try (Connection c = DriverManager.getConnection(args[0], "postgres", "")) {
+      DatabaseMetaData md = c.getMetaData();
+      for (String t : new String[] {"customers", "orders"}) {
+        rows(out, t + " column", md.getColumns(null, "public", t, "%"), "COLUMN_NAME", "DATA_TYPE", "TYPE_NAME",
+            "COLUMN_SIZE", "DECIMAL_DIGITS", "NULLABLE", "COLUMN_DEF", "ORDINAL_POSITION", "IS_AUTOINCREMENT", "REMARKS");
+        rows(out, t + " primary key", md.getPrimaryKeys(null, "public", t), "COLUMN_NAME", "KEY_SEQ", "PK_NAME");
+        rows(out, t + " imported key", md.getImportedKeys(null, "public", t), "PKTABLE_NAME", "PKCOLUMN_NAME",
+            "FKCOLUMN_NAME", "FK_NAME", "DELETE_RULE");
+        rows(out, t + " exported key", md.getExportedKeys(null, "public", t), "FKTABLE_NAME", "FKCOLUMN_NAME", "FK_NAME");
+        rows(out, t + " index", md.getIndexInfo(null, "public", t, false, false), "INDEX_NAME", "NON_UNIQUE",
+            "ORDINAL_POSITION", "COLUMN_NAME");
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT * FROM " + t)) {
+          ResultSetMetaData m = rs.getMetaData();
+          for (int i = 1; i <= m.getColumnCount(); i++) {
+            out.append(t).append(" result column ").append(i).append(" | ").append(m.getColumnName(i))
+                .append(" | ").append(m.getColumnTypeName(i)).append(" | nullable=").append(m.isNullable(i))
+                .append(" | table=").append(m.getTableName(i)).append(" | auto=").append(m.isAutoIncrement(i))
+                .append(" | precision=").append(m.getPrecision(i)).append(" | scale=").append(m.getScale(i)).append('\n');
+          }
+        }
+      }
+    }
+    System.out.print(out);
+  }
+}
+JAVA
+  reflectJDBC() { timeout 300 java -cp "$jar" "$work/Reflect.java" "jdbc:postgresql://127.0.0.1:$1/$2?sslmode=disable"; }
+  reflectJDBC "$PGPORT" direct >"$work/jdbc.direct" || die "pgjdbc directly failed"
+  reflectJDBC "$PROXYPORT" proxied >"$work/jdbc.proxied" 2>"$work/jdbc.err" || { cat "$work/jdbc.err"; status=1; }
+  echo "pgjdbc 42.7.14 DatabaseMetaData and ResultSetMetaData: $(wc -l <"$work/jdbc.direct") lines directly"
+  if diff -u --label direct --label "through the proxy" "$work/jdbc.direct" "$work/jdbc.proxied"; then
+    echo "the same through the proxy"
+  else
+    status=1
+  fi
+else
+  echo "no java or mvn: pgjdbc's reflection skipped"
 fi
 exit $status
