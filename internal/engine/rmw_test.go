@@ -48,6 +48,9 @@ func TestUpdateExpressions(t *testing.T) {
 		`UPDATE upx SET n = price * 1.5 WHERE price < 50`,
 		`UPDATE upx SET price = f / 3 WHERE f IS NOT NULL AND f < 1e6`,
 		`UPDATE upx SET n = f * 1e10 WHERE f > 0`,
+		// Django's F("integer") ** 2, F("float") ** 1.5.
+		`UPDATE upx SET n = n ^ 2, f = f ^ 1.5 WHERE f > 0 AND n < 1000`,
+		`UPDATE upx SET f = 2 ^ n WHERE id = 3`,
 		// Django's bulk_update of a JSONField.
 		`UPDATE upx SET doc = CASE WHEN id = 1 THEN '{"b": 1, "a": [1.50]}'::jsonb WHEN id = 2 THEN 'null'::jsonb WHEN id = 3 THEN NULL ELSE doc END WHERE id IN (1, 2, 3)`,
 		`UPDATE upx SET doc = CASE WHEN id = 1 THEN doc ELSE '"x"'::jsonb END, name = doc::text WHERE id IN (1, 2)`,

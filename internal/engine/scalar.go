@@ -368,6 +368,8 @@ func init() {
 		"trunc":   {sig: roundSig("trunc"), call: roundFunc("trunc")},
 		"sign":    {sig: numeric1("sign", true), call: sign},
 		"mod":     {sig: modSig, call: mod},
+		"power":   &powerFunc,
+		"pow":     &powerFunc,
 		"sqrt": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 			if len(args) != 1 || !(isFloatType(args[0]) || isIntType(args[0])) {
 				return nil, tFloat8, refuseArgs("sqrt", args) // sqrt(numeric) has its own precision rules

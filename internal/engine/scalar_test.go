@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -58,6 +61,7 @@ func TestScalarFunctions(t *testing.T) {
 		"extract(year from dt)", "date_part('month', dt)", "extract(day from dt)", "chr(i + 65)", "chr(s + 1000)",
 		"i % 3", "b % -3", "n % 0.7", "s % i", "i # 5", "b & s", "i | b", "s # s",
 		"i || '-x'", "'y' || n", "dt || '!'", "f || ''", "ok || t", "(abs(i) + 2000 || '-12-31')::date",
+		"s ^ 2", "pow(sign(f), 3)", "power(f, 0)", "f ^ 1", "power(7, i % 9)", "power(abs(f) + 1, 0.25)",
 	)
 	var queries []string
 	for k, e := range exprs {
@@ -92,6 +96,7 @@ func TestScalarFunctions(t *testing.T) {
 	for _, e := range []string{
 		"abs(b)", "sqrt(f)", "sqrt(s)", "mod(i, s)", "f::int4", "b::int4", "n::int", "t::int", "v::numeric", "s::int2 * 2",
 		"chr(i)", "split_part(t, ',', 0)", "repeat(t, 1000000000)", "mod(n, 0)",
+		"f ^ 2", "f ^ 1.5", "i ^ -1", "10 ^ b", "2 ^ s",
 	} {
 		queries = append(queries, "SELECT id, "+e+" FROM sf ORDER BY id")
 	}
@@ -111,11 +116,37 @@ func TestScalarFunctions(t *testing.T) {
 		"SELECT id, CASE WHEN abs(i) > $2 THEN upper(t) ELSE $1 END FROM sf ORDER BY id",
 	}, nil, "abc", 3)
 	// A function the library does not have is refused by name.
-	for _, q := range []string{"SELECT initcap(t) FROM sf", "SELECT sin(f) FROM sf", "SELECT power(n, 2) FROM sf"} {
+	for _, q := range []string{"SELECT initcap(t) FROM sf", "SELECT sin(f) FROM sf", "SELECT power(n, 2) FROM sf", "SELECT power(i, 0.5) FROM sf"} {
 		_, err := d.c.Exec(t.Context(), q)
 		name := q[len("SELECT "):strings.Index(q, "(")]
 		if pgCode(err) != "0A000" || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v, want a refusal naming %s", q, err, name)
 		}
 	}
+}
+
+// TestScalarPower: power and ^ of double precision give PostgreSQL's
+// bits (the C library's pow, which Go's math.Pow does not match) on
+// random operands.
+func TestScalarPower(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE pw (id int PRIMARY KEY, x float8, y float8)`)
+	r := rand.New(rand.NewPCG(7, 11))
+	var rows []string
+	for i := range 600 {
+		var x, y float64
+		switch i % 3 {
+		case 0:
+			x, y = r.Float64()*100, r.Float64()*10-5
+		case 1:
+			x, y = math.Exp(r.NormFloat64()*5), r.NormFloat64()*3
+		default:
+			x, y = r.Float64()*2, float64(r.IntN(60)-30)+0.5
+		}
+		rows = append(rows, fmt.Sprintf("(%d, %s, %s)", i, strconv.FormatFloat(x, 'g', -1, 64), strconv.FormatFloat(y, 'g', -1, 64)))
+	}
+	d.both("INSERT INTO pw VALUES " + strings.Join(rows, ", "))
+	d.compare([]string{
+		"SELECT id, (x ^ y)::text, power(x, y * 2)::text FROM pw ORDER BY id",
+		"SELECT id, (-x ^ 3)::text, (x ^ -y)::text FROM pw ORDER BY id",
+	}, nil)
 }

@@ -567,6 +567,12 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 				return b.withArgs(&Expr{Kind: ExprFunc, Func: "mod"}, a.Lexpr, a.Rexpr)
 			}
 			fallthrough
+		case "^":
+			// dpow, numeric_power: the function power.
+			if a.Lexpr != nil {
+				return b.withArgs(&Expr{Kind: ExprFunc, Func: "power"}, a.Lexpr, a.Rexpr)
+			}
+			fallthrough
 		default:
 			return nil, Refusal("operator %s is not supported in a query the proxy computes", op)
 		}
