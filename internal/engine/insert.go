@@ -40,6 +40,9 @@ type holesPlan struct {
 	partialFrom int
 	// gens computes the generated holes (Hole.Generated).
 	gens *rowGenerations
+	// exprParams are the types of the client's parameters that holes'
+	// expressions read (LOWER($1)), bound at each Bind.
+	exprParams map[int]onion.Type
 }
 
 // planInsert encrypts the values of INSERT ... VALUES: in the SQL text for
@@ -150,7 +153,8 @@ func (s *session) planDelete(st rewrite.Statement, t *catalog.Table, ext *extend
 
 func (s *session) planHoles(t *catalog.Table, hp *holesPlan, clientRefs []int, returning *rewrite.Projection, ext *extended) (*stmtPlan, error) {
 	hp.table = t
-	if err := s.constantHoles(t, hp.holes, ext); err != nil {
+	var err error
+	if hp.exprParams, err = s.constantHoles(t, hp.holes, ext); err != nil {
 		return nil, err
 	}
 	checks, err := s.e.checksOf(t)
@@ -497,7 +501,18 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 	holeOf := map[int]*encrypted{}
 	for i, h := range p.holes {
 		if h.Param > 0 {
-			holeOf[h.Param] = p.xs[i]
+			holeOf[h.Param] = p.xs[i] // over an expression's reading of it
+		}
+		if h.Expr != nil {
+			// The parameters its expression reads: decoded by the
+			// proxy, NULL for the server.
+			// (A parameter that is also an encrypted column's value is
+			// read as that column's type.)
+			for _, n := range rewrite.ExprParams(h.Expr) {
+				if holeOf[n] == nil {
+					holeOf[n] = &encrypted{e: p.xs[i].e, table: p.xs[i].table, cat: p.xs[i].cat, typ: p.exprParams[n]}
+				}
+			}
 		}
 		cells[i] = rewrite.Cells{}
 		if h.Const == nil && h.Param == 0 && !h.Generated && h.Expr == nil {
@@ -569,6 +584,24 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			case h.Expr != nil:
 				if clock == nil {
 					clock = s.sessionClock(true)
+				}
+				if refs := rewrite.ExprParams(h.Expr); len(refs) > 0 {
+					// This execution's parameters, as constants.
+					vals := map[int]rewrite.ParamConst{}
+					for _, n := range refs {
+						x := holeOf[n]
+						pc := rewrite.ParamConst{Type: x.typ.String()}
+						v, err := bs.value(n, x)
+						if err != nil {
+							return err
+						}
+						if !v.IsNull() {
+							text := string(x.typ.AppendText(nil, v, bs.env))
+							pc.Text = &text
+						}
+						vals[n] = pc
+					}
+					h.Expr = rewrite.BindExpr(h.Expr, vals, nil)
 				}
 				if plain[i], err = exprHole(p.table, &h, bs.env, clock); err != nil {
 					return err
@@ -646,10 +679,14 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 // lower('X'), 40 + 2, now()) as they would be on the server, and gives
 // the holes their values' text: from then on they are constants. In the
 // extended protocol (ext set) an expression whose value changes from one
-// execution to the next (now(), gen_random_uuid()) is left for each Bind
-// (exprHole); the others are computed once.
-func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *extended) error {
+// execution to the next (now(), gen_random_uuid()) or that reads the
+// client's parameters (lower($1)) is left for each Bind (exprHole); the
+// others are computed once. It returns the types of the parameters such
+// expressions read (declared by the client, else as their use types
+// them; text when nothing does).
+func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *extended) (map[int]onion.Type, error) {
 	var clock *serverClock
+	var params map[int]onion.Type
 	for i := range holes {
 		h := &holes[i]
 		if h.Expr == nil {
@@ -657,11 +694,51 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 		}
 		env, err := s.params.get()
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if refs := rewrite.ExprParams(h.Expr); len(refs) > 0 {
+			if ext == nil {
+				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P02", Message: fmt.Sprintf("there is no parameter $%d", refs[0])}
+			}
+			declared := map[int]rewrite.ParamConst{}
+			for _, n := range refs {
+				var oid uint32
+				if n-1 < len(ext.oids) {
+					oid = ext.oids[n-1]
+				}
+				declared[n] = rewrite.ParamConst{Type: paramConstType(oid)}
+			}
+			trace := map[*rewrite.Expr]int{}
+			typed := *h
+			typed.Expr = rewrite.BindExpr(h.Expr, declared, trace)
+			if _, err := planExprHole(t, &typed, env); err != nil {
+				return nil, err
+			}
+			inferred := inferTypes(func(f func(*rewrite.Expr)) { rewrite.WalkExpr(typed.Expr, f) }, trace, nil, env)
+			if params == nil {
+				params = map[int]onion.Type{}
+			}
+			for _, n := range refs {
+				var pt onion.Type
+				ok := false
+				if n-1 < len(ext.oids) && ext.oids[n-1] != 0 {
+					pt, ok = typeOfOID(ext.oids[n-1])
+				}
+				if !ok {
+					if pt, ok = inferred[n]; !ok {
+						pt = tText
+					}
+				}
+				if prev, ok := params[n]; ok && prev != pt {
+					return nil, rewrite.Refusal("parameter $%d is read as %s and as %s in the values of table %s; cast it", n, prev, pt, t.Name)
+				}
+				params[n] = pt
+			}
+			continue
 		}
 		if ext != nil && volatileExpr(h.Expr) {
 			if _, err := planExprHole(t, h, env); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
@@ -670,7 +747,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 		}
 		v, err := exprHole(t, h, env, clock)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		h.Expr = nil
 		if !v.IsNull() {
@@ -679,7 +756,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 			h.Const = &text
 		}
 	}
-	return nil
+	return params, nil
 }
 
 // planExprHole types hole h's expression, refusing what the proxy

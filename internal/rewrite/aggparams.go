@@ -161,3 +161,23 @@ func WalkExpr(e *Expr, f func(*Expr)) {
 	}
 	WalkExpr(e.Else, f)
 }
+
+// ExprParams returns the parameter numbers e reads, each once.
+func ExprParams(e *Expr) []int {
+	var out []int
+	seen := map[int]bool{}
+	WalkExpr(e, func(x *Expr) {
+		if x.Kind == ExprParam && !seen[x.Input] {
+			seen[x.Input] = true
+			out = append(out, x.Input)
+		}
+	})
+	return out
+}
+
+// BindExpr returns a copy of e whose parameters are the constants vals,
+// recording in trace (when not nil) the constant each became; e is not
+// modified.
+func BindExpr(e *Expr, vals map[int]ParamConst, trace map[*Expr]int) *Expr {
+	return bindExpr(e, vals, map[*Expr]*Expr{}, trace)
+}

@@ -419,10 +419,11 @@ func holeValue(item *pg_query.Node, h *Hole, table, construct string) error {
 		h.Const = &s
 		return nil
 	}
-	// A constant expression (no column, no parameter) the proxy can
-	// compute.
+	// An expression reading no column that the proxy can compute; in an
+	// INSERT's values also over parameters (LOWER($1)), bound at each
+	// Bind (ExprParams).
 	b := &aggBuilder{inputs: map[string]int{}}
-	if e, err := b.expr(item); err == nil && len(b.targets) == 0 && !hasParam(item) {
+	if e, err := b.expr(item); err == nil && len(b.targets) == 0 && (!hasParam(item) || construct == "INSERT into") {
 		h.Expr = e
 		return nil
 	}
