@@ -97,7 +97,7 @@ func dpow(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
 	r, err := C.pow(C.double(x), C.double(y))
 	result := float64(r)
 	switch {
-	case err != nil && math.IsNaN(result) || math.IsNaN(result):
+	case math.IsNaN(result):
 		// Impossible after the checks above but for old glibc bugs:
 		// as PostgreSQL handles them.
 		ax := math.Abs(x)
