@@ -12,13 +12,13 @@ import (
 // columns, types, defaults, constraints, indexes) in a schema of its own
 // per user schema (TwinSchema): CREATE TABLE creates it with the table,
 // and ALTER TABLE, CREATE INDEX, renames and DROP TABLE are applied to
-// it too, in the same transaction (TwinStatement). Catalog queries that
-// name a table by its OID, as psql's \d and drivers' reflection do after
-// looking the table up by name, are answered about the twin (the engine
-// substitutes the OIDs), and the twin's schema is taken out of the
-// answers (TwinNames). A twin that a statement could not be applied to
-// is dropped: the client then sees the physical table, never a stale
-// definition.
+// it too, in the same transaction (TwinStatement). Catalog queries read
+// the catalogs that describe columns, keys and indexes through views
+// that show the twin's rows under the table's OID (LogicalCatalog,
+// migration 0022), whether they name the table by OID or by name, and
+// the twin's schema is taken out of the answers (TwinNames). A twin that
+// a statement could not be applied to is dropped: the client then sees
+// the physical table, never a stale definition.
 
 // TwinSchemaPrefix begins the name of the schema of the twins of a user
 // schema's tables.
