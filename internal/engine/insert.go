@@ -282,7 +282,7 @@ func (s *session) holesLiterals(p *holesPlan) (*stmtPlan, error) {
 			if err != nil {
 				return nil, err
 			}
-			if vals[i], err = h.cipherNode(v, frac); err != nil {
+			if vals[i], err = h.cipherNode(v, frac, env); err != nil {
 				return nil, err
 			}
 		}
@@ -656,7 +656,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 				if err != nil {
 					return err
 				}
-				if vals[i], err = h.cipherParam(v, frac); err != nil {
+				if vals[i], err = h.cipherParam(v, frac, bs.env); err != nil {
 					return err
 				}
 			} else if sl.violated {

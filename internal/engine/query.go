@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgarray"
 	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -96,7 +98,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				return nil, err
 			}
 			plain[i] = v
-			if vals[i], err = h.cipherNode(v, frac); err != nil {
+			if vals[i], err = h.cipherNode(v, frac, env); err != nil {
 				return nil, err
 			}
 		}
@@ -197,7 +199,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				return err
 			}
 			plain[i] = v
-			if cells[i], err = h.cipherParam(v, frac); err != nil {
+			if cells[i], err = h.cipherParam(v, frac, bs.env); err != nil {
 				return err
 			}
 		}
@@ -388,6 +390,15 @@ func (h *cmpHole) paramType() *encrypted {
 	if h.Kind == rewrite.HoleTokens {
 		return textParam
 	}
+	if h.Kind == rewrite.HoleDETArray {
+		x := h.element(nil).paramType()
+		at, err := onion.ArrayOf(x.typ)
+		if err != nil {
+			return textParam // not reached: every comparison type has arrays
+		}
+		x.typ = at
+		return x
+	}
 	t := h.x.typ.ComparisonType()
 	if h.x.typ.Base == onion.Float4 && !isFloat8Name(h.ConstType) {
 		// An untyped parameter compared with a real is a real (float4eq);
@@ -430,8 +441,8 @@ func (h *cmpHole) literalValue(env onion.Env) (onion.Value, error) {
 	if h.Param > 0 {
 		return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "42P02", Message: fmt.Sprintf("there is no parameter $%d", h.Param)}
 	}
-	if h.Const == nil {
-		return onion.Null(), nil
+	if h.Const == nil || h.Kind == rewrite.HoleDETArray {
+		return onion.Null(), nil // an array constant is read by arrayCells
 	}
 	if h.Kind == rewrite.HoleTokens {
 		return onion.Type{Base: onion.Text}.ParseText([]byte(*h.Const), env)
@@ -749,7 +760,97 @@ func rounding(op string) onion.Rounding {
 	return onion.Exact
 }
 
-func (h *cmpHole) cipherNode(v onion.Value, frac *fractionalConst) (*pg_query.Node, error) {
+// element is the scalar hole of one element of a HoleDETArray: the
+// element's text (nil for a parameter's elements), read as a constant of
+// the array's element type.
+func (h *cmpHole) element(text *string) *cmpHole {
+	e := *h
+	e.Kind, e.Param, e.Const = rewrite.HoleDET, 0, text
+	return &e
+}
+
+// arrayCells returns the DET ciphertexts of the elements of a
+// HoleDETArray, as cells (nil for a NULL element); nil and false for a
+// NULL array. v is the parameter's array value (of paramType); a
+// constant is read from the hole, each element as a comparison constant
+// of the array's element type is (an element equal to no value of the
+// column gets a ciphertext no cell equals).
+func (h *cmpHole) arrayCells(v onion.Value, env onion.Env) ([][]byte, bool, error) {
+	var elems []*cmpHole
+	var vals []onion.Value
+	var fracs []*fractionalConst
+	switch {
+	case h.Param > 0:
+		if v.IsNull() {
+			return nil, false, nil
+		}
+		ev, err := h.paramType().typ.ArrayElements(v)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, x := range ev {
+			elems, vals, fracs = append(elems, h.element(nil)), append(vals, x), append(fracs, nil)
+		}
+	case h.Const == nil:
+		return nil, false, nil
+	default:
+		texts, err := pgarray.ParseText(*h.Const)
+		if err != nil {
+			return nil, false, &pgconn.PgError{Severity: "ERROR", Code: "22P02", Message: fmt.Sprintf("malformed array literal: %q", *h.Const), Detail: err.Error()}
+		}
+		for _, t := range texts {
+			eh := h.element(t)
+			x, err := eh.literalValue(env)
+			var frac *fractionalConst
+			if errors.As(err, &frac) {
+				err = nil
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			elems, vals, fracs = append(elems, eh), append(vals, x), append(fracs, frac)
+		}
+	}
+	cells := make([][]byte, len(elems))
+	for i, eh := range elems {
+		b, _, err := eh.cipher(vals[i], fracs[i])
+		if err != nil {
+			return nil, false, err
+		}
+		cells[i] = eh.cell(b)
+	}
+	return cells, true, nil
+}
+
+// arrayText is the text form of an array of cells of type cellType.
+func arrayText(cells [][]byte, cellType string) []byte {
+	b := []byte{'{'}
+	for i, c := range cells {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch {
+		case c == nil:
+			b = append(b, "NULL"...)
+		case cellType == "uuid":
+			b = onion.AppendUUIDText(b, c)
+		default:
+			b = append(b, `"\\x`...)
+			b = hex.AppendEncode(b, c)
+			b = append(b, '"')
+		}
+	}
+	return append(b, '}')
+}
+
+func (h *cmpHole) cipherNode(v onion.Value, frac *fractionalConst, env onion.Env) (*pg_query.Node, error) {
+	if h.Kind == rewrite.HoleDETArray {
+		cells, ok, err := h.arrayCells(v, env)
+		if err != nil || !ok {
+			return rewrite.TypedNull(h.cellType(), true), err
+		}
+		return rewrite.ArrayLiteral(arrayText(cells, h.cellType()), h.cellType()), nil
+	}
 	b, toks, err := h.cipher(v, frac)
 	if err != nil {
 		return nil, err
@@ -760,7 +861,14 @@ func (h *cmpHole) cipherNode(v onion.Value, frac *fractionalConst) (*pg_query.No
 	return rewrite.CellLiteral(h.cell(b), h.cellType()), nil
 }
 
-func (h *cmpHole) cipherParam(v onion.Value, frac *fractionalConst) ([]byte, error) {
+func (h *cmpHole) cipherParam(v onion.Value, frac *fractionalConst, env onion.Env) ([]byte, error) {
+	if h.Kind == rewrite.HoleDETArray {
+		cells, ok, err := h.arrayCells(v, env)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return pgarray.AppendBinary(nil, cellOID(h.cellType()), cells), nil // binary, as every added cell
+	}
 	b, toks, err := h.cipher(v, frac)
 	if err != nil {
 		return nil, err
@@ -785,8 +893,13 @@ func (h *cmpHole) cellType() string {
 
 // oid is the type OID of the hole's parameter.
 func (h *cmpHole) oid() uint32 {
-	if h.Kind == rewrite.HoleTokens {
+	switch {
+	case h.Kind == rewrite.HoleTokens:
 		return oidInt8Arr
+	case h.Kind == rewrite.HoleDETArray && h.cellType() == "uuid":
+		return oidUUIDArr
+	case h.Kind == rewrite.HoleDETArray:
+		return oidByteaArr
 	}
 	return cellOID(h.cellType())
 }

@@ -96,6 +96,29 @@ func arrayElements(v Value) [][]byte {
 	return elems
 }
 
+// ArrayElements returns the elements of array v of type t (NULL elements
+// as NULL values).
+func (t Type) ArrayElements(v Value) ([]Value, error) {
+	if t.Base != Array {
+		return nil, fmt.Errorf("onion: %s is not an array type", t.BaseName())
+	}
+	et := t.Element()
+	bins := arrayElements(v)
+	out := make([]Value, len(bins))
+	for i, b := range bins {
+		if b == nil {
+			out[i] = Null()
+			continue
+		}
+		ev, err := et.ParseBinary(b)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ev
+	}
+	return out, nil
+}
+
 // parseArrayBinary is array_recv for a one-dimensional array with lower
 // bound 1 (other shapes are refused).
 func (t Type) parseArrayBinary(b []byte) (Value, error) {

@@ -582,6 +582,16 @@ func Int8ArrayLiteral(v []int64) *pg_query.Node {
 	return typeCast(pg_query.MakeAConstStrNode(string(b), -1), "int8", true)
 }
 
+// ArrayLiteral returns 'text'::elemType[].
+func ArrayLiteral(text []byte, elemType string) *pg_query.Node {
+	return typeCast(pg_query.MakeAConstStrNode(string(text), -1), elemType, true)
+}
+
+// TypedNull returns NULL::typ (NULL::typ[] with array set).
+func TypedNull(typ string, array bool) *pg_query.Node {
+	return typeCast(nullConst(), typ, array)
+}
+
 // StringLiteral returns 's'::text.
 func StringLiteral(s string) *pg_query.Node {
 	return typeCast(pg_query.MakeAConstStrNode(s, -1), "text", false)

@@ -169,6 +169,15 @@ func (q *planner) aexpr(n *pg_query.Node, e *pg_query.A_Expr, sc *scope, pc pred
 		}
 		e.Lexpr = x
 		return nil
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		l, err := q.operand(e.Lexpr, sc, pc)
+		if err != nil {
+			return err
+		}
+		if l == nil {
+			break
+		}
+		return q.anyArray(n, e, l, op, pc)
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		l, err := q.operand(e.Lexpr, sc, pc)
 		if err != nil {
@@ -232,6 +241,97 @@ func (q *planner) aexpr(n *pg_query.Node, e *pg_query.A_Expr, sc *scope, pc pred
 		return q.like(n, e, l, op, sc, pc)
 	}
 	return q.plainExpr(n, sc, pc.construct)
+}
+
+// anyArray rewrites c = ANY(array) and c <> ALL(array) over encrypted
+// operand l, both on the Eq onion: ARRAY[a, b] as the list IN (a, b)
+// (NOT IN for <> ALL), which means the same, NULLs included; an array
+// constant or parameter as one hole the proxy fills with the elements'
+// ciphertexts.
+func (q *planner) anyArray(n *pg_query.Node, e *pg_query.A_Expr, l *operand, op string, pc predCtx) error {
+	form := "ANY"
+	if e.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL {
+		form = "ALL"
+	}
+	if op != "=" && op != "<>" || (op == "=") != (form == "ANY") || l.eq == nil {
+		return Refusal("%s %s (array) over %s in %s is not supported: only = ANY and <> ALL are", op, form, l.desc, pc.construct)
+	}
+	if ae := e.Rexpr.GetAArrayExpr(); ae != nil && len(ae.Elements) > 0 {
+		if err := untypedArray(ae, l.c); err != nil {
+			return err
+		}
+		items := make([]*pg_query.Node, len(ae.Elements))
+		for i, v := range ae.Elements {
+			v, err := foldValue(v)
+			if err != nil {
+				return err
+			}
+			if !isValue(v) {
+				return Refusal("ARRAY[...] compared with encrypted column %s in %s: only constants, parameters and NULL are supported as elements", l.desc, pc.construct)
+			}
+			if items[i], err = q.hole(l.c, HoleDET, "=", v); err != nil {
+				return err
+			}
+		}
+		x, err := l.eq()
+		if err != nil {
+			return err
+		}
+		n.Node = &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{Kind: pg_query.A_Expr_Kind_AEXPR_IN, Name: []*pg_query.Node{pg_query.MakeStrNode(op)},
+			Lexpr: x, Rexpr: &pg_query.Node{Node: &pg_query.Node_List{List: &pg_query.List{Items: items}}}, Location: e.Location}}
+		q.done(n)
+		return nil
+	}
+	v, elemType := e.Rexpr, ""
+	if tc := v.GetTypeCast(); tc != nil {
+		names := stringList(tc.TypeName.GetNames())
+		if len(tc.TypeName.ArrayBounds) != 1 || len(tc.TypeName.Typmods) > 0 || len(names) == 0 {
+			return Refusal("%s (%s) compared with encrypted column %s in %s is not supported: cast the array to an array type without modifiers", form, deparseType(tc.TypeName), l.desc, pc.construct)
+		}
+		v, elemType = tc.Arg, names[len(names)-1]
+	}
+	h := CmpHole{Table: l.c.table, Column: l.c.col, Kind: HoleDETArray, Op: "=", ConstType: elemType}
+	switch {
+	case v.GetParamRef() != nil:
+		h.Param = int(v.GetParamRef().Number)
+	case v.GetAConst() != nil && v.GetAConst().Isnull:
+	case v.GetAConst() != nil && v.GetAConst().GetSval() != nil:
+		s := v.GetAConst().GetSval().Sval
+		h.Const = &s
+	default:
+		return Refusal("%s (...) compared with encrypted column %s in %s: only ARRAY[...] of constants and parameters, an array constant or an array parameter are supported", form, l.desc, pc.construct)
+	}
+	x, err := l.eq()
+	if err != nil {
+		return err
+	}
+	h.node = &pg_query.Node{Node: nullConst().Node}
+	q.plan.Holes = append(q.plan.Holes, h)
+	e.Lexpr, e.Rexpr = x, h.node
+	q.done(n)
+	return nil
+}
+
+// untypedArray fails as PostgreSQL does for ARRAY[...] of quoted literals
+// and NULLs only, which is text[] (unlike an IN list, whose literals take
+// the column's type), compared with a column of another type than text.
+func untypedArray(ae *pg_query.A_ArrayExpr, c *encCol) error {
+	for _, v := range ae.Elements {
+		if k := v.GetAConst(); k == nil || !k.Isnull && k.GetSval() == nil {
+			return nil
+		}
+	}
+	t, err := parseType(c.col.Type)
+	if err != nil {
+		return err
+	}
+	switch t.Base {
+	case onion.Text, onion.Varchar, onion.Char:
+		return nil
+	}
+	return &pgconn.PgError{Severity: "ERROR", Code: "42883",
+		Message: fmt.Sprintf("operator does not exist: %s = text", t.BaseName()),
+		Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
 }
 
 // compareOperands rewrites a comparison of two encrypted operands (a

@@ -41,6 +41,11 @@ const (
 	HoleOPE
 	// HoleTokens is the search tokens of a LIKE pattern (int8[]).
 	HoleTokens
+	// HoleDETArray is an array of values (c = ANY($1), c <> ALL('{..}')):
+	// the Eq onion's DET ciphertext of each element, as an array of the
+	// cell type (bytea[] or uuid[]). ConstType is the element type of the
+	// array's cast ("" when it has none).
+	HoleDETArray
 )
 
 // CmpHole is a value compared with an encrypted column on the server: a

@@ -637,8 +637,16 @@ SELECT id FROM t1 WHERE flag
 SELECT id FROM t1 WHERE NOT flag
 SELECT id FROM t1 WHERE flag IS TRUE -- refuse: t1.flag
 SELECT id FROM t1 WHERE flag IS NOT FALSE -- refuse: t1.flag
-SELECT id FROM t1 WHERE si = ANY ('{1,5}') -- refuse: t1.si
-SELECT id FROM t1 WHERE si = ANY (ARRAY[1, 5]) -- refuse: t1.si
+SELECT id FROM t1 WHERE si = ANY ('{1,5}')
+SELECT id FROM t1 WHERE si = ANY (ARRAY[1, 5])
+SELECT id FROM t1 WHERE si <> ALL (ARRAY[1, 5, NULL]) -- empty
+SELECT id, si FROM t1 WHERE si <> ALL (ARRAY[1, 5])
+SELECT id FROM t1 WHERE tx = ANY ($1) -- params: '{alpha,über,NULL}'
+SELECT id FROM t1 WHERE i <> ALL ($1::int8[]) -- params: '{1,2,3}'
+SELECT id FROM t1 WHERE tx = ANY (ARRAY['alpha', 'über', 'x'])
+SELECT id FROM t1 WHERE i = ANY (ARRAY['1', '2']) -- error
+SELECT id FROM t1 WHERE vc = ANY ('{"hello world",NULL}'::text[]) OR d = ANY ('{2000-02-29,infinity}')
+SELECT id FROM t1 WHERE si < ANY ('{1,5}') -- refuse: t1.si
 SELECT id FROM t1 WHERE (si, i) = (5, 42) -- refuse: t1.si
 SELECT * FROM t1 WHERE id = 1
 SELECT t2.* FROM t2 WHERE k = 5
