@@ -253,7 +253,7 @@ func (ev *evaluator) pattern(l *rewrite.Like) (*pglike.Pattern, error) {
 	if p := ev.patterns[l]; p != nil {
 		return p, nil
 	}
-	p, err := l.Compile(*l.Const)
+	p, err := l.Compile(*l.Const, ev.env.CType)
 	if err != nil {
 		return nil, err
 	}
@@ -556,7 +556,7 @@ func (ev *evaluator) rowPattern(e *rewrite.Expr, sc *scope) (*pglike.Pattern, er
 	if c := ev.rowPatterns[e.Like]; c.p != nil && c.s == s {
 		return c.p, nil
 	}
-	p, err := e.Like.Compile(s)
+	p, err := e.Like.Compile(s, ev.env.CType)
 	if err != nil {
 		return nil, err
 	}

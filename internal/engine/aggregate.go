@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -186,7 +187,7 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 	var uncomputable *encrypted // an input of a type the proxy cannot compute
 	for i := range a.plan.Inputs {
 		if x := a.inEnc[i]; x != nil {
-			if err := collationRefusal(x.table, x.cat); err != nil {
+			if err := x.e.collationRefusal(x.table, x.cat); err != nil {
 				return err
 			}
 			in = append(in, x.typ)
@@ -289,7 +290,7 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 // BY, min or max) unless the database's collation is byte order, as the
 // proxy's.
 func (a *aggregator) checkTextOrder() error {
-	if a.collation == "" || a.collation == "C" || a.collation == "POSIX" {
+	if a.collation == "" || pglocale.ByteOrder(a.collation) {
 		return nil
 	}
 	isText := func(e *rewrite.Expr) bool {
@@ -300,7 +301,7 @@ func (a *aggregator) checkTextOrder() error {
 	var bad error
 	refuse := func(what string) {
 		if bad == nil {
-			bad = rewrite.Refusal("%s on text computed by the proxy is not supported: the database's collation is %q, and the proxy orders text only as the C or POSIX collation does (create the database with LC_COLLATE 'C')", what, a.collation)
+			bad = rewrite.Refusal("%s on text computed by the proxy is not supported: the database's collation is %q, and the proxy orders text only as the C, POSIX and C.UTF-8 collations do (create the database with LC_COLLATE 'C')", what, a.collation)
 		}
 	}
 	for _, e := range a.exprs() {

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -356,29 +358,38 @@ func float8Arith(op string, x, y float64) (aval, error) {
 	return aval{t: tFloat8, i: int64(math.Float64bits(r))}, nil
 }
 
-// caseMap is lower(s) or upper(s) under the C collation, the only one
-// the proxy computes text in: ASCII letters only, as PostgreSQL maps
-// them there (str_tolower's asc_tolower). The result is text.
-func caseMap(fn string, a aval) (aval, error) {
+// caseMap is lower(s) or upper(s) under the database's LC_CTYPE ctype
+// (pglocale: ASCII letters only under C). The result is text.
+func caseMap(fn, ctype string, a aval) (aval, error) {
 	if k, _ := kindOf(a.t); k != kText {
 		return aval{}, rewrite.Refusal("%s of a value of type %s is not supported in a query the proxy computes", fn, a.t)
 	}
 	if a.null {
 		return nullOf(tText), nil
 	}
-	b := []byte(a.s)
+	s := a.s
 	if a.t.Base == onion.Char {
-		b = []byte(strings.TrimRight(a.s, " ")) // bpchar to text drops its blanks
+		s = strings.TrimRight(s, " ") // bpchar to text drops its blanks
 	}
-	for i, c := range b {
-		switch {
-		case fn == "lower" && 'A' <= c && c <= 'Z':
-			b[i] = c + ('a' - 'A')
-		case fn == "upper" && 'a' <= c && c <= 'z':
-			b[i] = c - ('a' - 'A')
-		}
+	var err error
+	if fn == "upper" {
+		s, err = pglocale.Upper(ctype, s)
+	} else {
+		s, err = pglocale.Lower(ctype, s)
 	}
-	return aval{t: tText, s: string(b)}, nil
+	if err != nil {
+		return aval{}, ctypeRefusal(fn, ctype, err)
+	}
+	return aval{t: tText, s: s}, nil
+}
+
+// ctypeRefusal refuses mapping case in the proxy when its C library
+// lacks the database's LC_CTYPE.
+func ctypeRefusal(what, ctype string, err error) error {
+	return &pgconn.PgError{Severity: "ERROR", Code: "0A000",
+		Message: fmt.Sprintf("%s is not supported in a query the proxy computes: the database's LC_CTYPE is %q, which the proxy's C library does not have", what, ctype),
+		Detail:  err.Error(),
+		Hint:    "Install the locale on the proxy's machine (the same C library release as the server's)."}
 }
 
 // compare orders two non-NULL values of comparable types.

@@ -35,7 +35,7 @@ func (e *Engine) checksOf(t *catalog.Table) (*rowChecks, error) {
 	if rc, ok := e.checkCache.Load(key); ok {
 		return rc.(*rowChecks), nil
 	}
-	rc, err := planChecks(t)
+	rc, err := e.planChecks(t)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (e *Engine) checksOf(t *catalog.Table) (*rowChecks, error) {
 }
 
 // planChecks plans t's checks, refusing one the proxy cannot evaluate.
-func planChecks(t *catalog.Table) (*rowChecks, error) {
+func (e *Engine) planChecks(t *catalog.Table) (*rowChecks, error) {
 	rc := &rowChecks{table: t.Name}
 	for _, c := range t.Checks {
 		pc, err := rewrite.PlanCheck(c, t)
@@ -53,7 +53,7 @@ func planChecks(t *catalog.Table) (*rowChecks, error) {
 		}
 		types := make([]onion.Type, len(pc.Columns))
 		for i, col := range pc.Columns {
-			if err := collationRefusal(t.Name, col); err != nil {
+			if err := e.collationRefusal(t.Name, col); err != nil {
 				return nil, err
 			}
 			if types[i], err = rewrite.ColumnType(col); err != nil {

@@ -10,24 +10,30 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
-// Encrypted text columns under a collation other than C or POSIX
+// Encrypted text columns under a collation of their own
 // (catalog.Column.Collation) have an Eq onion only: the server compares
 // their ciphertexts for equality, which a deterministic collation decides
-// byte for byte. The proxy orders, compares and case-maps text only as
-// the C collation does, so it refuses to compute with their values
-// (split execution, residual conditions, checks, generated columns,
-// read-modify-write) rather than answer in the wrong order.
+// byte for byte. The proxy orders and case-maps text as the database's
+// default collation does, where that orders by bytes (pglocale), so it
+// refuses to compute with their values (split execution, residual
+// conditions, checks, generated columns, read-modify-write) rather than
+// answer in the wrong order, unless the column's collation is C or POSIX
+// in a database whose own settings are byte order and C case.
 
 // collationRefusal refuses computing with the values of encrypted column
 // c of table in the proxy when it has such a collation (nil otherwise).
-func collationRefusal(table string, c *catalog.Column) error {
+func (e *Engine) collationRefusal(table string, c *catalog.Column) error {
 	if c == nil || c.Collation == "" {
 		return nil
 	}
-	return rewrite.Refusal("computing with encrypted column %s.%s in the proxy is not supported: its collation is %q, and the proxy orders and case-maps text only as the C collation does (the server can compare it for equality)", table, c.Name, c.Collation)
+	if (c.Collation == "C" || c.Collation == "POSIX") && pglocale.IsC(e.cat.ctype) && pglocale.ByteOrder(e.cat.collation) {
+		return nil
+	}
+	return rewrite.Refusal("computing with encrypted column %s.%s in the proxy is not supported: its collation is %q, and the proxy orders and case-maps text only as the database's default collation does (the server can compare it for equality)", table, c.Name, c.Collation)
 }
 
 // checkCollations checks, at CREATE TABLE, that the collations of t's

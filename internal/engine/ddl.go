@@ -41,7 +41,7 @@ func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, er
 	if err != nil {
 		return nil, err
 	}
-	if _, err := planChecks(p.Table); err != nil {
+	if _, err := s.e.planChecks(p.Table); err != nil {
 		return nil, err // a CHECK the proxy could not evaluate
 	}
 	if err := s.e.checkCollations(p.Table); err != nil {
@@ -51,7 +51,7 @@ func (s *session) planCreate(st rewrite.Statement, ext *extended) (*stmtPlan, er
 	if err != nil {
 		return nil, err
 	}
-	if _, err := planGenerations(p.Table, env); err != nil {
+	if _, err := s.e.planGenerations(p.Table, env); err != nil {
 		return nil, err // a generated column the proxy could not compute
 	}
 	if err := planDefaults(p.Table, env); err != nil {

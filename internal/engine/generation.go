@@ -31,7 +31,7 @@ func (e *Engine) generationsOf(t *catalog.Table, env onion.Env) (*rowGenerations
 	if rg, ok := e.generationCache.Load(key); ok {
 		return rg.(*rowGenerations), nil
 	}
-	rg, err := planGenerations(t, env)
+	rg, err := e.planGenerations(t, env)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (e *Engine) generationsOf(t *catalog.Table, env onion.Env) (*rowGenerations
 // planGenerations plans t's generated columns, refusing one the proxy
 // cannot compute in env (the database's LC_CTYPE decides lower and
 // upper).
-func planGenerations(t *catalog.Table, env onion.Env) (*rowGenerations, error) {
+func (e *Engine) planGenerations(t *catalog.Table, env onion.Env) (*rowGenerations, error) {
 	rg := &rowGenerations{table: t.Name}
 	for _, c := range rewrite.Generated(t) {
 		g, err := rewrite.PlanGeneration(c, t)
@@ -51,7 +51,7 @@ func planGenerations(t *catalog.Table, env onion.Env) (*rowGenerations, error) {
 		}
 		in := make([]onion.Type, len(g.Columns))
 		for i, col := range g.Columns {
-			if err := collationRefusal(t.Name, col); err != nil {
+			if err := e.collationRefusal(t.Name, col); err != nil {
 				return nil, err
 			}
 			if in[i], err = rewrite.ColumnType(col); err == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgarray"
 	"github.com/pgonion/pgonion/internal/pglike"
+	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -323,11 +324,11 @@ func aggInputs(agg *rewrite.AggPlan, proj *projection) []*encrypted {
 }
 
 // checkTextOrder refuses a plan that orders encrypted text (a range or
-// ORDER BY) when the database's collation is not byte order: the proxy
-// compares text values as C does.
+// ORDER BY) when the database's collation is not byte order
+// (pglocale.ByteOrder): the proxy compares text values byte by byte.
 func (e *Engine) checkTextOrder(p *rewrite.QueryPlan) error {
 	coll := e.cat.collation
-	if coll == "C" || coll == "POSIX" {
+	if pglocale.ByteOrder(coll) {
 		return nil
 	}
 	what := ""
@@ -344,7 +345,7 @@ func (e *Engine) checkTextOrder(p *rewrite.QueryPlan) error {
 	if what == "" {
 		return nil
 	}
-	return rewrite.Refusal("%s is not supported: the database's collation is %q, and the proxy orders encrypted text only as the C or POSIX collation does (create the database with LC_COLLATE 'C')", what, coll)
+	return rewrite.Refusal("%s is not supported: the database's collation is %q, and the proxy orders encrypted text only as the C, POSIX and C.UTF-8 collations do (create the database with LC_COLLATE 'C')", what, coll)
 }
 
 // Pseudo-columns that type the parameters the proxy reads itself: a LIKE
@@ -646,7 +647,14 @@ func (h *cmpHole) cipher(v onion.Value, frac *fractionalConst) ([]byte, []int64,
 		}
 		return ct, nil, nil
 	case rewrite.HoleTokens:
-		p, err := h.Like.Compile(string(onion.Type{Base: onion.Text}.AppendText(nil, v, onion.Env{})))
+		ctype := h.x.e.cat.ctype
+		if h.Like.CaseInsensitive && !pglocale.IsC(ctype) {
+			// The tokens fold ASCII letters only; lower() under ctype
+			// maps more (and some letters into ASCII: the Kelvin sign to
+			// k): no prefilter, the proxy checks every row.
+			return nil, []int64{}, nil
+		}
+		p, err := h.Like.Compile(string(onion.Type{Base: onion.Text}.AppendText(nil, v, onion.Env{})), ctype)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -936,13 +944,13 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 	}
 	for _, r := range p.Residuals {
 		if rc := p.Columns[r.Column]; rc.Column != nil && (r.Compare != nil || r.Like != nil && r.Like.CaseInsensitive) {
-			if err := collationRefusal(rc.Table.Name, rc.Column); err != nil {
+			if err := e.collationRefusal(rc.Table.Name, rc.Column); err != nil {
 				return nil, err
 			}
 		}
 		res := residual{col: r.Column, like: r.Like, cmp: r.Compare}
 		if r.Like != nil && r.Like.Const != nil {
-			if res.pattern, err = r.Like.Compile(*r.Like.Const); err != nil {
+			if res.pattern, err = r.Like.Compile(*r.Like.Const, e.cat.ctype); err != nil {
 				return nil, err
 			}
 		}
@@ -954,7 +962,7 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 				continue // Column is a server column
 			}
 			if rc := p.Columns[k.Column]; rc.Column != nil {
-				if err := collationRefusal(rc.Table.Name, rc.Column); err != nil {
+				if err := e.collationRefusal(rc.Table.Name, rc.Column); err != nil {
 					return nil, err
 				}
 			}
@@ -1029,7 +1037,7 @@ func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.E
 				continue
 			}
 			pat := string(onion.Type{Base: onion.Text}.AppendText(nil, v, env))
-			if ex.patterns[i], err = r.like.Compile(pat); err != nil {
+			if ex.patterns[i], err = r.like.Compile(pat, env.CType); err != nil {
 				return nil, err
 			}
 		}

@@ -50,7 +50,7 @@ func (s *session) newRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks
 	r := &rmw{p: p, t: t, checks: checks, in: make([]onion.Type, len(p.Inputs)), out: make([]onion.Type, len(p.Sets)), xs: make([]*encrypted, len(p.Sets))}
 	var err error
 	for i, c := range p.Inputs {
-		if err := collationRefusal(t.Name, c); err != nil {
+		if err := s.e.collationRefusal(t.Name, c); err != nil {
 			return nil, err
 		}
 		if r.in[i], err = rewrite.ColumnType(c); err == nil {

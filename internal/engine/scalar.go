@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -93,8 +94,8 @@ func (ev *evaluator) signature(e *rewrite.Expr) (*callSig, error) {
 	}
 	switch e.Func {
 	case "lower", "upper":
-		if ev.env.CType != "C" && ev.env.CType != "POSIX" {
-			return nil, rewrite.Refusal("%s is computed by the proxy only in a database whose LC_CTYPE is C or POSIX (this one's is %q): elsewhere it maps letters beyond ASCII", e.Func, ev.env.CType)
+		if err := pglocale.Check(ev.env.CType); err != nil {
+			return nil, ctypeRefusal(e.Func, ev.env.CType, err)
 		}
 	}
 	params, result, err := fn.sig(args)
@@ -215,11 +216,11 @@ func init() {
 		"octet_length": {sig: fixed("octet_length", text1, tInt4), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
 			return int4Val(int64(len(a[0].s))), nil // bpcharoctetlen counts the padding
 		}},
-		"lower": {sig: fixed("lower", text1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return caseMap("lower", textVal(str(a[0])))
+		"lower": {sig: fixed("lower", text1, tText), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return caseMap("lower", ev.env.CType, textVal(str(a[0])))
 		}},
-		"upper": {sig: fixed("upper", text1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return caseMap("upper", textVal(str(a[0])))
+		"upper": {sig: fixed("upper", text1, tText), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return caseMap("upper", ev.env.CType, textVal(str(a[0])))
 		}},
 		"concat": {sig: concatSig("concat", 1), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
 			return textVal(joinValues(a, "", ev.env)), nil

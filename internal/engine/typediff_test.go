@@ -24,8 +24,15 @@ type typeDiff struct {
 // newTypeDiff runs ddl through a new proxy and on a plaintext database.
 func newTypeDiff(t *testing.T, ddl string) *typeDiff {
 	t.Helper()
-	p := startProxy(t, newEncDB(t), nil)
-	plain, err := pgx.Connect(context.Background(), pgtest.DSN(t))
+	return newTypeDiffWith(t, "", ddl)
+}
+
+// newTypeDiffWith is newTypeDiff on databases created with options
+// (pgtest.DSNWith).
+func newTypeDiffWith(t *testing.T, options, ddl string) *typeDiff {
+	t.Helper()
+	p := startProxy(t, newEncDBAt(t, pgtest.DSNWith(t, options)), nil)
+	plain, err := pgx.Connect(context.Background(), pgtest.DSNWith(t, options))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestCaseMap(t *testing.T) {
 		{"lower", "ÀBC dEF", "Àbc def", tText},
 		{"upper", "ab  ", "AB", onion.Type{Base: onion.Char}},
 	} {
-		got, err := caseMap(tc.fn, aval{t: tc.typ, s: tc.in})
+		got, err := caseMap(tc.fn, "C", aval{t: tc.typ, s: tc.in})
 		if err != nil || got.s != tc.want || got.t != tText {
 			t.Errorf("%s(%q): %q %v, want %q", tc.fn, tc.in, got.s, err, tc.want)
 		}

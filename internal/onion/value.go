@@ -138,9 +138,8 @@ type Env struct {
 	// TimeZone is the session's TimeZone (UTC when nil): timestamptz input
 	// without an offset is read in it, and timestamptz output is shown in it.
 	TimeZone *time.Location
-	// CType is the database's LC_CTYPE, which lower() and upper()
-	// follow: the proxy computes them only under "C" or "POSIX" (ASCII
-	// letters only); "" when not known.
+	// CType is the database's LC_CTYPE, which lower(), upper() and ILIKE
+	// follow (pglocale); "" when not known.
 	CType string
 }
 

@@ -15,8 +15,9 @@
 //     string disables escaping. The escape character makes the character after it literal,
 //     whatever it is (%, _, the escape character itself, or any other).
 //   - ILIKE lowercases both the pattern (after the ESCAPE conversion) and
-//     the text with lower() under the C collation, which maps only the
-//     ASCII letters A-Z to a-z: 'É' ILIKE 'é' and 'ß' ILIKE 'SS' are false.
+//     the text with lower() under the database's LC_CTYPE (pglocale): under
+//     C only the ASCII letters A-Z map to a-z ('É' ILIKE 'é' is false),
+//     under C.UTF-8 it is true; 'ß' ILIKE 'SS' is false under both.
 //     The escape character is recognised before lowercasing, so it is
 //     case-sensitive even under ILIKE.
 //   - character(n) (bpchar) values keep their blank padding under LIKE:
@@ -48,6 +49,8 @@
 package pglike
 
 import (
+	"github.com/pgonion/pgonion/internal/pglocale"
+
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -74,8 +77,10 @@ type Pattern struct {
 	// applied (backslash is the escape character) and, for ILIKE, ASCII
 	// letters lowercased.
 	pat string
-	// ci is set for ILIKE: the text is lowercased before matching.
-	ci bool
+	// ci is set for ILIKE: the text is lowercased before matching, under
+	// LC_CTYPE ctype.
+	ci    bool
+	ctype string
 	// mayFail is set when pat ends with a backslash that escapes nothing.
 	mayFail bool
 }
@@ -115,7 +120,27 @@ func Compile(pattern string, escape string, caseInsensitive bool) (*Pattern, err
 	if caseInsensitive {
 		pat = asciiLower(pat)
 	}
-	return &Pattern{pat: pat, ci: caseInsensitive, mayFail: endsWithEscape(pat)}, nil
+	return &Pattern{pat: pat, ci: caseInsensitive, mayFail: endsWithEscape(pat), ctype: "C"}, nil
+}
+
+// CompileUnder is Compile for a database whose LC_CTYPE is ctype: ILIKE
+// lowercases as lower() does there. It fails when the proxy cannot map
+// case under ctype (pglocale.Check).
+func CompileUnder(pattern, escape string, caseInsensitive bool, ctype string) (*Pattern, error) {
+	if !caseInsensitive || pglocale.IsC(ctype) {
+		return Compile(pattern, escape, caseInsensitive)
+	}
+	if err := pglocale.Check(ctype); err != nil {
+		return nil, err
+	}
+	p, err := Compile(pattern, escape, false)
+	if err != nil {
+		return nil, err
+	}
+	p.ci, p.ctype = true, ctype
+	p.pat, _ = pglocale.Lower(ctype, p.pat)
+	p.mayFail = endsWithEscape(p.pat)
+	return p, nil
 }
 
 // MustCompile is Compile that panics on error, for patterns known to be
@@ -143,7 +168,7 @@ func (p *Pattern) Match(s string) bool {
 // never fails when MayFail is false.
 func (p *Pattern) Eval(s string) (bool, error) {
 	if p.ci {
-		s = asciiLower(s)
+		s = p.lower(s)
 	}
 	switch matchText(s, p.pat) {
 	case likeTrue:
@@ -218,6 +243,19 @@ func convertEscape(pattern, esc string) string {
 		}
 	}
 	return b.String()
+}
+
+// lower is lower(s) under the pattern's LC_CTYPE (checked by
+// CompileUnder, so it cannot fail).
+func (p *Pattern) lower(s string) string {
+	if pglocale.IsC(p.ctype) {
+		return asciiLower(s)
+	}
+	l, err := pglocale.Lower(p.ctype, s)
+	if err != nil {
+		panic("pglike: " + err.Error())
+	}
+	return l
 }
 
 // asciiLower maps A-Z to a-z and leaves every other byte alone, like

@@ -151,8 +151,20 @@ func DSN(t testing.TB) string {
 	return Current().NewDatabase(t)
 }
 
+// DSNWith is DSN for a database created with options (CREATE DATABASE's
+// clauses, such as "TEMPLATE template0 LOCALE 'C.UTF-8'").
+func DSNWith(t testing.TB, options string) string {
+	t.Helper()
+	return Current().newDatabase(t, options)
+}
+
 // NewDatabase creates a fresh database dropped when t ends, and returns its DSN.
 func (s *Server) NewDatabase(t testing.TB) string {
+	t.Helper()
+	return s.newDatabase(t, "")
+}
+
+func (s *Server) newDatabase(t testing.TB, options string) string {
 	t.Helper()
 	var r [4]byte
 	_, _ = rand.Read(r[:])
@@ -168,7 +180,7 @@ func (s *Server) NewDatabase(t testing.TB) string {
 		t.Fatalf("pgtest: connect: %v", err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" "+options); err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	t.Cleanup(func() {

@@ -393,7 +393,7 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 			}
 			caps = pol.Capabilities
 		}
-		if collation != "" {
+		if collation != "" && collation != "C" && collation != "POSIX" {
 			// Under another collation than C the proxy can neither order
 			// (Ord onion, OPE) nor case-map (search tokens, ILIKE) as the
 			// server would: equality alone, which a deterministic
@@ -595,8 +595,9 @@ func PlanCreateWith(st Statement, schema string, policy PolicyFunc, refs RefLook
 }
 
 // columnCollation returns the collation COLLATE declares for encrypted
-// column cd of type typ: "" for none, C or POSIX (the proxy's own order);
-// an error for a type that has none.
+// column cd of type typ ("" for none; C and POSIX are kept, as a
+// database's default may case-map more than they do); an error for a type
+// that has none.
 func columnCollation(cd *pg_query.ColumnDef, typ onion.Type, table string) (string, error) {
 	cc := cd.CollClause
 	if cc == nil {
@@ -610,10 +611,7 @@ func columnCollation(cd *pg_query.ColumnDef, typ onion.Type, table string) (stri
 	if len(coll) > 1 && coll[0] != "pg_catalog" {
 		return "", Refusal("COLLATE %s on encrypted column %s.%s is not supported: only collations of pg_catalog", strings.Join(coll, "."), table, cd.Colname)
 	}
-	if name == "C" || name == "POSIX" {
-		return "", nil
-	}
-	return name, nil
+	return name, nil // C and POSIX too: the database's own may case-map more
 }
 
 // hasConstraint reports whether column cd has a constraint of type ct.

@@ -22,7 +22,8 @@ type Like struct {
 // ESCAPE clause and case folding, with PostgreSQL's semantics and errors
 // (pglike): 22025 for an ESCAPE of more than one character here, and from
 // Pattern.Eval for the texts that reach a trailing escape character.
-func (l *Like) Compile(pattern string) (*pglike.Pattern, error) {
+// ILIKE lowercases as lower() does under LC_CTYPE ctype.
+func (l *Like) Compile(pattern, ctype string) (*pglike.Pattern, error) {
 	esc := pglike.DefaultEscape
 	if l.Escape != nil {
 		esc = *l.Escape
@@ -30,7 +31,7 @@ func (l *Like) Compile(pattern string) (*pglike.Pattern, error) {
 			esc = pglike.NoEscape
 		}
 	}
-	return pglike.Compile(pattern, esc, l.CaseInsensitive)
+	return pglike.CompileUnder(pattern, esc, l.CaseInsensitive, ctype)
 }
 
 // readLike reads a LIKE or ILIKE expression (an A_Expr of kind
