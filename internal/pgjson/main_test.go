@@ -1,0 +1,9 @@
+package pgjson
+
+import (
+	"testing"
+
+	"github.com/pgonion/pgonion/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
