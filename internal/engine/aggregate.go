@@ -296,7 +296,7 @@ func (a *aggregator) checkTextOrder() error {
 	isText := func(e *rewrite.Expr) bool {
 		t, err := a.ev.typeOf(e)
 		k, _ := kindOf(t)
-		return err == nil && k == kText
+		return err == nil && (k == kText || k == kJSONB) // jsonb orders its strings by the collation
 	}
 	var bad error
 	refuse := func(what string) {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgjson"
 	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -37,7 +38,7 @@ const (
 	kTs    // timestamp, timestamptz: microseconds since 2000-01-01 (UTC) in i
 	kInet  // inet: its stored bytes in s
 	kIntv  // interval: its stored bytes in s
-	kJSONB // jsonb: its normalized text in s; carried, grouped, cast, never ordered
+	kJSONB // jsonb: jsonb_out's text in s (pgjson computes with it)
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
@@ -416,6 +417,16 @@ func compare(a, b aval) (int, error) {
 		return cmpInt(a.i, b.i), nil
 	case ka == kUUID && kb == kUUID:
 		return strings.Compare(a.s, b.s), nil // uuid_cmp is memcmp
+	case ka == kJSONB && kb == kJSONB:
+		x, err := jsonOf(a)
+		if err != nil {
+			return 0, err
+		}
+		y, err := jsonOf(b)
+		if err != nil {
+			return 0, err
+		}
+		return pgjson.Compare(x, y), nil
 	case ka == kIntv && kb == kIntv:
 		return a.t.Compare(onion.BytesValue([]byte(a.s)), onion.BytesValue([]byte(b.s))), nil // by span
 	case ka == kInet && kb == kInet:

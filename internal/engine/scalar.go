@@ -393,6 +393,9 @@ func init() {
 	for name, fn := range clockFuncs() {
 		scalarFuncs[name] = fn
 	}
+	for name, fn := range jsonFuncs() {
+		scalarFuncs[name] = fn
+	}
 }
 
 // optional types a function whose last parameters may be left out (at

@@ -178,6 +178,8 @@ func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		// cast does).
 	case kf == kText:
 		// The type's input function, as PostgreSQL's I/O cast.
+	case kf == kJSONB:
+		ok = kt == kNumeric || kt == kInt || kt == kFloat || kt == kBool || kt == kJSONB
 	case kf == kInt || kf == kNumeric || kf == kFloat:
 		ok = kt == kInt || kt == kNumeric || kt == kFloat || kt == kBool && from.Base == onion.Integer
 	case kf == kBool:
@@ -226,6 +228,8 @@ func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
 			}
 		}
 		return aval{t: to, s: s}, nil
+	case kf == kJSONB:
+		return castJSON(ev, x, to)
 	case kf == kText:
 		v, err := to.ParseText([]byte(str(x)), ev.env)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgarray"
 )
 
 // This file plans split execution (Monomi's term) for grouped SELECTs the
@@ -561,6 +562,21 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 		case "~~", "!~~", "~~*", "!~~*":
 			// LIKE as pg_get_constraintdef and ruleutils print it.
 			return b.like(a)
+		case "->", "->>", "@>", "<@", "?":
+			// jsonb operators: functions of the scalar library named by
+			// their symbols.
+			if a.Lexpr != nil {
+				return b.withArgs(&Expr{Kind: ExprFunc, Func: op}, a.Lexpr, a.Rexpr)
+			}
+		case "#>", "#>>", "?|", "?&":
+			// Their text[] operand: one argument per element.
+			if a.Lexpr != nil {
+				elems, err := textArrayElements(a.Rexpr, op)
+				if err != nil {
+					return nil, err
+				}
+				return b.withArgs(&Expr{Kind: ExprFunc, Func: op}, append([]*pg_query.Node{a.Lexpr}, elems...)...)
+			}
 		case "%":
 			// int4mod, numeric_mod: the function mod.
 			if a.Lexpr != nil {
@@ -611,6 +627,37 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 		return b.like(a)
 	}
 	return nil, Refusal("this operator is not supported in a query the proxy computes")
+}
+
+// textArrayElements are the elements of the text[] operand of op:
+// ARRAY[...], or an array constant (possibly cast to text[]); other forms
+// (a parameter, an expression) are refused.
+func textArrayElements(n *pg_query.Node, op string) ([]*pg_query.Node, error) {
+	if tc := n.GetTypeCast(); tc != nil {
+		names := stringList(tc.TypeName.GetNames())
+		if len(tc.TypeName.ArrayBounds) != 1 || len(names) == 0 || (names[len(names)-1] != "text" && names[len(names)-1] != "varchar") {
+			return nil, Refusal("operator %s with an operand of type %s is not supported in a query the proxy computes", op, deparseType(tc.TypeName))
+		}
+		n = tc.Arg
+	}
+	if ae := n.GetAArrayExpr(); ae != nil {
+		return ae.Elements, nil
+	}
+	if c := n.GetAConst(); c != nil && c.GetSval() != nil {
+		texts, err := pgarray.ParseText(c.GetSval().Sval)
+		if err != nil {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "22P02", Message: fmt.Sprintf("malformed array literal: %q", c.GetSval().Sval), Detail: err.Error()}
+		}
+		out := make([]*pg_query.Node, len(texts))
+		for i, t := range texts {
+			out[i] = nullConst()
+			if t != nil {
+				out[i] = pg_query.MakeAConstStrNode(*t, -1)
+			}
+		}
+		return out, nil
+	}
+	return nil, Refusal("operator %s with an array parameter or expression is not supported in a query the proxy computes: write the array as ARRAY[...] or a constant", op)
 }
 
 // like reads LIKE, ILIKE and their operators ~~, ~~* and negations.

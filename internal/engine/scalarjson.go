@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgjson"
+)
+
+// jsonb in the scalar library: the operators (named by their symbols, as
+// the split-execution builder writes them), computed by pgjson. The
+// builder passes the text[] operand of #>, #>>, ?| and ?& as one argument
+// per element.
+
+var tJSONB = onion.Type{Base: onion.JSONB}
+
+// jsonOf parses a jsonb value (jsonb_out's text, as every jsonb value the
+// proxy holds).
+func jsonOf(a aval) (*pgjson.Value, error) { return pgjson.Parse(a.s) }
+
+// jsonVal is a jsonb result; nil is NULL.
+func jsonVal(v *pgjson.Value) aval {
+	if v == nil {
+		return nullOf(tJSONB)
+	}
+	return aval{t: tJSONB, s: v.String()}
+}
+
+// jsonText is a ->> result; nil and JSON null are NULL.
+func jsonText(v *pgjson.Value) aval {
+	if v == nil {
+		return nullOf(tText)
+	}
+	s, ok := v.Text()
+	if !ok {
+		return nullOf(tText)
+	}
+	return textVal(s)
+}
+
+func isJSONB(t onion.Type) bool { return t.Base == onion.JSONB }
+
+// fieldSig types jsonb -> text|integer (and ->>): an untyped literal is
+// a key.
+func fieldSig(name string, result onion.Type) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) != 2 || args[0] != tUnknown && !isJSONB(args[0]) {
+			return nil, result, refuseArgs(name, args)
+		}
+		key := tText
+		switch {
+		case args[1] == tUnknown, isTextType(args[1]):
+		case args[1].Base == onion.Integer || args[1].Base == onion.SmallInt:
+			key = tInt4
+		default:
+			return nil, result, refuseArgs(name, args)
+		}
+		return []onion.Type{tJSONB, key}, result, nil
+	}
+}
+
+// pathSig types jsonb followed by text arguments (#>, #>>, ?|, ?&).
+func pathSig(name string, result onion.Type) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) < 1 || args[0] != tUnknown && !isJSONB(args[0]) {
+			return nil, result, refuseArgs(name, args)
+		}
+		params := []onion.Type{tJSONB}
+		for _, a := range args[1:] {
+			if a != tUnknown && !isTextType(a) {
+				return nil, result, refuseArgs(name, args)
+			}
+			params = append(params, tText)
+		}
+		return params, result, nil
+	}
+}
+
+// jsonField computes -> and ->>.
+func jsonField(a []aval) (*pgjson.Value, error) {
+	v, err := jsonOf(a[0])
+	if err != nil {
+		return nil, err
+	}
+	if isTextType(a[1].t) {
+		return v.Field(str(a[1])), nil
+	}
+	return v.Element(a[1].i), nil
+}
+
+// jsonPath computes #> and #>>.
+func jsonPath(a []aval) (*pgjson.Value, error) {
+	v, err := jsonOf(a[0])
+	if err != nil {
+		return nil, err
+	}
+	steps := make([]string, len(a)-1)
+	for i, s := range a[1:] {
+		steps[i] = str(s)
+	}
+	return v.Path(steps), nil
+}
+
+// jsonKeys are the non-NULL text arguments after the first (?| and ?& skip
+// NULL elements).
+func jsonKeys(a []aval) []*string {
+	out := make([]*string, 0, len(a)-1)
+	for _, k := range a[1:] {
+		if !k.null {
+			s := str(k)
+			out = append(out, &s)
+		}
+	}
+	return out
+}
+
+func jsonFuncs() map[string]*scalarFunc {
+	jsonb2 := []onion.Type{tJSONB, tJSONB}
+	contains := func(name string, flip bool) *scalarFunc {
+		return &scalarFunc{sig: fixedJSON(name, jsonb2, tBool), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			x, err := jsonOf(a[0])
+			if err != nil {
+				return aval{}, err
+			}
+			y, err := jsonOf(a[1])
+			if err != nil {
+				return aval{}, err
+			}
+			if flip {
+				x, y = y, x
+			}
+			return boolVal(x.Contains(y)), nil
+		}}
+	}
+	exists := func(name string, all bool) *scalarFunc {
+		return &scalarFunc{sig: pathSig(name, tBool), nulls: true, call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			if a[0].null {
+				return nullOf(tBool), nil
+			}
+			v, err := jsonOf(a[0])
+			if err != nil {
+				return aval{}, err
+			}
+			if all {
+				return boolVal(v.ExistsAll(jsonKeys(a))), nil
+			}
+			return boolVal(v.ExistsAny(jsonKeys(a))), nil
+		}}
+	}
+	return map[string]*scalarFunc{
+		"->": {sig: fieldSig("->", tJSONB), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			v, err := jsonField(a)
+			return jsonVal(v), err
+		}},
+		"->>": {sig: fieldSig("->>", tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			v, err := jsonField(a)
+			return jsonText(v), err
+		}},
+		"#>": {sig: pathSig("#>", tJSONB), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			v, err := jsonPath(a)
+			return jsonVal(v), err
+		}},
+		"#>>": {sig: pathSig("#>>", tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			v, err := jsonPath(a)
+			return jsonText(v), err
+		}},
+		"@>": contains("@>", false),
+		"<@": contains("<@", true),
+		"?": {sig: fixedJSON("?", []onion.Type{tJSONB, tText}, tBool), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			v, err := jsonOf(a[0])
+			if err != nil {
+				return aval{}, err
+			}
+			return boolVal(v.Exists(str(a[1]))), nil
+		}},
+		"?|": exists("?|", false),
+		"?&": exists("?&", true),
+		"jsonb_typeof": {sig: fixedJSON("jsonb_typeof", []onion.Type{tJSONB}, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			v, err := jsonOf(a[0])
+			if err != nil {
+				return aval{}, err
+			}
+			return textVal([...]string{"null", "string", "number", "boolean", "array", "object"}[v.Kind]), nil
+		}},
+	}
+}
+
+// fixedJSON types a call of fixed jsonb and text parameters; an untyped
+// literal takes the parameter's type.
+func fixedJSON(name string, params []onion.Type, result onion.Type) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) != len(params) {
+			return nil, result, refuseArgs(name, args)
+		}
+		for i, a := range args {
+			switch p := params[i]; {
+			case a == tUnknown:
+			case isJSONB(p) && isJSONB(a), isTextType(p) && isTextType(a):
+			default:
+				return nil, result, refuseArgs(name, args)
+			}
+		}
+		return params, result, nil
+	}
+}
+
+// castJSON is jsonb::numeric, ::integer types, ::double precision and
+// ::boolean: the value must be a JSON number (boolean), as PostgreSQL's
+// jsonb_numeric family requires.
+func castJSON(ev *evaluator, x aval, to onion.Type) (aval, error) {
+	v, err := jsonOf(x)
+	if err != nil {
+		return aval{}, err
+	}
+	if to.Base == onion.Boolean {
+		b, err := v.Boolean()
+		return boolVal(b), err
+	}
+	name := map[onion.Base]string{onion.SmallInt: "smallint", onion.Integer: "integer", onion.BigInt: "bigint", onion.Float8: "double precision"}[to.Base]
+	if name == "" {
+		name = "numeric"
+	}
+	d, err := v.Numeric(name)
+	if err != nil {
+		return aval{}, err
+	}
+	return cast(ev, []aval{{t: tNumeric, d: d}}, to)
+}
