@@ -49,5 +49,15 @@ func TestJSONBOperators(t *testing.T) {
 		`SELECT id FROM jo WHERE (value -> 'a')::int = 1 ORDER BY id`,
 	}, nil, "a")
 	d.compare([]string{`SELECT id FROM jo WHERE value @> $1 ORDER BY id`}, nil, `{"b": "x"}`)
+	d.both(`CREATE TABLE jb (id int PRIMARY KEY, name text, n numeric, f float8, ok boolean, i int)`)
+	d.both(`INSERT INTO jb VALUES (1, 'ann', 1.50, 2.5, true, 7), (2, NULL, NULL, 'NaN', false, NULL), (3, 'x"y', -0.0, '-Infinity', NULL, -1)`)
+	d.compare([]string{
+		`SELECT id, jsonb_build_object('name', name, 'n', n, 'f', f, 'ok', ok, 'i', i) FROM jb ORDER BY id`,
+		`SELECT id, JSONB_BUILD_ARRAY(name, n, f, ok, i, NULL) FROM jb ORDER BY id`,
+		`SELECT id, jsonb_build_object('b', name, 'a', i, 'b', n) FROM jb ORDER BY id`,
+		`SELECT id, jsonb_build_object(name, i) FROM jb ORDER BY id`,
+		`SELECT id FROM jb ORDER BY jsonb_build_object('i', i) -> 'i', id`,
+		`SELECT id, jsonb_build_object(i, name) ->> '7' FROM jb ORDER BY id`,
+	}, nil)
 	d.compare([]string{`SELECT id FROM jo WHERE value ? $1 ORDER BY id`}, nil, `bax`)
 }

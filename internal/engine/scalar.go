@@ -31,7 +31,10 @@ import (
 // extract and date_part of a date, timestamp or timestamptz, date_trunc,
 // AT TIME ZONE. Casts between the integer types, numeric, double
 // precision, boolean and int4, and from and to text. The current time
-// and random values (scalarclock.go).
+// and random values (scalarclock.go). jsonb (scalarjson.go): ->, ->>,
+// #>, #>>, @>, <@, ?, ?|, ?&, casts to numeric, the integer types,
+// double precision and boolean, jsonb_typeof, jsonb_build_object and
+// jsonb_build_array of text, numbers, booleans, uuids and jsonb.
 
 // scalarFunc is one function of the library.
 type scalarFunc struct {

@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgjson"
+	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // jsonb in the scalar library: the operators (named by their symbols, as
@@ -145,7 +150,7 @@ func jsonFuncs() map[string]*scalarFunc {
 			return boolVal(v.ExistsAny(jsonKeys(a))), nil
 		}}
 	}
-	return map[string]*scalarFunc{
+	funcs := map[string]*scalarFunc{
 		"->": {sig: fieldSig("->", tJSONB), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
 			v, err := jsonField(a)
 			return jsonVal(v), err
@@ -181,6 +186,10 @@ func jsonFuncs() map[string]*scalarFunc {
 			return textVal([...]string{"null", "string", "number", "boolean", "array", "object"}[v.Kind]), nil
 		}},
 	}
+	for name, fn := range buildFuncs() {
+		funcs[name] = fn
+	}
+	return funcs
 }
 
 // fixedJSON types a call of fixed jsonb and text parameters; an untyped
@@ -223,4 +232,99 @@ func castJSON(ev *evaluator, x aval, to onion.Type) (aval, error) {
 		return aval{}, err
 	}
 	return cast(ev, []aval{{t: tNumeric, d: d}}, to)
+}
+
+// buildSig types jsonb_build_object (pairs) and jsonb_build_array: any
+// argument of a type toJSON converts; untyped literals are text.
+func buildSig(name string, pairs bool) func([]onion.Type) ([]onion.Type, onion.Type, error) {
+	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if pairs && len(args)%2 != 0 {
+			return nil, tJSONB, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: "argument list must have even number of elements",
+				Hint: "The arguments of jsonb_build_object() must consist of alternating keys and values."}
+		}
+		params := make([]onion.Type, len(args))
+		for i, a := range args {
+			params[i] = a
+			if a == tUnknown {
+				params[i] = tText
+				continue
+			}
+			if !jsonConvertible(a) {
+				return nil, tJSONB, rewrite.Refusal("%s of a value of type %s is not supported in a query the proxy computes", name, a)
+			}
+		}
+		return params, tJSONB, nil
+	}
+}
+
+// jsonConvertible reports whether toJSON converts values of type t.
+func jsonConvertible(t onion.Type) bool {
+	k, err := kindOf(t)
+	if err != nil {
+		return false
+	}
+	switch k {
+	case kText, kInt, kNumeric, kFloat, kBool, kJSONB, kUUID:
+		return true
+	}
+	return false
+}
+
+// toJSON is datum_to_jsonb for the types jsonConvertible takes: numbers
+// as JSON numbers (NaN and the infinities as strings), booleans, jsonb
+// nested, anything else as the string of its text output.
+func toJSON(ev *evaluator, a aval) (*pgjson.Value, error) {
+	if a.null {
+		return &pgjson.Value{Kind: pgjson.Null}, nil
+	}
+	k, _ := kindOf(a.t)
+	switch k {
+	case kJSONB:
+		return jsonOf(a)
+	case kBool:
+		return &pgjson.Value{Kind: pgjson.Bool, True: a.i != 0}, nil
+	case kInt, kNumeric, kFloat:
+		s := a.text(ev.env)
+		if v, err := pgjson.Parse(s); err == nil && v.Kind == pgjson.Number {
+			return v, nil
+		}
+		return &pgjson.Value{Kind: pgjson.String, Str: s}, nil
+	case kText:
+		return &pgjson.Value{Kind: pgjson.String, Str: str(a)}, nil
+	}
+	return &pgjson.Value{Kind: pgjson.String, Str: a.text(ev.env)}, nil
+}
+
+func buildFuncs() map[string]*scalarFunc {
+	return map[string]*scalarFunc{
+		"jsonb_build_object": {sig: buildSig("jsonb_build_object", true), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			obj := &pgjson.Value{Kind: pgjson.Object}
+			for i := 0; i < len(a); i += 2 {
+				if a[i].null {
+					return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: fmt.Sprintf("argument %d: key must not be null", i+1)}
+				}
+				v, err := toJSON(ev, a[i+1])
+				if err != nil {
+					return aval{}, err
+				}
+				key := str(a[i])
+				if k, _ := kindOf(a[i].t); k != kText {
+					key = a[i].text(ev.env)
+				}
+				obj.Keys, obj.Items = append(obj.Keys, key), append(obj.Items, v)
+			}
+			return jsonVal(obj.Normalized()), nil
+		}},
+		"jsonb_build_array": {sig: buildSig("jsonb_build_array", false), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			arr := &pgjson.Value{Kind: pgjson.Array}
+			for _, x := range a {
+				v, err := toJSON(ev, x)
+				if err != nil {
+					return aval{}, err
+				}
+				arr.Items = append(arr.Items, v)
+			}
+			return jsonVal(arr), nil
+		}},
+	}
 }

@@ -45,6 +45,18 @@ type Value struct {
 // IsScalar reports whether v is neither an array nor an object.
 func (v *Value) IsScalar() bool { return v.Kind < Array }
 
+// Normalized returns object v (built by a caller) with its keys sorted
+// as jsonb stores them, the last of duplicate keys kept; v itself for
+// other kinds.
+func (v *Value) Normalized() *Value {
+	if v.Kind != Object {
+		return v
+	}
+	w := &Value{Kind: Object, Keys: v.Keys, Items: v.Items}
+	w.normalize()
+	return w
+}
+
 // normalize sorts an object's keys as jsonb stores them, the last of
 // duplicate keys kept.
 func (v *Value) normalize() {
