@@ -27,7 +27,8 @@ import (
 // replace, reverse, repeat, strpos, position, split_part, starts_with,
 // md5, ascii, chr, substring/substr. Comparison: coalesce, nullif,
 // greatest, least. Numbers: abs, ceil, ceiling, floor, round, trunc,
-// sign, mod, sqrt (double precision). Dates and times (scalartime.go):
+// sign, mod, sqrt, power; sin, cos, tan, cot, asin, acos, atan, atan2,
+// ln, log, exp, degrees, radians, pi (double precision: scalarmath.go). Dates and times (scalartime.go):
 // extract and date_part of a date, timestamp or timestamptz, date_trunc,
 // AT TIME ZONE. Casts between the integer types, numeric, double
 // precision, boolean and int4, and from and to text. The current time
@@ -397,6 +398,9 @@ func init() {
 		scalarFuncs[name] = fn
 	}
 	for name, fn := range jsonFuncs() {
+		scalarFuncs[name] = fn
+	}
+	for name, fn := range mathFuncs() {
 		scalarFuncs[name] = fn
 	}
 }
