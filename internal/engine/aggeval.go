@@ -375,6 +375,7 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 				sawNull = true
 				continue
 			}
+			a, b = ev.sameTimestamps(a, b)
 			c, err := compare(a, b)
 			if err != nil {
 				return aval{}, err
@@ -573,12 +574,21 @@ type compiledPattern struct {
 	p *pglike.Pattern
 }
 
-// sameTimestamps casts a timestamp compared with a timestamptz to
-// timestamptz (in the session's time zone), as PostgreSQL's implicit
-// cast does; other values are returned as they are.
+// sameTimestamps casts a date compared with a timestamp[tz] to it, and a
+// timestamp compared with a timestamptz to timestamptz (in the session's
+// time zone), as PostgreSQL's implicit casts do; other values are
+// returned as they are.
 func (ev *evaluator) sameTimestamps(a, b aval) (aval, aval) {
 	ka, _ := kindOf(a.t)
 	kb, _ := kindOf(b.t)
+	// A date compared with a timestamp is that day's midnight
+	// (date_cmp_timestamp[tz]).
+	if ka == kDate && kb == kTs {
+		a, ka = dateToTimestamp(a, b.t, ev.env), kTs
+	}
+	if kb == kDate && ka == kTs {
+		b, kb = dateToTimestamp(b, a.t, ev.env), kTs
+	}
 	if ka != kTs || kb != kTs || a.t.Base == b.t.Base {
 		return a, b
 	}

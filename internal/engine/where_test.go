@@ -21,3 +21,18 @@ func TestWhereExpressions(t *testing.T) {
 		"SELECT id FROM wx WHERE UPPER(name::text) LIKE UPPER($1) ORDER BY id",
 	}, nil, "%b%")
 }
+
+// TestDateTimestampComparisons: a date compared with a timestamp or a
+// timestamptz in an expression the proxy computes is that day's midnight
+// (in the session's time zone for timestamptz: UTC here).
+func TestDateTimestampComparisons(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE dts (id int PRIMARY KEY, d date, ts timestamp, tz timestamptz)`)
+	d.both(`INSERT INTO dts VALUES (1, '2020-01-02', '2020-01-02 00:00', '2020-01-02 00:00+00'), (2, '2020-01-02', '2020-01-01 23:59', '2020-01-01 23:59+00'),
+		(3, 'infinity', 'infinity', '-infinity'), (4, NULL, '2020-01-03', '2020-01-03 00:00+00'), (5, '1999-12-31', '1999-12-31 00:00:01', '1999-12-31 00:00+00')`)
+	d.compare([]string{
+		"SELECT id, d < ts, d = ts, d >= tz, tz > d, d = tz FROM dts ORDER BY id",
+		"SELECT id FROM dts WHERE d + 0 < ts + interval '1 second' ORDER BY id",
+		"SELECT id FROM dts WHERE d IN (ts, tz) ORDER BY id",
+		"SELECT id FROM dts WHERE (d + 1) > '2020-01-02 12:00'::timestamp ORDER BY id",
+	}, nil)
+}
