@@ -107,9 +107,14 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 				return tInt8, nil
 			case k == kInt || k == kNumeric:
 				return tNumeric, nil
+			case k == kFloat:
+				return tFloat8, nil
 			}
 			return t, rewrite.Refusal("sum of %s is not supported", t)
 		case "avg":
+			if k == kFloat {
+				return tFloat8, nil
+			}
 			if k != kInt && k != kNumeric {
 				return t, rewrite.Refusal("avg of %s is not supported", t)
 			}

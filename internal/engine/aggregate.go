@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -119,10 +120,13 @@ type group struct {
 // collect their distinct values (by grouping key) and are computed from
 // them at the end, so that the states of two workers merge.
 type aggState struct {
-	count    int64
-	sum      pgnumeric.Sum
-	best     aval // min or max
-	distinct map[string]aval
+	count int64
+	sum   pgnumeric.Sum
+	// fsum and fsum2 are the sum and the sum of squares of double
+	// precision values (float8_accum's sumX and sumX2).
+	fsum, fsum2 float64
+	best        aval // min or max
+	distinct    map[string]aval
 }
 
 // aggTypes holds the input types of a split execution's plan and of its
@@ -704,6 +708,9 @@ func (st *aggState) add(fn string, v aval) error {
 	st.count++
 	switch fn {
 	case "sum", "avg":
+		if k, _ := kindOf(v.t); k == kFloat {
+			return st.addFloat(fn, v.float())
+		}
 		st.sum.Add(v.numeric())
 	case "min", "max":
 		if st.count == 1 {
@@ -719,6 +726,31 @@ func (st *aggState) add(fn string, v aval) error {
 		}
 	}
 	return nil
+}
+
+// addFloat folds a double precision value into a sum (float8pl) or an
+// average (float8_accum: its sum of squares overflows too).
+func (st *aggState) addFloat(fn string, x float64) error {
+	s, err := floatAdd(st.fsum, x)
+	if err != nil {
+		return err
+	}
+	st.fsum = s
+	if fn == "avg" {
+		if st.fsum2, err = floatAdd(st.fsum2, x*x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// floatAdd is a + b with CHECKFLOATVAL's overflow check.
+func floatAdd(a, b float64) (float64, error) {
+	s := a + b
+	if math.IsInf(s, 0) && !math.IsInf(a, 0) && !math.IsInf(b, 0) {
+		return 0, errOverflow
+	}
+	return s, nil
 }
 
 // merge folds another worker's state of the same aggregate e into st.
@@ -753,7 +785,12 @@ func (st *aggState) merge(o *aggState, e *rewrite.Expr) error {
 	}
 	st.count += o.count
 	st.sum.Merge(&o.sum)
-	return nil
+	var err error
+	if st.fsum, err = floatAdd(st.fsum, o.fsum); err != nil {
+		return err
+	}
+	st.fsum2, err = floatAdd(st.fsum2, o.fsum2)
+	return err
 }
 
 // result is an aggregate's value from its state.
@@ -763,10 +800,26 @@ func (a *aggregator) result(e *rewrite.Expr, st *aggState) (aval, error) {
 		return aval{}, err
 	}
 	if e.Distinct && !e.Star {
-		// Computed from the distinct values now (their order does not
-		// matter: sums are exact, and min and max are orders).
-		d := aggState{}
+		// Computed from the distinct values now, in ascending order
+		// as PostgreSQL sorts them (numeric sums are exact; double
+		// precision ones depend on the order).
+		vals := make([]aval, 0, len(st.distinct))
 		for _, v := range st.distinct {
+			vals = append(vals, v)
+		}
+		var sortErr error
+		slices.SortFunc(vals, func(x, y aval) int {
+			c, err := compare(x, y)
+			if err != nil && sortErr == nil {
+				sortErr = err
+			}
+			return c
+		})
+		if sortErr != nil {
+			return aval{}, sortErr
+		}
+		d := aggState{}
+		for _, v := range vals {
 			if err := d.add(e.Func, v); err != nil {
 				return aval{}, err
 			}
@@ -784,6 +837,12 @@ func (a *aggregator) result(e *rewrite.Expr, st *aggState) (aval, error) {
 	}
 	if st.count == 0 {
 		return nullOf(t), nil
+	}
+	if t.Base == onion.Float8 {
+		if e.Func == "avg" {
+			return float8Val(st.fsum / float64(st.count)), nil
+		}
+		return float8Val(st.fsum), nil
 	}
 	if e.Func == "avg" {
 		q, _, err := st.sum.Avg()

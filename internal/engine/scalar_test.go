@@ -198,3 +198,22 @@ func TestScalarMath(t *testing.T) {
 	}
 	d.compare(queries, []string{"SELECT ln(n) FROM mf WHERE id = 3"})
 }
+
+// TestFloatSumAvg: sum and avg of double precision computed by the proxy,
+// as float8pl and float8_accum do (values whose sums are exact in any
+// order: PostgreSQL's order of addition is its plan's), overflow errors
+// included (avg also checks its sum of squares).
+func TestFloatSumAvg(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE fs (id int PRIMARY KEY, g int, x float8)`)
+	d.both(`INSERT INTO fs VALUES (1, 1, 0.5), (2, 1, 1.25), (3, 1, -3.75), (4, 1, NULL), (5, 2, 1e10), (6, 2, 0.5), (7, 2, 0.5),
+		(8, 3, 'Infinity'), (9, 3, '-Infinity'), (10, 4, 'NaN'), (11, 4, 2), (12, 5, NULL), (13, 6, 1e200), (14, 7, 1.5e308), (15, 7, 1.5e308), (16, 8, -0.0)`)
+	d.compare([]string{
+		"SELECT g, sum(x), avg(x), count(x) FROM fs WHERE g < 6 OR g = 8 GROUP BY g ORDER BY g",
+		"SELECT g, sum(DISTINCT x), avg(DISTINCT x) FROM fs WHERE g <= 2 GROUP BY g ORDER BY g",
+		"SELECT sum(x) FROM fs WHERE g = 6",
+		"SELECT avg(x) FROM fs WHERE g = 6",
+		"SELECT sum(x) FROM fs WHERE g = 7",
+		"SELECT sum(x * 2), avg(x + 1) FROM fs WHERE g IN (1, 2)",
+		"SELECT sum(x) FROM fs WHERE g = 99",
+	}, nil)
+}
