@@ -217,3 +217,25 @@ func TestFloatSumAvg(t *testing.T) {
 		"SELECT sum(x) FROM fs WHERE g = 99",
 	}, nil)
 }
+
+// TestDistinctAndFloatGroups: SELECT DISTINCT computed by the proxy (as
+// GROUP BY of its outputs) and GROUP BY of double precision columns,
+// which the server cannot show exactly from the Eq onion (-0 and 0 are
+// one group there); the proxy shows each group's first value, as
+// PostgreSQL does.
+func TestDistinctAndFloatGroups(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE dg (id int PRIMARY KEY, dept text, score float8, r real, n numeric(6,2))`)
+	d.both(`INSERT INTO dg VALUES (1, 'eng', 1.5, 1.5, 1), (2, 'eng', 2.25, 2.25, 2), (3, NULL, 1.5, 1.5, NULL), (4, 'ops', NULL, NULL, 1.00),
+		(5, 'ops', 'NaN', 'NaN', 3), (6, 'eng', 'NaN', 'Infinity', 2), (7, 'Eng', 1e-300, 0.1, -1)`)
+	d.compare([]string{
+		"SELECT score, count(*) FROM dg GROUP BY score ORDER BY score",
+		"SELECT DISTINCT score FROM dg ORDER BY score",
+		"SELECT DISTINCT dept FROM dg ORDER BY dept",
+		"SELECT DISTINCT upper(dept) FROM dg ORDER BY upper(dept)",
+		"SELECT DISTINCT dept, n FROM dg ORDER BY 1, 2",
+		"SELECT DISTINCT coalesce(dept, 'none') AS d FROM dg ORDER BY d",
+		"SELECT count(*) FROM (SELECT DISTINCT score FROM dg) s",
+		"SELECT DISTINCT dept FROM dg ORDER BY n",
+		"SELECT score, avg(n) FROM dg WHERE score > 1 GROUP BY 1 HAVING count(*) > 0 ORDER BY 1",
+	}, []string{"SELECT r, sum(n) FROM dg GROUP BY r ORDER BY r DESC"})
+}

@@ -140,6 +140,9 @@ func (q *planner) selectLevel(sel *pg_query.SelectStmt, parent *scope, mode selM
 			return nil, err
 		}
 	}
+	if err := checkDistinctOrder(sel); err != nil {
+		return nil, err
+	}
 	if on := distinctOn(sel.DistinctClause); on != nil {
 		for _, n := range on {
 			if c, err := q.firstEncrypted(n, l.sc, "DISTINCT ON"); err != nil || c != nil {

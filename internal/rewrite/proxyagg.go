@@ -119,6 +119,55 @@ type Expr struct {
 	Lookup         *Lookup
 }
 
+// distinctAsGroups reads SELECT DISTINCT without aggregates or GROUP BY
+// as the same SELECT grouped by every output (GROUP BY 1, 2, ...), which
+// means the same, the rule that ORDER BY reads only outputs included.
+func distinctAsGroups(sel *pg_query.SelectStmt) error {
+	if !plainDistinct(sel.DistinctClause) || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
+		return nil
+	}
+	for _, t := range sel.TargetList {
+		if containsAggregate(t) {
+			return nil
+		}
+	}
+	if err := checkDistinctOrder(sel); err != nil {
+		return err
+	}
+	for i := range sel.TargetList {
+		sel.GroupClause = append(sel.GroupClause, pg_query.MakeAConstIntNode(int64(i+1), -1))
+	}
+	sel.DistinctClause = nil
+	return nil
+}
+
+// checkDistinctOrder fails as PostgreSQL does when a SELECT DISTINCT is
+// ordered by a column that is not one of its outputs (by name or alias).
+func checkDistinctOrder(sel *pg_query.SelectStmt) error {
+	if !plainDistinct(sel.DistinctClause) {
+		return nil
+	}
+	for _, sb := range sel.SortClause {
+		cr := sb.GetSortBy().GetNode().GetColumnRef()
+		if cr == nil {
+			continue // an expression: not checked (d.x and x are alike once resolved)
+		}
+		name := fieldName(cr.Fields[len(cr.Fields)-1])
+		found := false
+		for _, t := range sel.TargetList {
+			rt := t.GetResTarget()
+			if tcr := rt.Val.GetColumnRef(); len(cr.Fields) == 1 && rt.Name == name || tcr != nil && fieldName(tcr.Fields[len(tcr.Fields)-1]) == name || rt.Val.GetColumnRef() == nil && sameNode(rt.Val, sb.GetSortBy().GetNode()) {
+				found = true
+				break
+			}
+		}
+		if name == "" || !found {
+			return &pgconn.PgError{Severity: "ERROR", Code: "42P10", Message: "for SELECT DISTINCT, ORDER BY expressions must appear in select list"}
+		}
+	}
+	return nil
+}
+
 // CastTarget is the target type of cast e (ExprFunc "cast").
 func CastTarget(e *Expr) (onion.Type, error) { return parseType(e.ConstType) }
 
@@ -148,8 +197,11 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
 		return nil, Refusal("only a single SELECT can be computed by the proxy")
 	}
+	if err := distinctAsGroups(sel); err != nil {
+		return nil, err
+	}
 	if len(sel.DistinctClause) > 0 || len(sel.WindowClause) > 0 || sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
-		return nil, Refusal("DISTINCT, windows, WITH TIES and locking clauses are not supported in a query the proxy computes")
+		return nil, Refusal("DISTINCT ON, windows, WITH TIES and locking clauses are not supported in a query the proxy computes")
 	}
 	inlineCTEs(sel)
 	if err := mergeDerived(sel); err != nil {
@@ -315,8 +367,11 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 }
 
 // refuseLossyInput refuses grouping on input i of p when it is an
-// encrypted column whose equal values print differently (1.0, 1.00): as
-// on the server, the group would show an arbitrary one.
+// encrypted column whose equal values print differently (1.0, 1.00): the
+// group would show one of them where PostgreSQL's plan might show
+// another. Double precision and real are grouped: their only such values
+// are -0 and 0, and the proxy shows the group's first value, as
+// PostgreSQL does (which one comes first is its plan's, either way).
 func refuseLossyInput(p *AggPlan, i int) error {
 	if p.Source != nil {
 		return refuseLossyOutput(p.Source, i)
@@ -325,6 +380,9 @@ func refuseLossyInput(p *AggPlan, i int) error {
 		return nil
 	}
 	if rc := p.Inner.Columns[i]; rc.Column != nil {
+		if t, err := ColumnType(rc.Column); err == nil && (t.Base == onion.Float8 || t.Base == onion.Float4) {
+			return nil
+		}
 		return refuseLossy(&encCol{table: rc.Table, col: rc.Column}, "GROUP BY")
 	}
 	return nil

@@ -721,7 +721,7 @@ SELECT sum(eq_i) FROM t1
 SELECT id FROM t1 WHERE secret = 1234 -- empty
 SELECT id FROM t1 WHERE secret > 5000
 SELECT secret, count(*) FROM t1 GROUP BY secret
-SELECT DISTINCT secret FROM t1 -- refuse: t1.secret
+SELECT DISTINCT secret FROM t1
 SELECT count(DISTINCT secret) FROM t1
 SELECT id FROM t1 ORDER BY secret
 SELECT sum(secret) FROM t1
@@ -860,7 +860,7 @@ SELECT s.tx FROM (SELECT tx FROM t1) s ORDER BY s.tx LIMIT 5 -- ordered
 WITH a AS (SELECT id, k FROM t1), b AS (SELECT a.id, t2.name FROM a JOIN t2 ON a.k = t2.k) SELECT * FROM b
 SELECT id FROM t1 WHERE i IN (SELECT s.i FROM (SELECT i FROM t1 WHERE si > 0) s)
 SELECT s.tx FROM (SELECT tx, count(*) FROM t1 GROUP BY tx) s
-SELECT s.tx FROM (SELECT DISTINCT tx FROM t1) s -- refuse: t1.tx
+SELECT s.tx FROM (SELECT DISTINCT tx FROM t1) s
 WITH x AS (SELECT tx FROM t1 UNION ALL SELECT name FROM t2) SELECT * FROM x -- refuse: t1.tx
 SELECT s.x FROM (SELECT upper(tx) AS x FROM t1) s
 SELECT * FROM (SELECT si FROM t1) s, (SELECT si FROM t1) r WHERE s.si = r.si + 1 -- refuse: t1.si
