@@ -321,9 +321,18 @@ func TestDMLWithSubqueries(t *testing.T) {
 	if _, err := c.Exec(ctx, `UPDATE sq_b SET tag = sq_a.name FROM sq_a WHERE sq_b.a_id = sq_a.id`); pgCode(err) != "0A000" {
 		t.Errorf("UPDATE ... FROM setting a value of the joined table: %v, want 0A000", err)
 	}
-	// A subquery's decrypted result would reach the server as a
-	// parameter: refused.
-	if _, err := x.Exec(ctx, `DELETE FROM sq_b WHERE tag IN (SELECT name FROM sq_a WHERE n = $1)`, 2); pgCode(err) != "0A000" {
+	// A subquery's decrypted result compared with an encrypted column:
+	// the proxy encrypts it again (= ANY of DET ciphertexts).
+	q := `DELETE FROM sq_b WHERE tag IN (SELECT name FROM sq_a WHERE n = $1)`
+	gt, gerr := x.Exec(ctx, q, 2)
+	wt, werr := plain.Exec(ctx, q, 2)
+	if gerr != nil || werr != nil || gt.String() != wt.String() {
+		t.Errorf("%s: through the proxy %q %v, plaintext %q %v", q, gt, gerr, wt, werr)
+	}
+	compareTables(t, c, plain, "SELECT * FROM sq_b ORDER BY id", q)
+	// Compared with a plain column, it would reach the server as a
+	// parameter in plaintext: refused.
+	if _, err := x.Exec(ctx, `DELETE FROM sq_b WHERE a_id IN (SELECT n FROM sq_a WHERE name = $1)`, "x"); pgCode(err) != "0A000" {
 		t.Errorf("a decrypted subquery result compared with a plain column: %v, want 0A000", err)
 	}
 }
