@@ -50,10 +50,10 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			if ahead, ok := s.subqueriesAhead(orig, lookup, ext, err); ok {
 				return ahead()
 			}
-			if aggErr != nil {
+			if aggErr != nil && !isRefusal(aggErr) {
 				return nil, aggErr
 			}
-			return nil, err
+			return nil, withSplitRefusal(err, aggErr)
 		}
 		p = agg.Inner
 	}
@@ -282,24 +282,37 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 
 // splitExecution plans a SELECT the server cannot compute over the
 // onions (refused with 0A000 by rewrite.PlanQuery) for split execution
-// (rewrite.PlanAggregate); nil when that cannot run it either: the
-// original refusal then stands, unless planning found an error in the
-// query itself (SQLSTATE class 42, such as an unknown column), which is
-// returned. st is a copy of the statement as the client sent it, which
+// (rewrite.PlanAggregate); nil and why when that cannot run it either:
+// its own refusal (0A000, which the caller adds to the original one), or
+// an error in the query itself (SQLSTATE class 42, such as an unknown
+// column). st is a copy of the statement as the client sent it, which
 // PlanAggregate may rewrite.
 func splitExecution(st rewrite.Statement, lookup rewrite.TableLookup, refusal error) (*rewrite.AggPlan, error) {
 	if !isRefusal(refusal) {
 		return nil, nil
 	}
 	agg, err := rewrite.PlanAggregate(st, lookup)
-	var pe *pgconn.PgError
-	if err != nil && errors.As(err, &pe) && strings.HasPrefix(pe.Code, "42") {
+	if err != nil {
 		return nil, err
 	}
-	if err != nil {
-		return nil, nil
-	}
 	return agg, nil
+}
+
+// withSplitRefusal adds to the server planner's refusal why split
+// execution cannot run the statement either (its own refusal), as the
+// error's Detail.
+func withSplitRefusal(refusal, split error) error {
+	var pe, se *pgconn.PgError
+	if !errors.As(refusal, &pe) || !errors.As(split, &se) || se.Code != "0A000" || se.Message == pe.Message {
+		return refusal
+	}
+	out := *pe
+	detail := "The proxy cannot compute it either: " + se.Message + "."
+	if out.Detail != "" {
+		detail = out.Detail + " " + detail
+	}
+	out.Detail = detail
+	return &out
 }
 
 // isRefusal reports whether err is a refusal (0A000).
