@@ -37,7 +37,7 @@ func inferTypes(walk func(func(*rewrite.Expr)), trace map[*rewrite.Expr]int, in 
 	set := func(e *rewrite.Expr, t onion.Type) {
 		if n, ok := trace[e]; ok && t != tUnknown {
 			if _, done := out[n]; !done {
-				out[n] = onion.Type{Base: t.Base}
+				out[n] = onion.Type{Base: t.Base, Elem: t.Elem} // without modifiers; an array keeps its element
 			}
 		}
 	}

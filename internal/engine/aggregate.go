@@ -1073,6 +1073,8 @@ func typeOfOID(oid uint32) (onion.Type, bool) {
 		return onion.Type{Base: onion.Interval}, true
 	case 2950:
 		return onion.Type{Base: onion.UUID}, true
+	case oidTextArr:
+		return tTextArray, true
 	}
 	return onion.Type{}, false
 }

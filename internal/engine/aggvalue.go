@@ -39,6 +39,9 @@ const (
 	kInet  // inet: its stored bytes in s
 	kIntv  // interval: its stored bytes in s
 	kJSONB // jsonb: jsonb_out's text in s (pgjson computes with it)
+	// kTextArray is text[]: array_send's form in s; only the jsonb
+	// operators taking a text[] (#>, ?|, ?&) read it.
+	kTextArray
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
@@ -78,6 +81,10 @@ func kindOf(t onion.Type) (kind, error) {
 		return kIntv, nil
 	case onion.JSONB:
 		return kJSONB, nil
+	case onion.Array:
+		if t.Elem == onion.Text || t.Elem == onion.Varchar {
+			return kTextArray, nil
+		}
 	}
 	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
 }
@@ -90,6 +97,8 @@ var (
 	tBool    = onion.Type{Base: onion.Boolean}
 	tDate    = onion.Type{Base: onion.Date}
 	tFloat8  = onion.Type{Base: onion.Float8}
+	// tTextArray is text[].
+	tTextArray = onion.Type{Base: onion.Array, Elem: onion.Text}
 )
 
 func nullOf(t onion.Type) aval { return aval{t: t, null: true} }
@@ -109,7 +118,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
-	case kText, kUUID, kInet, kIntv, kJSONB:
+	case kText, kUUID, kInet, kIntv, kJSONB, kTextArray:
 		out.s = string(v.Bytes())
 	case kNumeric:
 		if neg, digits, scale, ok := v.NumericCoefficient(); ok {
@@ -139,7 +148,7 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.BoolValue(a.i != 0), nil
 	case kText, kJSONB:
 		return onion.TextValue(a.s), nil
-	case kUUID, kInet, kIntv:
+	case kUUID, kInet, kIntv, kTextArray:
 		return onion.BytesValue([]byte(a.s)), nil
 	case kFloat, kTime, kTs:
 		return onion.IntValue(a.i), nil
@@ -158,6 +167,8 @@ func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) 
 		}
 	case "int", "int2", "smallint":
 		t = tInt4 // an integer literal of any width computes as int4
+	case "text[]":
+		t = tTextArray
 	default:
 		ct, err := onion.TypeFromNames([]string{e.ConstType}, nil)
 		if err != nil {

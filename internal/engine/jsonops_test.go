@@ -60,4 +60,13 @@ func TestJSONBOperators(t *testing.T) {
 		`SELECT id, jsonb_build_object(i, name) ->> '7' FROM jb ORDER BY id`,
 	}, nil)
 	d.compare([]string{`SELECT id FROM jo WHERE value ? $1 ORDER BY id`}, nil, `bax`)
+	// text[] parameters, as drivers send lists (Django's nested key
+	// transforms and has_keys with server-side binding).
+	d.compare([]string{
+		`SELECT id, value #> $1, value #>> $1 FROM jo ORDER BY id`,
+		`SELECT id FROM jo WHERE (value #> $1) = 'true' ORDER BY id`,
+		`SELECT id FROM jo WHERE value ?| $1 ORDER BY id`,
+		`SELECT id FROM jo WHERE value ?& $1::text[] ORDER BY id`,
+	}, nil, []string{"c", "d", "2", "e"})
+	d.compare([]string{`SELECT id FROM jo WHERE value ?& $1 ORDER BY id`, `SELECT id FROM jo WHERE value ?| $1 ORDER BY id`}, nil, []string{"a", "b"})
 }

@@ -62,11 +62,15 @@ func fieldSig(name string, result onion.Type) func([]onion.Type) ([]onion.Type, 
 	}
 }
 
-// pathSig types jsonb followed by text arguments (#>, #>>, ?|, ?&).
+// pathSig types jsonb followed by text arguments (#>, #>>, ?|, ?&), or by
+// one text[] (a parameter).
 func pathSig(name string, result onion.Type) func([]onion.Type) ([]onion.Type, onion.Type, error) {
 	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) < 1 || args[0] != tUnknown && !isJSONB(args[0]) {
 			return nil, result, refuseArgs(name, args)
+		}
+		if len(args) == 2 && args[1] == tTextArray {
+			return []onion.Type{tJSONB, tTextArray}, result, nil
 		}
 		params := []onion.Type{tJSONB}
 		for _, a := range args[1:] {
@@ -91,30 +95,51 @@ func jsonField(a []aval) (*pgjson.Value, error) {
 	return v.Element(a[1].i), nil
 }
 
-// jsonPath computes #> and #>>.
+// textArgs are the text arguments after the first, or the elements of a
+// text[] argument (nil for a NULL element).
+func textArgs(a []aval) ([]*string, error) {
+	if len(a) == 2 && a[1].t == tTextArray {
+		elems, err := tTextArray.ArrayElements(onion.BytesValue([]byte(a[1].s)))
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*string, len(elems))
+		for i, e := range elems {
+			if !e.IsNull() {
+				s := e.Str()
+				out[i] = &s
+			}
+		}
+		return out, nil
+	}
+	out := make([]*string, len(a)-1)
+	for i, k := range a[1:] {
+		if !k.null {
+			s := str(k)
+			out[i] = &s
+		}
+	}
+	return out, nil
+}
+
+// jsonPath computes #> and #>>: NULL for a NULL step.
 func jsonPath(a []aval) (*pgjson.Value, error) {
 	v, err := jsonOf(a[0])
 	if err != nil {
 		return nil, err
 	}
-	steps := make([]string, len(a)-1)
-	for i, s := range a[1:] {
-		steps[i] = str(s)
+	args, err := textArgs(a)
+	if err != nil {
+		return nil, err
+	}
+	steps := make([]string, len(args))
+	for i, s := range args {
+		if s == nil {
+			return nil, nil
+		}
+		steps[i] = *s
 	}
 	return v.Path(steps), nil
-}
-
-// jsonKeys are the non-NULL text arguments after the first (?| and ?& skip
-// NULL elements).
-func jsonKeys(a []aval) []*string {
-	out := make([]*string, 0, len(a)-1)
-	for _, k := range a[1:] {
-		if !k.null {
-			s := str(k)
-			out = append(out, &s)
-		}
-	}
-	return out
 }
 
 func jsonFuncs() map[string]*scalarFunc {
@@ -144,10 +169,14 @@ func jsonFuncs() map[string]*scalarFunc {
 			if err != nil {
 				return aval{}, err
 			}
-			if all {
-				return boolVal(v.ExistsAll(jsonKeys(a))), nil
+			keys, err := textArgs(a)
+			if err != nil {
+				return aval{}, err
 			}
-			return boolVal(v.ExistsAny(jsonKeys(a))), nil
+			if all {
+				return boolVal(v.ExistsAll(keys)), nil
+			}
+			return boolVal(v.ExistsAny(keys)), nil
 		}}
 	}
 	funcs := map[string]*scalarFunc{

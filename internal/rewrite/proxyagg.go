@@ -168,8 +168,16 @@ func checkDistinctOrder(sel *pg_query.SelectStmt) error {
 	return nil
 }
 
+// textArrayType is the ConstType of a cast to text[].
+const textArrayType = "text[]"
+
 // CastTarget is the target type of cast e (ExprFunc "cast").
-func CastTarget(e *Expr) (onion.Type, error) { return parseType(e.ConstType) }
+func CastTarget(e *Expr) (onion.Type, error) {
+	if e.ConstType == textArrayType {
+		return onion.ArrayOf(onion.Type{Base: onion.Text})
+	}
+	return parseType(e.ConstType)
+}
 
 // PlanAggregate plans st (a SELECT, untouched by PlanQuery) for
 // split execution, or refuses it.
@@ -545,7 +553,11 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		// ConstType (CastTarget reads it).
 		tn := x.TypeCast.TypeName
 		if len(tn.GetArrayBounds()) > 0 {
-			return nil, Refusal("casts to array types are not supported in a query the proxy computes")
+			if names := typeNames(tn); len(tn.GetArrayBounds()) == 1 && len(typmods(tn)) == 0 && len(names) > 0 && (names[len(names)-1] == "text" || names[len(names)-1] == "varchar") {
+				// text[]: the operand of the jsonb operators #>, ?| and ?&.
+				return b.withArgs(&Expr{Kind: ExprFunc, Func: "cast", ConstType: textArrayType}, x.TypeCast.Arg)
+			}
+			return nil, Refusal("casts to array types other than text[] are not supported in a query the proxy computes")
 		}
 		t, err := onion.TypeFromNames(typeNames(tn), typmods(tn))
 		if err != nil {
@@ -715,7 +727,11 @@ func textArrayElements(n *pg_query.Node, op string) ([]*pg_query.Node, error) {
 		}
 		return out, nil
 	}
-	return nil, Refusal("operator %s with an array parameter or expression is not supported in a query the proxy computes: write the array as ARRAY[...] or a constant", op)
+	if n.GetParamRef() != nil {
+		// One text[] argument, as PostgreSQL types the parameter.
+		return []*pg_query.Node{typeCast(n, "text", true)}, nil
+	}
+	return nil, Refusal("operator %s with an array expression is not supported in a query the proxy computes: write the array as ARRAY[...], a constant or a parameter", op)
 }
 
 // like reads LIKE, ILIKE and their operators ~~, ~~* and negations.
