@@ -239,3 +239,15 @@ func TestDistinctAndFloatGroups(t *testing.T) {
 		"SELECT score, avg(n) FROM dg WHERE score > 1 GROUP BY 1 HAVING count(*) > 0 ORDER BY 1",
 	}, []string{"SELECT r, sum(n) FROM dg GROUP BY r ORDER BY r DESC"})
 }
+
+// TestAggregateFilter: aggregates with FILTER (WHERE ...) over encrypted
+// columns, computed by the proxy.
+func TestAggregateFilter(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE af (id int PRIMARY KEY, g text, n int, x numeric(6,2), name text)`)
+	d.both(`INSERT INTO af VALUES (1, 'a', 1, 1.50, 'ann'), (2, 'a', 5, NULL, 'bob'), (3, 'b', NULL, 2.25, 'cy'), (4, 'b', 7, -1, NULL), (5, 'a', 0, 0, 'dee')`)
+	d.compare([]string{
+		"SELECT g, count(*) FILTER (WHERE n > 0), sum(x) FILTER (WHERE name LIKE '%e%')::text, max(name) FILTER (WHERE x >= 0) FROM af GROUP BY g ORDER BY g",
+		"SELECT count(DISTINCT g) FILTER (WHERE n IS NOT NULL), avg(n) FILTER (WHERE upper(name) <> 'BOB'), min(x) FILTER (WHERE false) FROM af",
+		"SELECT g, count(*) FILTER (WHERE n / n = 1) FROM af WHERE n <> 0 GROUP BY g ORDER BY g",
+	}, nil)
+}

@@ -3,6 +3,7 @@ package rewrite
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -754,6 +755,9 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 		return b.withArgs(&Expr{Kind: ExprLookup, Lookup: l}, keys...)
 	}
 	name := funcName(fc)
+	if fc.AggFilter != nil && fc.Over == nil && len(fc.AggOrder) == 0 && slices.Contains([]string{"sum", "avg", "count", "min", "max"}, name) {
+		fc = filterAsCase(fc)
+	}
 	if fc.Over != nil || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
 		return nil, Refusal("%s with OVER, FILTER or ORDER BY is not supported in a query the proxy computes", name)
 	}
@@ -793,6 +797,22 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 	// has it (with these argument types), and refuses it by name
 	// otherwise.
 	return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...)
+}
+
+// filterAsCase reads agg(x) FILTER (WHERE c) as agg(CASE WHEN c THEN x
+// END), and count(*) FILTER (WHERE c) as count(CASE WHEN c THEN 1 END):
+// sum, avg, count, min and max skip NULLs, so both mean the same, and x
+// is computed only where c holds, as with FILTER.
+func filterAsCase(fc *pg_query.FuncCall) *pg_query.FuncCall {
+	out := proto.Clone(fc).(*pg_query.FuncCall)
+	arg := pg_query.MakeAConstIntNode(1, -1)
+	if !fc.AggStar && len(fc.Args) == 1 {
+		arg = out.Args[0]
+	}
+	when := &pg_query.Node{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: out.AggFilter, Result: arg, Location: -1}}}
+	out.Args = []*pg_query.Node{{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{Args: []*pg_query.Node{when}, Location: -1}}}}
+	out.AggFilter, out.AggStar = nil, false
+	return out
 }
 
 // sqlValueFunction is CURRENT_DATE, CURRENT_TIMESTAMP(p), LOCALTIME ...:
