@@ -186,6 +186,11 @@ type Table struct {
 	// Checks are the CHECK constraints over encrypted columns, which
 	// the proxy evaluates on every write (the server cannot).
 	Checks []Check `json:",omitempty"`
+	// PrimaryKey names the columns of the table's primary key, as the
+	// server reports it when the engine looks the table up (not part of
+	// the authenticated record: it only lets split execution accept
+	// columns that depend on a grouped key, as PostgreSQL does).
+	PrimaryKey []string `json:"-"`
 }
 
 // Check is a CHECK constraint the proxy enforces.
@@ -219,6 +224,7 @@ func (t *Table) Clone() *Table {
 	out := *t
 	out.Columns = slices.Clone(t.Columns)
 	out.Checks = slices.Clone(t.Checks)
+	out.PrimaryKey = slices.Clone(t.PrimaryKey)
 	for i := range out.Columns {
 		c := &out.Columns[i]
 		c.Onions = maps.Clone(c.Onions)

@@ -48,6 +48,8 @@ type catalogCache struct {
 	mu   sync.Mutex // serializes loads on conn
 	conn *pgx.Conn
 
+	pks primaryKeys // primarykey.go
+
 	// plain remembers names checked absent from the catalog at a version,
 	// so that statements on plain tables cost no round trip; plainSQL
 	// remembers statement texts that passed through unchanged at a

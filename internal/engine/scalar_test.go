@@ -251,3 +251,20 @@ func TestAggregateFilter(t *testing.T) {
 		"SELECT g, count(*) FILTER (WHERE n / n = 1) FROM af WHERE n <> 0 GROUP BY g ORDER BY g",
 	}, nil)
 }
+
+// TestGroupedByPrimaryKey: a grouped query computed by the proxy may
+// select the columns of a table whose primary key it groups by, as
+// PostgreSQL allows (Django's annotate() groups by the model's key).
+func TestGroupedByPrimaryKey(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE pkb (id int PRIMARY KEY, name text, rating float8, pub date)`)
+	d.both(`CREATE TABLE pkr (id int PRIMARY KEY, book_id int REFERENCES pkb (id), stars int)`)
+	d.both(`INSERT INTO pkb VALUES (1, 'a', 4.5, '2020-01-01'), (2, 'b', NULL, NULL), (3, 'c', 3, '2021-06-01')`)
+	d.both(`INSERT INTO pkr VALUES (1, 1, 5), (2, 1, 3), (3, 3, 4), (4, NULL, 1)`)
+	d.compare([]string{
+		`SELECT "pkb"."id", "pkb"."name", "pkb"."rating", avg("pkr"."stars" * 2) AS s FROM "pkb" LEFT OUTER JOIN "pkr" ON ("pkb"."id" = "pkr"."book_id") GROUP BY "pkb"."id" ORDER BY 1`,
+		`SELECT b.id, b.name, extract(year FROM b.pub), count(r.id) FILTER (WHERE r.stars > 2) FROM pkb b JOIN pkr r ON b.id = r.book_id GROUP BY b.id ORDER BY b.name`,
+		`SELECT name, sum(stars) FROM pkb, pkr WHERE pkb.id = pkr.book_id GROUP BY pkb.id HAVING sum(stars) * 1.0 > 3 ORDER BY name`,
+	}, []string{
+		`SELECT r.stars, sum(b.rating) FROM pkb b JOIN pkr r ON b.id = r.book_id GROUP BY b.id`, // r.stars is not functionally dependent: 42803 directly
+	})
+}

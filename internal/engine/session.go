@@ -274,7 +274,7 @@ func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
 	if t != nil {
 		s.e.learnOrigin(t) // for the RowDescriptions of its columns
 	}
-	return s.e.cat.withIncrementIntents(t), nil
+	return s.e.cat.withPrimaryKey(s.e.cat.withIncrementIntents(t)), nil
 }
 
 // cacheable reports whether a statement that passed through may skip

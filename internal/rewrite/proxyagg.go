@@ -221,7 +221,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		return nil, err
 	}
 	resolveGroupAliases(sel, lookup)
-	b := &aggBuilder{inputs: map[string]int{}, st: st}
+	b := &aggBuilder{inputs: map[string]int{}, st: st, sel: sel, lookup: lookup}
 	if nested {
 		if err := b.derivedSource(sel, lookup); err != nil {
 			return nil, err
@@ -475,6 +475,10 @@ type aggBuilder struct {
 	targets []*pg_query.Node
 	inAgg   bool
 	st      Statement // for its lookups
+	// sel and lookup are the statement's SELECT and its tables, for the
+	// primary keys of grouped tables (funcdep.go).
+	sel    *pg_query.SelectStmt
+	lookup TableLookup
 
 	// source is the derived table computed first (derivedSource), whose
 	// outputs, named sourceNames under sourceAlias, are the inputs.
@@ -856,7 +860,7 @@ func (b *aggBuilder) checkGrouped(e *Expr) error {
 		}
 	}
 	if e.Kind == ExprInput {
-		return Refusal("a column in the select list is neither grouped nor aggregated")
+		return b.checkDependent(e.Input)
 	}
 	for _, a := range append(append([]*Expr{}, e.Args...), e.Else) {
 		if err := b.checkGrouped(a); err != nil {

@@ -964,7 +964,7 @@ SELECT id FROM t4 WHERE name LIKE 'a\\' OR id = 3
 SELECT id FROM t4 WHERE name LIKE 'a%' ESCAPE '' OR id = 3
 SELECT id FROM t4 WHERE name LIKE 'a%' ESCAPE 'ab' OR id = 3 -- error
 SELECT name, count(*) FROM t4 WHERE name LIKE 'a#%' ESCAPE '#' OR id > 4 GROUP BY name
-SELECT count(*) FILTER (WHERE name LIKE 'a#%' ESCAPE '#'), count(*) FILTER (WHERE name ILIKE 'A%') FROM t4 -- refuse: t4.name
+SELECT count(*) FILTER (WHERE name LIKE 'a#%' ESCAPE '#'), count(*) FILTER (WHERE name ILIKE 'A%') FROM t4
 SELECT id, name LIKE 'a#%' ESCAPE '#' FROM t4
 -- Split execution over timestamptz (a failure there used to end the session)
 SELECT tz, sum(n * 2) FROM t1 GROUP BY tz ORDER BY tz -- ordered
