@@ -36,3 +36,15 @@ func TestDateTimestampComparisons(t *testing.T) {
 		"SELECT id FROM dts WHERE (d + 1) > '2020-01-02 12:00'::timestamp ORDER BY id",
 	}, nil)
 }
+
+// TestBooleanTests: IS [NOT] TRUE, FALSE and UNKNOWN over expressions of
+// encrypted columns, computed by the proxy.
+func TestBooleanTests(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE bt (id int PRIMARY KEY, b boolean, n int)`)
+	d.both(`INSERT INTO bt VALUES (1, true, 1), (2, false, 2), (3, NULL, NULL), (4, true, 5)`)
+	d.compare([]string{
+		"SELECT id, (n > 1) IS TRUE, (n > 1) IS NOT TRUE, (n > 1) IS FALSE, (n > 1) IS NOT FALSE, (n > 1) IS UNKNOWN, (n > 1) IS NOT UNKNOWN FROM bt ORDER BY id",
+		"SELECT id FROM bt WHERE (b AND n < 3) IS NOT TRUE ORDER BY id",
+		"SELECT count(*) FILTER (WHERE (n = 2) IS FALSE) FROM bt",
+	}, nil)
+}

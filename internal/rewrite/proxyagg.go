@@ -609,8 +609,60 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		return b.funcCall(x.FuncCall)
 	case *pg_query.Node_SqlvalueFunction:
 		return sqlValueFunction(x.SqlvalueFunction)
+	case *pg_query.Node_BooleanTest:
+		return b.expr(booleanTestAsCase(x.BooleanTest))
 	}
-	return nil, Refusal("this expression is not supported in a query the proxy computes")
+	return nil, Refusal("%s is not supported in a query the proxy computes", nodeDescription(n))
+}
+
+// booleanTestAsCase reads x IS [NOT] TRUE, FALSE, UNKNOWN as what it
+// means: CASE WHEN x THEN true ELSE false END (WHEN NOT x for FALSE),
+// negated for NOT; x IS [NOT] NULL for UNKNOWN.
+func booleanTestAsCase(bt *pg_query.BooleanTest) *pg_query.Node {
+	arg := bt.Arg
+	negate := false
+	switch bt.Booltesttype {
+	case pg_query.BoolTestType_IS_UNKNOWN, pg_query.BoolTestType_IS_NOT_UNKNOWN:
+		t := pg_query.NullTestType_IS_NULL
+		if bt.Booltesttype == pg_query.BoolTestType_IS_NOT_UNKNOWN {
+			t = pg_query.NullTestType_IS_NOT_NULL
+		}
+		return &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{Arg: arg, Nulltesttype: t, Location: -1}}}
+	case pg_query.BoolTestType_IS_FALSE, pg_query.BoolTestType_IS_NOT_FALSE:
+		arg = pg_query.MakeBoolExprNode(pg_query.BoolExprType_NOT_EXPR, []*pg_query.Node{arg}, -1)
+		negate = bt.Booltesttype == pg_query.BoolTestType_IS_NOT_FALSE
+	default:
+		negate = bt.Booltesttype == pg_query.BoolTestType_IS_NOT_TRUE
+	}
+	boolean := func(v bool) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: v}}, Location: -1}}}
+	}
+	when := &pg_query.Node{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: arg, Result: boolean(!negate), Location: -1}}}
+	return &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{Args: []*pg_query.Node{when}, Defresult: boolean(negate), Location: -1}}}
+}
+
+// nodeDescription names an expression's kind for a refusal.
+func nodeDescription(n *pg_query.Node) string {
+	switch n.Node.(type) {
+	case *pg_query.Node_SubLink:
+		return "a subquery"
+	case *pg_query.Node_RowExpr:
+		return "a row constructor"
+	case *pg_query.Node_AArrayExpr:
+		return "an ARRAY constructor"
+	case *pg_query.Node_AIndirection:
+		return "a subscript or field selection"
+	case *pg_query.Node_CollateClause:
+		return "COLLATE"
+	case *pg_query.Node_BooleanTest:
+		return "IS [NOT] TRUE/FALSE/UNKNOWN"
+	case *pg_query.Node_XmlExpr, *pg_query.Node_XmlSerialize:
+		return "an XML expression"
+	case *pg_query.Node_GroupingFunc:
+		return "GROUPING"
+	}
+	name := strings.TrimPrefix(fmt.Sprintf("%T", n.Node), "*pg_query.Node_")
+	return "this expression (" + name + ")"
 }
 
 func (b *aggBuilder) withArgs(e *Expr, args ...*pg_query.Node) (*Expr, error) {
