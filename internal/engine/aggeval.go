@@ -23,6 +23,7 @@ type evaluator struct {
 	// rowPatterns are the patterns computed per row (rowPattern).
 	rowPatterns map[*rewrite.Like]compiledPattern
 	aggs        map[*rewrite.Expr]int // aggregate -> index of its state
+	wins        map[*rewrite.Expr]int // window function -> index of its values (window.go)
 	// lookups are the decorrelated subqueries' values, read-only once
 	// built (shared by the workers).
 	lookups map[*rewrite.Lookup]*lookupTable
@@ -40,6 +41,7 @@ type evaluator struct {
 type scope struct {
 	row  []aval
 	aggs []aval
+	wins []aval // the row's window function values
 }
 
 // typeOf is the type of e's values.
@@ -129,6 +131,8 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 		return sig.result, nil
 	case rewrite.ExprLookup:
 		return ev.lookupType(e)
+	case rewrite.ExprWindow:
+		return ev.windowType(e)
 	}
 	return onion.Type{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
 }
@@ -242,7 +246,7 @@ func (ev *evaluator) checkConstants(e *rewrite.Expr) error {
 // constantExpr reports whether e reads no row and no group.
 func constantExpr(e *rewrite.Expr) bool {
 	switch e.Kind {
-	case rewrite.ExprInput, rewrite.ExprAgg, rewrite.ExprLookup:
+	case rewrite.ExprInput, rewrite.ExprAgg, rewrite.ExprLookup, rewrite.ExprWindow:
 		return false
 	}
 	for _, x := range e.Args {
@@ -278,6 +282,8 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 		return ev.constant(e, nil)
 	case rewrite.ExprAgg:
 		return sc.aggs[ev.aggs[e]], nil
+	case rewrite.ExprWindow:
+		return sc.wins[ev.wins[e]], nil
 	case rewrite.ExprOp:
 		if e.Op == "neg" {
 			a, err := ev.eval(e.Args[0], sc)

@@ -55,7 +55,8 @@ type aggregator struct {
 	collation string
 	inEnc     []*encrypted
 	ev        *evaluator
-	aggList   []aggRef // the aggregates of ev.aggs, in index order
+	aggList   []aggRef        // the aggregates of ev.aggs, in index order
+	winList   []*rewrite.Expr // the window functions of ev.wins, in index order
 	outT      []onion.Type
 	err       error // the first evaluation error, reported at the end
 
@@ -114,6 +115,7 @@ type group struct {
 	row    []aval
 	states []aggState
 	seq    int64
+	wins   []aval // window function values (ungrouped plans; window.go)
 }
 
 // aggState is one aggregate over one group. DISTINCT aggregates only
@@ -239,9 +241,9 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 // start sets up the evaluation over inputs of types in and returns the
 // result's fields.
 func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDescription, error) {
-	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}, aggs: map[*rewrite.Expr]int{}, lookups: map[*rewrite.Lookup]*lookupTable{}, clock: a.clock}
+	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}, aggs: map[*rewrite.Expr]int{}, wins: map[*rewrite.Expr]int{}, lookups: map[*rewrite.Lookup]*lookupTable{}, clock: a.clock}
 	a.ev = ev
-	a.aggList = nil
+	a.aggList, a.winList = nil, nil
 	var lookupErr error
 	for _, e := range a.exprs() {
 		walkExpr(e, func(x *rewrite.Expr) {
@@ -252,6 +254,12 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 				if _, ok := ev.aggs[x]; !ok {
 					ev.aggs[x] = len(ev.aggs)
 					a.aggList = append(a.aggList, aggRef{e: x, k: ev.aggs[x]})
+				}
+			}
+			if x.Kind == rewrite.ExprWindow {
+				if _, ok := ev.wins[x]; !ok {
+					ev.wins[x] = len(ev.wins)
+					a.winList = append(a.winList, x)
 				}
 			}
 		})
@@ -933,9 +941,14 @@ func (a *aggregator) finish() ([][]aval, error) {
 		vals []aval
 		keys []aval
 	}
+	if len(a.winList) > 0 {
+		if err := a.computeWindows(); err != nil {
+			return nil, err
+		}
+	}
 	var out []outRow
 	for _, g := range a.order {
-		sc := &scope{row: g.row, aggs: make([]aval, len(g.states))}
+		sc := &scope{row: g.row, aggs: make([]aval, len(g.states)), wins: g.wins}
 		for _, ag := range a.aggList {
 			var err error
 			if sc.aggs[ag.k], err = a.result(ag.e, &g.states[ag.k]); err != nil {

@@ -268,3 +268,25 @@ func TestGroupedByPrimaryKey(t *testing.T) {
 		`SELECT r.stars, sum(b.rating) FROM pkb b JOIN pkr r ON b.id = r.book_id GROUP BY b.id`, // r.stars is not functionally dependent: 42803 directly
 	})
 }
+
+// TestWindowFunctions: ranking and aggregate window functions over
+// encrypted columns, computed by the proxy with PostgreSQL's default
+// frame (peers included under ORDER BY, the whole partition without).
+func TestWindowFunctions(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE wf (id int PRIMARY KEY, dept text, salary numeric(8,2), n int)`)
+	d.both(`INSERT INTO wf VALUES (1, 'eng', 100, 1), (2, 'eng', 120, 2), (3, 'eng', 120, 3), (4, 'ops', 90, NULL), (5, NULL, 70, 5), (6, 'ops', NULL, 6), (7, 'eng', 80, 7)`)
+	d.compare([]string{
+		"SELECT id, row_number() OVER (PARTITION BY dept ORDER BY salary, id) FROM wf ORDER BY id",
+		"SELECT id, rank() OVER (PARTITION BY dept ORDER BY salary DESC), dense_rank() OVER (PARTITION BY dept ORDER BY salary DESC) FROM wf ORDER BY id",
+		"SELECT id, sum(salary) OVER (PARTITION BY dept ORDER BY salary), count(*) OVER (PARTITION BY dept ORDER BY salary), count(n) OVER (ORDER BY salary NULLS FIRST) FROM wf ORDER BY id",
+		"SELECT id, avg(n) OVER (PARTITION BY dept), max(salary) OVER (), min(n * 2) OVER (ORDER BY id DESC) FROM wf ORDER BY id",
+		"SELECT id, upper(dept), rank() OVER (ORDER BY upper(dept) NULLS FIRST) FROM wf WHERE n IS NOT NULL ORDER BY 3, id",
+		"SELECT id FROM wf ORDER BY row_number() OVER (ORDER BY salary DESC NULLS LAST, id) LIMIT 3",
+		"SELECT id, sum(n) OVER (PARTITION BY dept ORDER BY salary) * 2 FROM wf ORDER BY id",
+	}, []string{
+		"SELECT id, lag(n) OVER (ORDER BY id) FROM wf",
+		"SELECT dept, rank() OVER (ORDER BY sum(n)) FROM wf GROUP BY dept",
+		"SELECT id, sum(n) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM wf",
+		"SELECT id FROM wf WHERE row_number() OVER () > 1",
+	})
+}

@@ -86,6 +86,17 @@ func bindExpr(e *Expr, vals map[int]ParamConst, done map[*Expr]*Expr, trace map[
 			}
 		}
 		out.Else = bindExpr(e.Else, vals, done, trace)
+		if e.Window != nil {
+			w := &Window{}
+			for _, p := range e.Window.Partition {
+				w.Partition = append(w.Partition, bindExpr(p, vals, done, trace))
+			}
+			for _, o := range e.Window.Order {
+				o.Expr = bindExpr(o.Expr, vals, done, trace)
+				w.Order = append(w.Order, o)
+			}
+			out.Window = w
+		}
 	}
 	done[e] = out
 	return out
@@ -160,6 +171,14 @@ func WalkExpr(e *Expr, f func(*Expr)) {
 		WalkExpr(a, f)
 	}
 	WalkExpr(e.Else, f)
+	if e.Window != nil {
+		for _, p := range e.Window.Partition {
+			WalkExpr(p, f)
+		}
+		for _, o := range e.Window.Order {
+			WalkExpr(o.Expr, f)
+		}
+	}
 }
 
 // ExprParams returns the parameter numbers e reads, each once.

@@ -99,7 +99,16 @@ const (
 	ExprFunc                     // Func(Args): a function of the engine's scalar library; "cast" to ConstType
 	ExprLookup                   // Lookup's value for the keys Args (NULL when it has none)
 	ExprParam                    // the client's parameter $Input (extended protocol): see BindParams
+	ExprWindow                   // Func(Args) OVER Window: row_number rank dense_rank, or sum avg count min max
 )
+
+// Window is a window function's OVER clause: its partitions and order,
+// with the default frame (RANGE UNBOUNDED PRECEDING to the current row
+// and its peers; the whole partition without ORDER BY).
+type Window struct {
+	Partition []*Expr
+	Order     []AggOrder
+}
 
 // Expr is an expression the proxy evaluates.
 type Expr struct {
@@ -118,6 +127,7 @@ type Expr struct {
 	Else           *Expr
 	Like           *Like
 	Lookup         *Lookup
+	Window         *Window // ExprWindow's OVER clause
 }
 
 // distinctAsGroups reads SELECT DISTINCT without aggregates or GROUP BY
@@ -258,6 +268,9 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		if hasAgg(e) {
 			return nil, Refusal("aggregate functions are not allowed in WHERE")
 		}
+		if HasWindow(e) {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P20", Message: "window functions are not allowed in WHERE"}
+		}
 		b.plan.Where = andExpr(b.plan.Where, e)
 	}
 	sel.WhereClause = andNodes(serverWhere)
@@ -307,6 +320,20 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		grouped = grouped || hasAgg(e)
 	}
 	b.plan.Ungrouped = !grouped
+	if grouped {
+		for _, e := range append(slices.Collect(func(yield func(*Expr) bool) {
+			for _, o := range b.plan.Outputs {
+				yield(o.Expr)
+			}
+			for _, o := range b.plan.Order {
+				yield(o.Expr)
+			}
+		}), b.plan.Having) {
+			if e != nil && HasWindow(e) {
+				return nil, Refusal("window functions over a grouped query are not supported in a query the proxy computes")
+			}
+		}
+	}
 	for _, lv := range []struct {
 		n   *pg_query.Node
 		out *LimitValue
@@ -474,7 +501,9 @@ type aggBuilder struct {
 	inputs  map[string]int // deparsed column reference -> input
 	targets []*pg_query.Node
 	inAgg   bool
-	st      Statement // for its lookups
+	// inWindow is set while a window function's arguments are read.
+	inWindow bool
+	st       Statement // for its lookups
 	// sel and lookup are the statement's SELECT and its tables, for the
 	// primary keys of grouped tables (funcdep.go).
 	sel    *pg_query.SelectStmt
@@ -811,6 +840,9 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 		return b.withArgs(&Expr{Kind: ExprLookup, Lookup: l}, keys...)
 	}
 	name := funcName(fc)
+	if fc.Over != nil {
+		return b.window(fc, name)
+	}
 	if fc.AggFilter != nil && fc.Over == nil && len(fc.AggOrder) == 0 && slices.Contains([]string{"sum", "avg", "count", "min", "max"}, name) {
 		fc = filterAsCase(fc)
 	}
@@ -853,6 +885,73 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 	// has it (with these argument types), and refuses it by name
 	// otherwise.
 	return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...)
+}
+
+// frameNonDefault is FRAMEOPTION_NONDEFAULT, set when an OVER clause
+// names a frame (else RANGE UNBOUNDED PRECEDING AND CURRENT ROW).
+const frameNonDefault = 0x1
+
+// window reads a window function: the ranking functions and the
+// aggregates sum, avg, count, min and max, over an OVER clause of
+// partitions and order with the default frame.
+func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*Expr, error) {
+	over := fc.Over
+	if over.Name != "" || over.Refname != "" {
+		return nil, Refusal("named windows (WINDOW w AS ...) are not supported in a query the proxy computes")
+	}
+	if over.FrameOptions&frameNonDefault != 0 {
+		return nil, Refusal("window frames other than the default are not supported in a query the proxy computes")
+	}
+	if fc.AggFilter != nil || len(fc.AggOrder) > 0 || fc.AggDistinct || fc.FuncVariadic {
+		return nil, Refusal("%s with FILTER, ORDER BY, DISTINCT or VARIADIC over a window is not supported in a query the proxy computes", name)
+	}
+	if b.inAgg || b.inWindow {
+		return nil, Refusal("window functions inside aggregates or other window functions are not allowed")
+	}
+	e := &Expr{Kind: ExprWindow, Func: name, Star: fc.AggStar, Window: &Window{}}
+	switch name {
+	case "row_number", "rank", "dense_rank":
+		if len(fc.Args) > 0 || fc.AggStar {
+			return nil, Refusal("%s takes no arguments", name)
+		}
+	case "sum", "avg", "count", "min", "max":
+		if !fc.AggStar && len(fc.Args) != 1 {
+			return nil, Refusal("%s takes one argument", name)
+		}
+	default:
+		return nil, Refusal("window function %s is not supported in a query the proxy computes", name)
+	}
+	b.inWindow = true
+	defer func() { b.inWindow = false }()
+	if _, err := b.withArgs(e, fc.Args...); err != nil {
+		return nil, err
+	}
+	for _, n := range over.PartitionClause {
+		p, err := b.expr(n)
+		if err != nil {
+			return nil, err
+		}
+		e.Window.Partition = append(e.Window.Partition, p)
+	}
+	for _, n := range over.OrderClause {
+		sb := n.GetSortBy()
+		if sb.SortbyDir == pg_query.SortByDir_SORTBY_USING {
+			return nil, Refusal("ORDER BY ... USING in a window is not supported in a query the proxy computes")
+		}
+		o, err := b.expr(sb.Node)
+		if err != nil {
+			return nil, err
+		}
+		e.Window.Order = append(e.Window.Order, AggOrder{Expr: o, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
+	}
+	return e, nil
+}
+
+// HasWindow reports whether e computes a window function.
+func HasWindow(e *Expr) bool {
+	found := false
+	WalkExpr(e, func(x *Expr) { found = found || x.Kind == ExprWindow })
+	return found
 }
 
 // filterAsCase reads agg(x) FILTER (WHERE c) as agg(CASE WHEN c THEN x

@@ -635,8 +635,8 @@ SELECT id FROM t1 WHERE si IS DISTINCT FROM 5
 SELECT id FROM t1 WHERE si IS NOT DISTINCT FROM 5
 SELECT id FROM t1 WHERE flag
 SELECT id FROM t1 WHERE NOT flag
-SELECT id FROM t1 WHERE flag IS TRUE -- refuse: t1.flag
-SELECT id FROM t1 WHERE flag IS NOT FALSE -- refuse: t1.flag
+SELECT id FROM t1 WHERE flag IS TRUE
+SELECT id FROM t1 WHERE flag IS NOT FALSE
 SELECT id FROM t1 WHERE si = ANY ('{1,5}')
 SELECT id FROM t1 WHERE si = ANY (ARRAY[1, 5])
 SELECT id FROM t1 WHERE si <> ALL (ARRAY[1, 5, NULL]) -- empty
@@ -771,7 +771,9 @@ SELECT array_agg(i) FROM t1 -- refuse: t1.i
 SELECT id FROM t1 WHERE i IN (SELECT qty FROM t2)
 SELECT id FROM t1 WHERE i = (SELECT count(*) FROM t2) -- simple: an aggregate compared with a column; empty
 SELECT avg(DISTINCT i) FROM t1
-SELECT sum(i) OVER () FROM t1 -- refuse: t1.i
+SELECT sum(i) OVER () FROM t1
+SELECT id, rank() OVER (PARTITION BY grp ORDER BY i DESC), sum(n) OVER (PARTITION BY grp ORDER BY id) FROM t1 ORDER BY id -- ordered
+SELECT id, lag(i) OVER (ORDER BY id) FROM t1 -- refuse: t1.i
 SELECT id FROM t1 WHERE i IN (pn, 5)
 SELECT id FROM t1 WHERE tx LIKE tx
 SELECT id FROM t1 WHERE tx || 'x' = 'alphax'
