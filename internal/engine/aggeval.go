@@ -456,7 +456,7 @@ func (ev *evaluator) castTo(e *rewrite.Expr, t onion.Type, sc *scope) (aval, err
 	if err != nil {
 		return nullOf(t), err
 	}
-	return convertTo(v, t), nil
+	return convertTo(v, t, ev.env), nil
 }
 
 // boolean is AND, OR and NOT with SQL's three-valued logic.

@@ -328,10 +328,10 @@ func init() {
 			}
 			return substring(s, a[1], nil)
 		}},
-		"coalesce": {sig: unifying("coalesce"), nulls: true, call: func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+		"coalesce": {sig: unifying("coalesce"), nulls: true, call: func(ev *evaluator, a []aval, t onion.Type) (aval, error) {
 			for _, v := range a {
 				if !v.null {
-					return convertTo(v, t), nil
+					return convertTo(v, t, ev.env), nil
 				}
 			}
 			return nullOf(t), nil
@@ -585,18 +585,34 @@ func commonType(a, b onion.Type) (onion.Type, bool) {
 			return a, false
 		}
 		return tText, true
+	case (ka == kTs || ka == kDate) && (kb == kTs || kb == kDate) && a != b:
+		// date < timestamp < timestamptz, the datetime category's
+		// implicit casts.
+		if a.Base == onion.Timestamptz || b.Base == onion.Timestamptz {
+			return onion.Type{Base: onion.Timestamptz}, true
+		}
+		return onion.Type{Base: onion.Timestamp}, true
 	}
 	return a, a == b
 }
 
 // convertTo converts v to the unified type t (integers widen, to numeric
-// too; text kinds keep their text).
-func convertTo(v aval, t onion.Type) aval {
+// too; text kinds keep their text; a date or timestamp becomes a
+// timestamp[tz] in the session's time zone).
+func convertTo(v aval, t onion.Type, env onion.Env) aval {
 	if v.null {
 		return nullOf(t)
 	}
 	kv, _ := kindOf(v.t)
 	kt, _ := kindOf(t)
+	if kv == kDate && kt == kTs {
+		return dateToTimestamp(v, t, env)
+	}
+	if kv == kTs && kt == kTs && v.t.Base != t.Base {
+		ev := &evaluator{env: env}
+		x, _ := ev.sameTimestamps(v, aval{t: t})
+		return x
+	}
 	if kv == kInt && kt == kNumeric {
 		return aval{t: t, d: decimalFromInt(v.i)}
 	}

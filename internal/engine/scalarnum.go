@@ -18,13 +18,13 @@ import (
 // extreme is greatest (dir 1) or least (-1) of the non-NULL arguments,
 // converted to the unified type.
 func extreme(dir int) func(*evaluator, []aval, onion.Type) (aval, error) {
-	return func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+	return func(ev *evaluator, a []aval, t onion.Type) (aval, error) {
 		best := nullOf(t)
 		for _, v := range a {
 			if v.null {
 				continue
 			}
-			v = convertTo(v, t)
+			v = convertTo(v, t, ev.env)
 			if best.null {
 				best = v
 				continue

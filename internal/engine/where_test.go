@@ -34,6 +34,8 @@ func TestDateTimestampComparisons(t *testing.T) {
 		"SELECT id FROM dts WHERE d + 0 < ts + interval '1 second' ORDER BY id",
 		"SELECT id FROM dts WHERE d IN (ts, tz) ORDER BY id",
 		"SELECT id FROM dts WHERE (d + 1) > '2020-01-02 12:00'::timestamp ORDER BY id",
+		"SELECT id, coalesce(tz, ts), coalesce(d, ts), greatest(d, ts, tz), least(ts, d) FROM dts ORDER BY id",
+		"SELECT id, CASE WHEN id > 2 THEN d ELSE ts END, CASE WHEN id = 1 THEN tz ELSE d END FROM dts ORDER BY id",
 	}, nil)
 }
 
