@@ -931,6 +931,29 @@ func (a *aggregator) results() ([][]aval, error) {
 	return a.finish()
 }
 
+// compareSortKeys orders two rows' ORDER BY keys x and y as order says
+// (directions, NULLs first or last); the first comparison error is kept
+// in *err.
+func compareSortKeys(x, y []aval, order []rewrite.AggOrder, err *error) int {
+	for i, o := range order {
+		u, v := x[i], y[i]
+		c := nullsOrder(u.null, v.null, o.NullsFirst)
+		if c == 0 && !u.null && !v.null {
+			var e error
+			if c, e = compare(u, v); e != nil && *err == nil {
+				*err = e
+			}
+			if o.Desc {
+				c = -c
+			}
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
 // finish computes the groups' outputs, HAVING, ORDER BY and LIMIT.
 func (a *aggregator) finish() ([][]aval, error) {
 	if len(a.plan.Group) == 0 && len(a.order) == 0 && !a.plan.Ungrouped {
@@ -987,23 +1010,7 @@ func (a *aggregator) finish() ([][]aval, error) {
 	}
 	var sortErr error
 	slices.SortStableFunc(out, func(x, y outRow) int {
-		for i, o := range a.plan.Order {
-			u, v := x.keys[i], y.keys[i]
-			c := nullsOrder(u.null, v.null, o.NullsFirst)
-			if c == 0 && !u.null && !v.null {
-				var err error
-				if c, err = compare(u, v); err != nil && sortErr == nil {
-					sortErr = err
-				}
-				if o.Desc {
-					c = -c
-				}
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return 0
+		return compareSortKeys(x.keys, y.keys, a.plan.Order, &sortErr)
 	})
 	if sortErr != nil {
 		return nil, sortErr

@@ -47,12 +47,10 @@ func (a *aggregator) computeWindows() error {
 
 // windowRow is one row as a window sees it.
 type windowRow struct {
-	g         *group
-	part      string // partition key
-	order     []aval
-	arg       aval
-	sc        *scope
-	origIndex int
+	g     *group
+	part  string // partition key
+	order []aval // ORDER BY keys
+	arg   aval   // the aggregate's argument
 }
 
 func (a *aggregator) computeWindow(k int, w *rewrite.Expr, rows []*group) error {
@@ -60,7 +58,7 @@ func (a *aggregator) computeWindow(k int, w *rewrite.Expr, rows []*group) error 
 	wr := make([]windowRow, len(rows))
 	for i, g := range rows {
 		sc := &scope{row: g.row}
-		r := windowRow{g: g, sc: sc, origIndex: i}
+		r := windowRow{g: g}
 		var key []byte
 		for _, p := range w.Window.Partition {
 			v, err := ev.eval(p, sc)
@@ -87,25 +85,7 @@ func (a *aggregator) computeWindow(k int, w *rewrite.Expr, rows []*group) error 
 		wr[i] = r
 	}
 	var sortErr error
-	orderCmp := func(x, y windowRow) int {
-		for i, o := range w.Window.Order {
-			u, v := x.order[i], y.order[i]
-			c := nullsOrder(u.null, v.null, o.NullsFirst)
-			if c == 0 && !u.null && !v.null {
-				var err error
-				if c, err = compare(u, v); err != nil && sortErr == nil {
-					sortErr = err
-				}
-				if o.Desc {
-					c = -c
-				}
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		return 0
-	}
+	orderCmp := func(x, y windowRow) int { return compareSortKeys(x.order, y.order, w.Window.Order, &sortErr) }
 	// Partitions in order of their first row; within, by the window's
 	// ORDER BY, peers in arrival order.
 	first := map[string]int{}
