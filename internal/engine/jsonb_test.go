@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -23,8 +22,6 @@ func TestJSONBColumns(t *testing.T) {
 		`SELECT id FROM docs WHERE data = '{"a":[1.5,null],"b":1}' ORDER BY id`,
 		`SELECT id FROM docs WHERE data IN ('[]', '100') ORDER BY id`,
 		`SELECT id FROM docs WHERE data IS NULL OR data = 'null' ORDER BY id`,
+		`SELECT id FROM docs WHERE data @> '{"b":1}' ORDER BY id`, // computed by the proxy (jsonops_test.go)
 	}, nil)
-	if _, err := d.c.Exec(context.Background(), `SELECT id FROM docs WHERE data @> '{"b":1}'`); pgCode(err) != "0A000" {
-		t.Errorf("containment over an encrypted jsonb: %v, want 0A000", err)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -45,8 +46,10 @@ func FuzzCellBytes(f *testing.F) {
 }
 
 // TestCaseMap: lower() and upper() map ASCII letters only, as PostgreSQL
-// does under LC_CTYPE C (character(n) loses its trailing blanks as text),
-// and are refused under any other LC_CTYPE, where they map more.
+// does under LC_CTYPE C (character(n) loses its trailing blanks as text);
+// under another LC_CTYPE they follow the C library's locale of that name
+// (pglocale), and are refused where the proxy's C library lacks it or the
+// LC_CTYPE is unknown.
 func TestCaseMap(t *testing.T) {
 	for _, tc := range []struct {
 		fn, in, want string
@@ -63,7 +66,11 @@ func TestCaseMap(t *testing.T) {
 	}
 	arg := "X"
 	e := &rewrite.Expr{Kind: rewrite.ExprFunc, Func: "lower", Args: []*rewrite.Expr{{Kind: rewrite.ExprConst, Const: &arg, ConstType: "text"}}}
-	for ctype, ok := range map[string]bool{"C": true, "POSIX": true, "C.UTF-8": false, "en_US.UTF-8": false, "": false} {
+	for _, ctype := range []string{"C", "POSIX", "C.UTF-8", "en_US.UTF-8", "xx_NOPE.UTF-8", ""} {
+		ok := pglocale.Check(ctype) == nil
+		if (ctype == "C" || ctype == "POSIX") != ok && ctype != "C.UTF-8" && ctype != "en_US.UTF-8" {
+			t.Errorf("pglocale.Check(%q) = %v", ctype, pglocale.Check(ctype))
+		}
 		ev := &evaluator{env: onion.Env{CType: ctype}}
 		if _, err := ev.typeOf(e); (err == nil) != ok {
 			t.Errorf("lower under LC_CTYPE %q: %v", ctype, err)

@@ -30,6 +30,7 @@ static void pglocale_map(unsigned int *buf, int n, int upper, locale_t loc) {
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"unicode/utf8"
@@ -84,6 +85,9 @@ func Check(ctype string) error {
 	if IsC(ctype) {
 		return nil
 	}
+	if ctype == "" {
+		return errors.New("pglocale: the database's LC_CTYPE is not known")
+	}
 	_, err := locale(ctype)
 	return err
 }
@@ -91,6 +95,9 @@ func Check(ctype string) error {
 func mapCase(ctype, s string, upper bool) (string, error) {
 	if IsC(ctype) {
 		return asciiMap(s, upper), nil
+	}
+	if err := Check(ctype); err != nil {
+		return "", err
 	}
 	loc, err := locale(ctype)
 	if err != nil {
