@@ -213,8 +213,11 @@ func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 // proxy when nested is set.
 func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, error) {
 	sel := st.Tree.Stmt.GetSelectStmt()
+	if sel != nil && sel.Op != pg_query.SetOperation_SETOP_NONE && !nested {
+		return planSetOp(st, lookup)
+	}
 	if sel == nil || sel.Op != pg_query.SetOperation_SETOP_NONE || len(sel.ValuesLists) > 0 {
-		return nil, Refusal("only a single SELECT can be computed by the proxy")
+		return nil, Refusal("only a single SELECT or a set operation of SELECTs can be computed by the proxy")
 	}
 	if err := distinctAsGroups(sel); err != nil {
 		return nil, err
