@@ -41,7 +41,10 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 				return ahead()
 			}
 		}
-		return nil, err
+		if !s.splitNotRekey {
+			return nil, err
+		}
+		err = rk.Refusal() // the proxy compares the columns (split execution)
 	}
 	var agg *rewrite.AggPlan
 	if err != nil {

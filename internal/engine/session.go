@@ -25,6 +25,10 @@ type session struct {
 	e      *Engine
 	params sessionParams
 
+	// splitNotRekey is set while a statement that needs columns re-keyed
+	// is planned again for split execution instead (plan).
+	splitNotRekey bool
+
 	// txCat is the catalog as this session's open transaction has it:
 	// the shared catalog plus the DDL (CREATE, ALTER, DROP TABLE) this
 	// session planned in statements whose transaction has not ended.
@@ -497,6 +501,21 @@ func (s *session) plan(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 		return p, err
 	}
 	if err := s.rekey(rk); err != nil {
+		// Not now (inside a transaction block, say): the proxy compares
+		// the columns itself where split execution can run the query,
+		// which reveals less than re-keying would.
+		if ext != nil {
+			*ext = extended{oids: ext.oids}
+		}
+		s.splitNotRekey = true
+		p2, err2 := s.planOnce(orig.Clone(), ext)
+		s.splitNotRekey = false
+		if err2 == nil {
+			return p2, nil
+		}
+		if ext != nil {
+			*ext = extended{oids: ext.oids}
+		}
 		return nil, err
 	}
 	if ext != nil {

@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestWhereExpressions: WHERE conditions over expressions of encrypted
@@ -49,4 +51,31 @@ func TestBooleanTests(t *testing.T) {
 		"SELECT id FROM bt WHERE (b AND n < 3) IS NOT TRUE ORDER BY id",
 		"SELECT count(*) FILTER (WHERE (n = 2) IS FALSE) FROM bt",
 	}, nil)
+}
+
+// TestCrossKeyInTransaction: comparing columns under different keys
+// inside a transaction block, where the proxy does not re-key them into a
+// join group, is computed by the proxy (split execution).
+func TestCrossKeyInTransaction(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE ck (id int PRIMARY KEY, a int, b int, s text)`)
+	d.both(`CREATE TABLE ck2 (id int PRIMARY KEY, c int, s text)`)
+	d.both(`INSERT INTO ck VALUES (1, 1, 2, 'x'), (2, 5, 3, 'y'), (3, NULL, 1, 'z'), (4, 7, 7, NULL)`)
+	d.both(`INSERT INTO ck2 VALUES (1, 1, 'x'), (2, 3, 'q'), (3, 7, 'z')`)
+	for _, q := range []string{
+		"SELECT id FROM ck WHERE a > b ORDER BY id",
+		"SELECT id FROM ck WHERE a = b OR a IS NULL ORDER BY id",
+		"SELECT ck.id, ck2.id FROM ck, ck2 WHERE ck.s = ck2.s ORDER BY 1",
+	} {
+		for _, conn := range []*pgx.Conn{d.c, d.plain} {
+			mustExec(t, conn, "BEGIN")
+		}
+		got, gerr := rowsText(d.c, q)
+		want, werr := rowsText(d.plain, q)
+		for _, conn := range []*pgx.Conn{d.c, d.plain} {
+			mustExec(t, conn, "ROLLBACK")
+		}
+		if gerr != nil || werr != nil || got != want {
+			t.Errorf("%s in a transaction: through the proxy %v\n%s\nplaintext %v\n%s", q, gerr, got, werr, want)
+		}
+	}
 }
