@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -1014,6 +1015,23 @@ func (a *aggregator) finish() ([][]aval, error) {
 	})
 	if sortErr != nil {
 		return nil, sortErr
+	}
+	if n := a.plan.DistinctOn; n > 0 {
+		// DISTINCT ON: the first row of each run equal on the first n
+		// keys (NULLs equal), as the rows are sorted.
+		kept := out[:0]
+		var last []byte
+		for i, r := range out {
+			var k []byte
+			for _, v := range r.keys[:n] {
+				k = append(v.appendKey(k, a.ev.env), 0)
+			}
+			if i == 0 || !bytes.Equal(k, last) {
+				kept = append(kept, r)
+			}
+			last = k
+		}
+		out = kept
 	}
 	off := int64(0)
 	if a.plan.Offset.Const != nil {

@@ -290,3 +290,18 @@ func TestWindowFunctions(t *testing.T) {
 		"SELECT id FROM wf WHERE row_number() OVER () > 1",
 	})
 }
+
+// TestDistinctOn: DISTINCT ON over encrypted columns, computed by the
+// proxy: the first row of each run of the sorted rows.
+func TestDistinctOn(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE don (id int PRIMARY KEY, dept text, salary numeric(8,2), n int)`)
+	d.both(`INSERT INTO don VALUES (1, 'eng', 100, 1), (2, 'eng', 120, 2), (3, NULL, 120, 3), (4, 'ops', 90, NULL), (5, NULL, 70, 5), (6, 'ops', NULL, 6), (7, 'eng', 80, 7)`)
+	d.compare([]string{
+		"SELECT DISTINCT ON (dept) dept, id, salary FROM don ORDER BY dept, salary DESC NULLS LAST, id",
+		"SELECT DISTINCT ON (dept, n % 2) dept, n % 2, id FROM don ORDER BY dept NULLS FIRST, n % 2, id DESC",
+		"SELECT DISTINCT ON (1) dept, id FROM don ORDER BY 1, 2 LIMIT 2 OFFSET 1",
+		"SELECT DISTINCT ON (upper(dept)) id FROM don ORDER BY upper(dept), id",
+	}, []string{
+		"SELECT DISTINCT ON (dept) id FROM don ORDER BY id",
+	})
+}

@@ -145,7 +145,19 @@ func (q *planner) selectLevel(sel *pg_query.SelectStmt, parent *scope, mode selM
 	}
 	if on := distinctOn(sel.DistinctClause); on != nil {
 		for _, n := range on {
-			if c, err := q.firstEncrypted(n, l.sc, "DISTINCT ON"); err != nil || c != nil {
+			// An output position or name stands for that output's
+			// expression.
+			item := n
+			if k, ok := position(n); ok && k >= 1 && k <= len(sel.TargetList) {
+				item = sel.TargetList[k-1].GetResTarget().GetVal()
+			} else if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+				for _, t := range sel.TargetList {
+					if rt := t.GetResTarget(); rt.Name != "" && rt.Name == fieldName(cr.Fields[0]) {
+						item = rt.Val
+					}
+				}
+			}
+			if c, err := q.firstEncrypted(item, l.sc, "DISTINCT ON"); err != nil || c != nil {
 				if err == nil {
 					err = Refusal("DISTINCT ON over encrypted column %s is not supported", c.name())
 				}

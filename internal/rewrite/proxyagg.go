@@ -49,6 +49,11 @@ type AggPlan struct {
 	Group  []*Expr
 	Having *Expr
 	Order  []AggOrder
+	// DistinctOn is how many of the first Order keys are DISTINCT ON's
+	// expressions (ungrouped plans): of the rows sorted by Order, the
+	// first of each run of rows equal on them is kept, before Offset and
+	// Limit.
+	DistinctOn int
 	// Limit and Offset are constants (or none).
 	Limit, Offset LimitValue
 	// Ungrouped is a query without aggregates or GROUP BY: each input
@@ -222,6 +227,10 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 	if err := distinctAsGroups(sel); err != nil {
 		return nil, err
 	}
+	distinctOnItems := distinctOn(sel.DistinctClause)
+	if distinctOnItems != nil {
+		sel.DistinctClause = nil // read after the select list
+	}
 	if len(sel.DistinctClause) > 0 || len(sel.WindowClause) > 0 || sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES || sel.IntoClause != nil || len(sel.LockingClause) > 0 {
 		return nil, Refusal("DISTINCT ON, windows, WITH TIES and locking clauses are not supported in a query the proxy computes")
 	}
@@ -323,6 +332,21 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		grouped = grouped || hasAgg(e)
 	}
 	b.plan.Ungrouped = !grouped
+	if distinctOnItems != nil {
+		if grouped {
+			return nil, Refusal("DISTINCT ON over a grouped query is not supported in a query the proxy computes")
+		}
+		for i, n := range distinctOnItems {
+			e, err := b.outputRef(n, true)
+			if err != nil {
+				return nil, err
+			}
+			if i >= len(b.plan.Order) || !sameExpr(e, b.plan.Order[i].Expr) {
+				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P10", Message: "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"}
+			}
+			b.plan.DistinctOn++
+		}
+	}
 	if grouped {
 		for _, e := range append(slices.Collect(func(yield func(*Expr) bool) {
 			for _, o := range b.plan.Outputs {
