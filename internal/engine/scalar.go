@@ -35,7 +35,9 @@ import (
 // and random values (scalarclock.go). jsonb (scalarjson.go): ->, ->>,
 // #>, #>>, @>, <@, ?, ?|, ?&, casts to numeric, the integer types,
 // double precision and boolean, jsonb_typeof, jsonb_build_object and
-// jsonb_build_array of text, numbers, booleans, uuids and jsonb.
+// jsonb_build_array of text, numbers, booleans, uuids and jsonb. Regular
+// expressions ~ and !~ of a common subset of PostgreSQL's and Go's
+// syntax (scalarregex.go).
 
 // scalarFunc is one function of the library.
 type scalarFunc struct {
@@ -401,6 +403,9 @@ func init() {
 		scalarFuncs[name] = fn
 	}
 	for name, fn := range mathFuncs() {
+		scalarFuncs[name] = fn
+	}
+	for name, fn := range regexFuncs() {
 		scalarFuncs[name] = fn
 	}
 }

@@ -79,3 +79,20 @@ func TestCrossKeyInTransaction(t *testing.T) {
 		}
 	}
 }
+
+// TestRegexMatch: ~ and !~ over encrypted text, computed by the proxy
+// (Django's regex lookup writes "col"::text ~ %s).
+func TestRegexMatch(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE rx (id int PRIMARY KEY, name text)`)
+	d.both(`INSERT INTO rx VALUES (1, 'abc'), (2, 'ABC'), (3, NULL), (4, 'a1b2'), (5, 'x.y'), (6, '')`)
+	d.compare([]string{
+		`SELECT id FROM rx WHERE name ~ '^a' ORDER BY id`,
+		`SELECT id FROM rx WHERE name::text ~ '\d' ORDER BY id`,
+		`SELECT id FROM rx WHERE name !~ '[[:upper:]]' ORDER BY id`,
+		`SELECT id, name ~ '^$', name ~ 'x\.y' FROM rx ORDER BY id`,
+		`SELECT id FROM rx WHERE "name"::text ~ $1 ORDER BY id`,
+	}, []string{
+		`SELECT id FROM rx WHERE name ~* 'abc' ORDER BY id`,
+		`SELECT id FROM rx WHERE name ~ '(a)\1' ORDER BY id`,
+	}, "^(a|x)")
+}
