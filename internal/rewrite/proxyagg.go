@@ -135,6 +135,24 @@ type Expr struct {
 	Window         *Window // ExprWindow's OVER clause
 }
 
+// readLimits reads sel's LIMIT and OFFSET, which the proxy applies:
+// constants only.
+func (p *AggPlan) readLimits(sel *pg_query.SelectStmt) error {
+	for _, lv := range []struct {
+		n   *pg_query.Node
+		out *LimitValue
+	}{{sel.LimitCount, &p.Limit}, {sel.LimitOffset, &p.Offset}} {
+		var err error
+		if *lv.out, err = limitValue(lv.n); err != nil {
+			return err
+		}
+		if lv.out.Param > 0 {
+			return Refusal("LIMIT or OFFSET with a parameter in a query the proxy computes is not supported")
+		}
+	}
+	return nil
+}
+
 // distinctAsGroups reads SELECT DISTINCT without aggregates or GROUP BY
 // as the same SELECT grouped by every output (GROUP BY 1, 2, ...), which
 // means the same, the rule that ORDER BY reads only outputs included.
@@ -361,16 +379,8 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 			}
 		}
 	}
-	for _, lv := range []struct {
-		n   *pg_query.Node
-		out *LimitValue
-	}{{sel.LimitCount, &b.plan.Limit}, {sel.LimitOffset, &b.plan.Offset}} {
-		if *lv.out, err = limitValue(lv.n); err != nil {
-			return nil, err
-		}
-		if lv.out.Param > 0 {
-			return nil, Refusal("LIMIT or OFFSET with a parameter in a query the proxy computes is not supported")
-		}
+	if err := b.plan.readLimits(sel); err != nil {
+		return nil, err
 	}
 	// Every input is checked for grouping: outside aggregates only GROUP
 	// BY expressions may be read (as PostgreSQL requires).

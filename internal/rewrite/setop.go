@@ -224,16 +224,8 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 		}
 		plan.Order = append(plan.Order, AggOrder{Expr: plan.Outputs[k].Expr, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
 	}
-	for _, lv := range []struct {
-		n   *pg_query.Node
-		out *LimitValue
-	}{{sel.LimitCount, &plan.Limit}, {sel.LimitOffset, &plan.Offset}} {
-		if *lv.out, err = limitValue(lv.n); err != nil {
-			return nil, err
-		}
-		if lv.out.Param > 0 {
-			return nil, Refusal("LIMIT or OFFSET with a parameter in a query the proxy computes is not supported")
-		}
+	if err := plan.readLimits(sel); err != nil {
+		return nil, err
 	}
 	return plan, nil
 }
