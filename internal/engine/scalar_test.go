@@ -301,6 +301,9 @@ func TestDistinctOn(t *testing.T) {
 		"SELECT DISTINCT ON (dept, n % 2) dept, n % 2, id FROM don ORDER BY dept NULLS FIRST, n % 2, id DESC",
 		"SELECT DISTINCT ON (1) dept, id FROM don ORDER BY 1, 2 LIMIT 2 OFFSET 1",
 		"SELECT DISTINCT ON (upper(dept)) id FROM don ORDER BY upper(dept), id",
+		"SELECT DISTINCT ON (n % 2, dept) dept, n % 2 FROM don ORDER BY dept, n % 2, id DESC",
+		"SELECT count(*) FROM (SELECT DISTINCT ON (dept) id FROM don) s",
+		"SELECT DISTINCT ON (dept, salary) dept, salary FROM don ORDER BY dept",
 	}, []string{
 		"SELECT DISTINCT ON (dept) id FROM don ORDER BY id",
 	})

@@ -354,16 +354,33 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		if grouped {
 			return nil, Refusal("DISTINCT ON over a grouped query is not supported in a query the proxy computes")
 		}
-		for i, n := range distinctOnItems {
+		// As PostgreSQL: the leading ORDER BY items are the DISTINCT ON
+		// expressions, in any order; those ORDER BY does not list are
+		// sorted on after them.
+		var on []*Expr
+		for _, n := range distinctOnItems {
 			e, err := b.outputRef(n, true)
 			if err != nil {
 				return nil, err
 			}
-			if i >= len(b.plan.Order) || !sameExpr(e, b.plan.Order[i].Expr) {
+			on = append(on, e)
+		}
+		matched := make([]bool, len(on))
+		for i := 0; i < len(on) && i < len(b.plan.Order); i++ {
+			k := slices.IndexFunc(on, func(e *Expr) bool { return sameExpr(e, b.plan.Order[i].Expr) })
+			if k < 0 {
 				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P10", Message: "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"}
 			}
-			b.plan.DistinctOn++
+			matched[k] = true
 		}
+		if len(b.plan.Order) < len(on) {
+			for k, e := range on {
+				if !matched[k] {
+					b.plan.Order = append(b.plan.Order, AggOrder{Expr: e})
+				}
+			}
+		}
+		b.plan.DistinctOn = len(on)
 	}
 	if grouped {
 		for _, e := range append(slices.Collect(func(yield func(*Expr) bool) {
