@@ -190,7 +190,7 @@ func checkDistinctOrder(sel *pg_query.SelectStmt) error {
 		found := false
 		for _, t := range sel.TargetList {
 			rt := t.GetResTarget()
-			if tcr := rt.Val.GetColumnRef(); len(cr.Fields) == 1 && rt.Name == name || tcr != nil && fieldName(tcr.Fields[len(tcr.Fields)-1]) == name || rt.Val.GetColumnRef() == nil && sameNode(rt.Val, sb.GetSortBy().GetNode()) {
+			if tcr := rt.Val.GetColumnRef(); len(cr.Fields) == 1 && rt.Name == name || tcr != nil && fieldName(tcr.Fields[len(tcr.Fields)-1]) == name {
 				found = true
 				break
 			}
