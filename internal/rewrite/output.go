@@ -99,6 +99,13 @@ func (l *level) selectList() (*operand, error) {
 				continue
 			}
 		}
+		if ok, err := l.scalarSubquery(rt, grouped); err != nil || ok {
+			if err != nil {
+				return nil, err
+			}
+			targets = append(targets, t)
+			continue
+		}
 		if err := l.q.plainExpr(rt.Val, l.sc, "the select list"); err != nil {
 			return nil, err
 		}
@@ -202,6 +209,60 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 		}
 	}
 	return out, nil
+}
+
+// scalarSubquery rewrites a select list item that is a scalar subquery
+// returning an encrypted column, (SELECT c FROM ... LIMIT 1), to return
+// that column's Eq onion: the value is decrypted as a grouped column's
+// is, without the row's salts (the subquery's row is not the client's).
+// It reports false for any other item, untouched.
+func (l *level) scalarSubquery(rt *pg_query.ResTarget, grouped bool) (bool, error) {
+	sl := rt.Val.GetSubLink()
+	if l.mode != modeTop || sl == nil || sl.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
+		return false, nil
+	}
+	sub := sl.Subselect.GetSelectStmt()
+	if sub == nil || sub.Op != pg_query.SetOperation_SETOP_NONE || len(sub.TargetList) != 1 {
+		return false, nil
+	}
+	srt := sub.TargetList[0].GetResTarget()
+	cr := srt.GetVal().GetColumnRef()
+	if cr == nil || cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+		return false, nil
+	}
+	name := rt.Name
+	if name == "" {
+		name = srt.Name
+	}
+	if name == "" {
+		name = fieldName(cr.Fields[len(cr.Fields)-1])
+	}
+	op, err := l.q.operand(rt.Val, l.sc, predCtx{construct: "the select list"})
+	if err != nil {
+		return false, err
+	}
+	if op == nil {
+		// A plain subquery, rewritten.
+		l.outs = append(l.outs, output{kind: outPlain, name: rt.Name, node: rt.Val})
+		l.notePlainOutput(rt)
+		return true, nil
+	}
+	if op.eq == nil || op.c == nil {
+		return false, Refusal("a subquery returning %s in the select list is not supported", op.desc)
+	}
+	c := op.c
+	if err := refuseLossy(c, "a subquery's select list"); err != nil {
+		return false, err
+	}
+	if _, err := op.eq(); err != nil {
+		return false, err
+	}
+	if grouped {
+		c.construct = "GROUP BY or DISTINCT"
+	}
+	rt.Name = name
+	l.outs = append(l.outs, output{kind: outValue, name: name, c: c})
+	return true, nil
 }
 
 // value is an encrypted column in the select list: its Eq onion (the

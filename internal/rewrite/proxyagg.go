@@ -694,6 +694,8 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		return sqlValueFunction(x.SqlvalueFunction)
 	case *pg_query.Node_BooleanTest:
 		return b.expr(booleanTestAsCase(x.BooleanTest))
+	case *pg_query.Node_SubLink:
+		return b.sublinkInput(n)
 	}
 	return nil, Refusal("%s is not supported in a query the proxy computes", nodeDescription(n))
 }

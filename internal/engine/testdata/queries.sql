@@ -497,8 +497,16 @@ SELECT t2.id FROM t1 JOIN t2 ON t1.k = t2.k WHERE t1.grp = 'b' AND t2.qty < (SEL
 SELECT id, (SELECT sum(amt) FROM t2 WHERE t2.k = t1.k) FROM t1 ORDER BY id -- simple: in the select list; ordered
 SELECT id, (SELECT sum(amt) AS total FROM t2 WHERE t2.k = t1.k) FROM t1 WHERE id < 20 ORDER BY id -- simple: named in the select list; ordered
 SELECT id FROM t1 WHERE (SELECT max(qty) FROM t2 WHERE t2.k = t1.k) IS NULL
-SELECT id FROM t1 WHERE i > (SELECT count(*) FROM t2 WHERE t2.k = t1.k) -- refuse: t1.i
+SELECT id FROM t1 WHERE i > (SELECT count(*) FROM t2 WHERE t2.k = t1.k)
 SELECT s_id FROM (SELECT id AS s_id, k FROM t2 WHERE qty > 0) s WHERE s_id IN (SELECT id FROM t2 x WHERE x.amt > (SELECT avg(amt) FROM t2 y WHERE y.k = x.k)) -- simple: nested, correlated inside an uncorrelated IN
+-- subqueries inside expressions the proxy computes: the server evaluates them per row
+SELECT id, upper(tx) || (SELECT name FROM t2 WHERE t2.id = t1.id) FROM t1 ORDER BY id -- ordered
+SELECT id, lower(vc) FROM t1 WHERE upper(tx) LIKE 'A%' OR EXISTS (SELECT 1 FROM t2 WHERE t2.id = t1.id AND t2.qty > 3) ORDER BY id -- ordered
+SELECT id, CASE WHEN (SELECT count(*) FROM t2 WHERE t2.k = t1.k) > 1 THEN lower(vc) END FROM t1 ORDER BY id -- ordered
+SELECT id, length(tx) + (SELECT count(*) FROM t2 WHERE t2.k = t1.k AND t2.qty > t1.si) FROM t1 ORDER BY 2 DESC, id -- ordered
+SELECT (SELECT name FROM t2 WHERE t2.id = t1.id) AS nm, count(*), sum(length(tx)) FROM t1 GROUP BY 1 ORDER BY 1 NULLS FIRST -- ordered
+SELECT id FROM t1 WHERE lower(tx) = (SELECT lower(name) FROM t2 WHERE t2.id = t1.id ORDER BY id LIMIT 1) ORDER BY id -- refuse: t2.name
+SELECT id, upper(tx) FROM t1 WHERE si IN (SELECT qty FROM t2) AND length(vc) > 2 ORDER BY id -- ordered
 -- conditions the proxy checks in split execution
 SELECT grp, count(*) FROM t1 WHERE substring(tx FROM 1 FOR 1) IN ('a', 'b') GROUP BY grp
 SELECT grp, count(*), sum(i) FROM t1 WHERE substring(vc, 2, 2) = 'el' AND si > 0 GROUP BY grp
@@ -774,7 +782,7 @@ SELECT array_agg(i) FROM t1 -- refuse: t1.i
 -- columns of different keys: subqueries evaluated first (simple protocol), else
 -- re-keyed into one join group (JOIN-ADJ)
 SELECT id FROM t1 WHERE i IN (SELECT qty FROM t2)
-SELECT id FROM t1 WHERE i = (SELECT count(*) FROM t2) -- simple: an aggregate compared with a column; empty
+SELECT id FROM t1 WHERE i = (SELECT count(*) FROM t2) -- empty
 SELECT avg(DISTINCT i) FROM t1
 SELECT sum(i) OVER () FROM t1
 SELECT id, rank() OVER (PARTITION BY grp ORDER BY i DESC), sum(n) OVER (PARTITION BY grp ORDER BY id) FROM t1 ORDER BY id -- ordered
