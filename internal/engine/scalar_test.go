@@ -269,6 +269,28 @@ func TestGroupedByPrimaryKey(t *testing.T) {
 	})
 }
 
+// TestGroupedByPrimaryKeyInTransaction: a table whose onion this
+// transaction peeled keeps its primary key for split execution (Django's
+// tests run each test in a transaction).
+func TestGroupedByPrimaryKeyInTransaction(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE pkt (id int PRIMARY KEY, name text, rating float8)`)
+	d.both(`INSERT INTO pkt VALUES (1, 'a', 4.5), (2, 'b', NULL), (3, 'a', -0.0)`)
+	d.both("BEGIN")
+	// Written to in the transaction: the peel runs inside it.
+	d.both(`INSERT INTO pkt VALUES (4, 'a', 2)`)
+	mustExec(t, d.c, "SELECT id FROM pkt WHERE name = 'b'")
+	q := `SELECT id, name, rating, count(*) FROM pkt WHERE name = 'a' GROUP BY id ORDER BY id`
+	want, err := rowsText(d.plain, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rowsText(d.c, q)
+	if err != nil || got != want {
+		t.Errorf("%s: through the proxy %v\n%s\nplaintext\n%s", q, err, got, want)
+	}
+	d.both("ROLLBACK")
+}
+
 // TestWindowFunctions: ranking and aggregate window functions over
 // encrypted columns, computed by the proxy with PostgreSQL's default
 // frame (peers included under ORDER BY, the whole partition without).

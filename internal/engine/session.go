@@ -264,7 +264,9 @@ func (s *session) lookup(r rewrite.Relation) (*catalog.Table, error) {
 	}
 	t, err := s.pendingTable(r)
 	if err == nil && t != nil {
-		return s.e.cat.withIncrementIntents(t), nil
+		// A table this transaction changed (an onion peeled, say) keeps
+		// its physical primary key.
+		return s.e.cat.withPrimaryKey(s.e.cat.withIncrementIntents(t)), nil
 	}
 	if err != nil {
 		return nil, catalogError(err)
