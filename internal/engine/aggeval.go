@@ -111,11 +111,16 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 				return tNumeric, nil
 			case k == kFloat:
 				return tFloat8, nil
+			case k == kIntv:
+				return tInterval, nil
 			}
 			return t, rewrite.Refusal("sum of %s is not supported", t)
 		case "avg":
 			if k == kFloat {
 				return tFloat8, nil
+			}
+			if k == kIntv {
+				return tInterval, nil
 			}
 			if k != kInt && k != kNumeric {
 				return t, rewrite.Refusal("avg of %s is not supported", t)

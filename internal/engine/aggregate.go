@@ -128,8 +128,10 @@ type aggState struct {
 	// fsum and fsum2 are the sum and the sum of squares of double
 	// precision values (float8_accum's sumX and sumX2).
 	fsum, fsum2 float64
-	best        aval // min or max
-	distinct    map[string]aval
+	// isum is the sum of interval values (interval_accum).
+	isum     interval
+	best     aval // min or max
+	distinct map[string]aval
 }
 
 // aggTypes holds the input types of a split execution's plan and of its
@@ -717,8 +719,13 @@ func (st *aggState) add(fn string, v aval) error {
 	st.count++
 	switch fn {
 	case "sum", "avg":
-		if k, _ := kindOf(v.t); k == kFloat {
+		switch k, _ := kindOf(v.t); k {
+		case kFloat:
 			return st.addFloat(fn, v.float())
+		case kIntv:
+			var err error
+			st.isum, err = st.isum.add(intervalOf(v))
+			return err
 		}
 		st.sum.Add(v.numeric())
 	case "min", "max":
@@ -795,6 +802,9 @@ func (st *aggState) merge(o *aggState, e *rewrite.Expr) error {
 	st.count += o.count
 	st.sum.Merge(&o.sum)
 	var err error
+	if st.isum, err = st.isum.add(o.isum); err != nil {
+		return err
+	}
 	if st.fsum, err = floatAdd(st.fsum, o.fsum); err != nil {
 		return err
 	}
@@ -847,11 +857,18 @@ func (a *aggregator) result(e *rewrite.Expr, st *aggState) (aval, error) {
 	if st.count == 0 {
 		return nullOf(t), nil
 	}
-	if t.Base == onion.Float8 {
+	switch t.Base {
+	case onion.Float8:
 		if e.Func == "avg" {
 			return float8Val(st.fsum / float64(st.count)), nil
 		}
 		return float8Val(st.fsum), nil
+	case onion.Interval:
+		if e.Func == "avg" {
+			q, err := intervalDiv(st.isum, float64(st.count))
+			return q.val(), err
+		}
+		return st.isum.val(), nil
 	}
 	if e.Func == "avg" {
 		q, _, err := st.sum.Avg()

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgnumeric"
+	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // Date, time and interval arithmetic as PostgreSQL 15 computes it
@@ -49,6 +51,68 @@ func (iv interval) neg() (interval, error) {
 		return iv, errIntervalRange()
 	}
 	return interval{-iv.us, -iv.days, -iv.months}, nil
+}
+
+// add is interval_pl: each field summed, with its overflow check.
+func (iv interval) add(y interval) (interval, error) {
+	months, days := int64(iv.months)+int64(y.months), int64(iv.days)+int64(y.days)
+	us := iv.us + y.us
+	if months != int64(int32(months)) || days != int64(int32(days)) || (iv.us >= 0) == (y.us >= 0) && (us >= 0) != (iv.us >= 0) {
+		return interval{}, errIntervalRange()
+	}
+	return interval{us, int32(days), int32(months)}, nil
+}
+
+// extractInterval is PostgreSQL 15's extract(field FROM interval): the
+// fields of interval2itm (years and months from the months, the days
+// as they are, hours down to microseconds from the time), and epoch
+// with a year of 365.25 days and a month of 30.
+func extractInterval(field string, iv interval) (aval, error) {
+	field = strings.ToLower(field)
+	years, months := int64(iv.months/12), int64(iv.months%12)
+	hours := iv.us / (3600 * usPerSec)
+	rest := iv.us - hours*3600*usPerSec
+	minutes := rest / (60 * usPerSec)
+	usec := rest - minutes*60*usPerSec // seconds and microseconds
+	var v int64
+	switch field {
+	case "microseconds":
+		v = usec
+	case "milliseconds":
+		return numericScaled(usec, 3)
+	case "second":
+		return numericScaled(usec, 6)
+	case "minute":
+		v = minutes
+	case "hour":
+		v = hours
+	case "day":
+		v = int64(iv.days)
+	case "month":
+		v = months
+	case "quarter":
+		v = months/3 + 1
+	case "year":
+		v = years
+	case "decade":
+		v = years / 10
+	case "century":
+		v = years / 100
+	case "millennium":
+		v = years / 1000
+	case "epoch":
+		// In quarter days, as PostgreSQL computes it; it fits in int64.
+		secs := (1461*years + 120*months + 4*int64(iv.days)) * (86400 / 4)
+		frac, err := numericScaled(iv.us, 6)
+		if err != nil {
+			return aval{}, err
+		}
+		d, err := frac.d.Add(pgnumeric.FromInt64(secs))
+		return aval{t: tNumeric, d: d}, err
+	default:
+		return aval{}, rewrite.Refusal("extract(%s ...) of interval is not supported in a query the proxy computes", field)
+	}
+	return aval{t: tNumeric, d: decimalFromInt(v)}, nil
 }
 
 // timeArith computes op over a and b when they are a date, time,
@@ -132,12 +196,8 @@ func timeArith(op string, a, b aval, env onion.Env) (v aval, ok bool, err error)
 				return aval{}, true, err
 			}
 		}
-		months, days := int64(x.months)+int64(y.months), int64(x.days)+int64(y.days)
-		us := x.us + y.us
-		if months != int64(int32(months)) || days != int64(int32(days)) || (x.us >= 0) == (y.us >= 0) && (us >= 0) != (x.us >= 0) {
-			return aval{}, true, errIntervalRange()
-		}
-		return interval{us, int32(days), int32(months)}.val(), true, nil
+		r, err := x.add(y)
+		return r.val(), true, err
 	case ka == kIntv && number(kb) && (op == "*" || op == "/"), number(ka) && kb == kIntv && op == "*":
 		iv, n := a, b
 		if ka != kIntv {

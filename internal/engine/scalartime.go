@@ -339,7 +339,7 @@ func timeSig(name string, result func(arg onion.Type) onion.Type, dates bool) fu
 		switch args[1].Base {
 		case onion.Timestamp, onion.Timestamptz:
 		case onion.Date, onion.Time, onion.Interval:
-			if !dates || args[1].Base == onion.Interval && name != "date_trunc" {
+			if !dates || args[1].Base == onion.Interval && name != "date_trunc" && name != "extract" {
 				return nil, tNumeric, refuseArgs(name, args)
 			}
 		default:
@@ -355,6 +355,9 @@ func timeFuncs() map[string]*scalarFunc {
 	numeric := func(onion.Type) onion.Type { return tNumeric }
 	return map[string]*scalarFunc{
 		"extract": {sig: timeSig("extract", numeric, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			if a[1].t.Base == onion.Interval {
+				return extractInterval(a[0].s, intervalOf(a[1]))
+			}
 			return extractTime(a[0].s, a[1], ev.env)
 		}},
 		// date_part is extract as double precision.

@@ -459,9 +459,10 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 // refuseLossyInput refuses grouping on input i of p when it is an
 // encrypted column whose equal values print differently (1.0, 1.00): the
 // group would show one of them where PostgreSQL's plan might show
-// another. Double precision and real are grouped: their only such values
-// are -0 and 0, and the proxy shows the group's first value, as
-// PostgreSQL does (which one comes first is its plan's, either way).
+// another. Double precision, real and interval are grouped: their only
+// such values are -0 and 0, or intervals such as 1 day and 24 hours, and
+// the proxy shows the group's first value, as PostgreSQL does (which one
+// comes first is its plan's, either way).
 func refuseLossyInput(p *AggPlan, i int) error {
 	if p.Source != nil {
 		return refuseLossyOutput(p.Source, i)
@@ -470,7 +471,7 @@ func refuseLossyInput(p *AggPlan, i int) error {
 		return nil
 	}
 	if rc := p.Inner.Columns[i]; rc.Column != nil {
-		if t, err := ColumnType(rc.Column); err == nil && (t.Base == onion.Float8 || t.Base == onion.Float4) {
+		if t, err := ColumnType(rc.Column); err == nil && (t.Base == onion.Float8 || t.Base == onion.Float4 || t.Base == onion.Interval) {
 			return nil
 		}
 		return refuseLossy(&encCol{table: rc.Table, col: rc.Column}, "GROUP BY")
