@@ -42,6 +42,7 @@ const (
 	// kTextArray is text[]: array_send's form in s; only the jsonb
 	// operators taking a text[] (#>, ?|, ?&) read it.
 	kTextArray
+	kBytea // bytea: its bytes in s
 )
 
 // aval is a computed value: of type t (onion.Type, for output), NULL, or
@@ -81,6 +82,8 @@ func kindOf(t onion.Type) (kind, error) {
 		return kIntv, nil
 	case onion.JSONB:
 		return kJSONB, nil
+	case onion.Bytea:
+		return kBytea, nil
 	case onion.Array:
 		if t.Elem == onion.Text || t.Elem == onion.Varchar {
 			return kTextArray, nil
@@ -118,7 +121,7 @@ func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
 		out.i = v.Int64()
 	case kBool:
 		out.i = v.Int64()
-	case kText, kUUID, kInet, kIntv, kJSONB, kTextArray:
+	case kText, kUUID, kInet, kIntv, kJSONB, kTextArray, kBytea:
 		out.s = string(v.Bytes())
 	case kNumeric:
 		if neg, digits, scale, ok := v.NumericCoefficient(); ok {
@@ -148,7 +151,7 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 		return onion.BoolValue(a.i != 0), nil
 	case kText, kJSONB:
 		return onion.TextValue(a.s), nil
-	case kUUID, kInet, kIntv, kTextArray:
+	case kUUID, kInet, kIntv, kTextArray, kBytea:
 		return onion.BytesValue([]byte(a.s)), nil
 	case kFloat, kTime, kTs:
 		return onion.IntValue(a.i), nil
@@ -426,8 +429,8 @@ func compare(a, b aval) (int, error) {
 		// timestamp with timestamptz would convert in the session's
 		// time zone: not mixed here.
 		return cmpInt(a.i, b.i), nil
-	case ka == kUUID && kb == kUUID:
-		return strings.Compare(a.s, b.s), nil // uuid_cmp is memcmp
+	case ka == kUUID && kb == kUUID, ka == kBytea && kb == kBytea:
+		return strings.Compare(a.s, b.s), nil // uuid_cmp and byteacmp are memcmp, then length
 	case ka == kJSONB && kb == kJSONB:
 		x, err := jsonOf(a)
 		if err != nil {
@@ -528,6 +531,8 @@ func (a aval) appendKey(b []byte, env onion.Env) []byte {
 		return append(b, a.s...)
 	case kUUID:
 		return append(append(b, 'u'), a.s...)
+	case kBytea:
+		return append(append(b, 'b'), a.s...)
 	case kInet:
 		return append(append(b, 'i'), a.s...)
 	case kIntv:

@@ -408,6 +408,9 @@ func init() {
 	for name, fn := range regexFuncs() {
 		scalarFuncs[name] = fn
 	}
+	for name, fn := range byteFuncs() {
+		scalarFuncs[name] = fn
+	}
 }
 
 // optional types a function whose last parameters may be left out (at
