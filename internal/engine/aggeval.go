@@ -52,7 +52,21 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 	case rewrite.ExprConst:
 		v, err := ev.constant(e, nil)
 		return v.t, err
-	case rewrite.ExprBool, rewrite.ExprNullTest, rewrite.ExprLike, rewrite.ExprIn:
+	case rewrite.ExprLike:
+		if !isUnknown(e.Args[0]) {
+			t, err := ev.typeOf(e.Args[0])
+			if err != nil {
+				return tBool, err
+			}
+			if k, _ := kindOf(t); k != kText {
+				if ev.refused == nil {
+					ev.refused = e
+				}
+				return tBool, rewrite.Refusal("LIKE over a value of type %s is not supported in a query the proxy computes", t)
+			}
+		}
+		return tBool, nil
+	case rewrite.ExprBool, rewrite.ExprNullTest, rewrite.ExprIn:
 		return tBool, nil
 	case rewrite.ExprOp:
 		if e.Op == "neg" {

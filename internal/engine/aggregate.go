@@ -278,6 +278,16 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 	if err := a.checkTextOrder(); err != nil {
 		return nil, err
 	}
+	// The conditions are typed before any row, so that a refusal names
+	// its column.
+	for _, e := range []*rewrite.Expr{a.plan.Where, a.plan.Having, a.plan.JoinResidual} {
+		if e == nil {
+			continue
+		}
+		if _, err := ev.typeOf(e); err != nil {
+			return nil, err
+		}
+	}
 	fields := make([]pgproto3.FieldDescription, len(a.plan.Outputs))
 	a.outT = make([]onion.Type, len(a.plan.Outputs))
 	for i, o := range a.plan.Outputs {

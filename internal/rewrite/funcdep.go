@@ -74,6 +74,9 @@ func (b *aggBuilder) checkDependent(i int) error {
 	if b.source != nil || b.sel == nil || i >= len(b.targets) {
 		return refusal
 	}
+	if sl := b.targets[i].GetResTarget().GetVal().GetSubLink(); sl != nil {
+		return b.sublinkDependent(sl)
+	}
 	cr := b.targets[i].GetResTarget().GetVal().GetColumnRef()
 	if cr == nil {
 		return refusal

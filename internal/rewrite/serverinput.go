@@ -1,8 +1,12 @@
 package rewrite
 
 import (
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // A subquery inside an expression the proxy computes is left to the
@@ -46,4 +50,83 @@ func exprText(n *pg_query.Node, version int32) (string, error) {
 	sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(n, -1)},
 		Op: pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}
 	return deparseNode(&pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}, version)
+}
+
+// sublinkDependent reports, as checkDependent does for a column, whether
+// a subquery input may be read in a grouped select list: each column it
+// reads from the enclosing query must be grouped (or depend on a grouped
+// primary key), so that the subquery has one value per group, as
+// PostgreSQL requires. Only qualified references are read as the
+// enclosing query's (Django qualifies every one); an unqualified one, or
+// one inside an aggregate (which would be the enclosing query's), is
+// refused.
+func (b *aggBuilder) sublinkDependent(sl *pg_query.SubLink) error {
+	refusal := Refusal("a subquery in the select list of a grouped query the proxy computes must read only grouped columns of the enclosing query, qualified by their table")
+	inner := map[string]bool{}
+	inspect(sl.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch x := m.Interface().(type) {
+		case *pg_query.RangeVar:
+			inner[x.Relname] = true
+			if x.Alias != nil {
+				inner[x.Alias.Aliasname] = true
+			}
+		case *pg_query.RangeSubselect:
+			if x.Alias != nil {
+				inner[x.Alias.Aliasname] = true
+			}
+		case *pg_query.CommonTableExpr:
+			inner[x.Ctename] = true
+		}
+		return true
+	})
+	var outer []*pg_query.ColumnRef
+	bad := false
+	var walk func(m protoreflect.Message, inAgg bool)
+	walk = func(m protoreflect.Message, inAgg bool) {
+		inspect(m, func(m protoreflect.Message) bool {
+			switch x := m.Interface().(type) {
+			case *pg_query.FuncCall:
+				if !inAgg && x.Over == nil && isAggregate(x) {
+					for _, a := range x.Args {
+						walk(a.ProtoReflect(), true)
+					}
+					if x.AggFilter != nil {
+						walk(x.AggFilter.ProtoReflect(), true)
+					}
+					return false
+				}
+			case *pg_query.ColumnRef:
+				f := x.Fields
+				if f[len(f)-1].GetAStar() != nil {
+					return false
+				}
+				switch {
+				case len(f) == 1:
+					bad = true
+				case !inner[fieldName(f[len(f)-2])]:
+					if inAgg {
+						bad = true
+					}
+					outer = append(outer, x)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	walk(sl.Subselect.ProtoReflect(), false)
+	if bad {
+		return refusal
+	}
+	for _, cr := range outer {
+		e := &Expr{Kind: ExprInput, Input: b.input(cr)}
+		if err := b.checkGrouped(e); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "0A000" {
+				return refusal
+			}
+			return err
+		}
+	}
+	return nil
 }

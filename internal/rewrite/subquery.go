@@ -104,6 +104,16 @@ func Subqueries(st *Statement, lookup TableLookup) []Subquery {
 	for i := range f.found {
 		f.found[i].lookups = st.lookups
 	}
+	if sel != nil && len(f.found) > 0 {
+		// A subquery the proxy replaces by its value keeps the column
+		// name PostgreSQL gives it (its own output's), not the
+		// constant's type.
+		for _, t := range sel.TargetList {
+			if rt := t.GetResTarget(); rt != nil && rt.Name == "" && rt.Val.GetSubLink() != nil {
+				rt.Name = outputName(rt)
+			}
+		}
+	}
 	return f.found
 }
 

@@ -507,6 +507,10 @@ SELECT id, length(tx) + (SELECT count(*) FROM t2 WHERE t2.k = t1.k AND t2.qty > 
 SELECT (SELECT name FROM t2 WHERE t2.id = t1.id) AS nm, count(*), sum(length(tx)) FROM t1 GROUP BY 1 ORDER BY 1 NULLS FIRST -- ordered
 SELECT id FROM t1 WHERE lower(tx) = (SELECT lower(name) FROM t2 WHERE t2.id = t1.id ORDER BY id LIMIT 1) ORDER BY id -- refuse: t2.name
 SELECT id, upper(tx) FROM t1 WHERE si IN (SELECT qty FROM t2) AND length(vc) > 2 ORDER BY id -- ordered
+SELECT t1.k, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) AS c, sum(length(tx)) FROM t1 GROUP BY t1.k
+SELECT t1.id, t1.tx, (SELECT max(t2.id) FROM t2 WHERE t2.k = t1.k), count(t3.id) FROM t1 LEFT JOIN t3 ON t3.rank = t1.si GROUP BY t1.id ORDER BY t1.id -- ordered
+SELECT t1.grp, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) FROM t1 GROUP BY t1.grp -- error
+SELECT grp, (SELECT count(*) FROM t2 WHERE t2.k = k), sum(length(tx)) FROM t1 GROUP BY grp, k -- simple: k is t2.k, the subquery uncorrelated, evaluated first
 -- conditions the proxy checks in split execution
 SELECT grp, count(*) FROM t1 WHERE substring(tx FROM 1 FOR 1) IN ('a', 'b') GROUP BY grp
 SELECT grp, count(*), sum(i) FROM t1 WHERE substring(vc, 2, 2) = 'el' AND si > 0 GROUP BY grp
@@ -753,7 +757,7 @@ SELECT id FROM t1 WHERE bin LIKE 'a%' -- refuse: t1.bin
 SELECT un, count(*) FROM t1 GROUP BY un -- refuse: t1.un
 SELECT DISTINCT un FROM t1 -- refuse: t1.un
 SELECT id FROM t1 WHERE un < 1
-SELECT id FROM t1 ORDER BY bin -- refuse: t1.bin
+SELECT id FROM t1 ORDER BY bin, id -- ordered
 SELECT sum(qty) FROM t2
 SELECT avg(k) FROM t1
 SELECT sum(un) FROM t1
