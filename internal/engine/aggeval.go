@@ -129,6 +129,14 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 				return tInterval, nil
 			}
 			return t, rewrite.Refusal("sum of %s is not supported", t)
+		case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
+			switch k {
+			case kFloat:
+				return tFloat8, nil
+			case kInt, kNumeric:
+				return tNumeric, nil
+			}
+			return t, rewrite.Refusal("%s of %s is not supported", e.Func, t)
 		case "avg":
 			if k == kFloat {
 				return tFloat8, nil

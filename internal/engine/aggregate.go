@@ -129,7 +129,12 @@ type aggState struct {
 	// precision values (float8_accum's sumX and sumX2).
 	fsum, fsum2 float64
 	// isum is the sum of interval values (interval_accum).
-	isum     interval
+	isum interval
+	// sum2 is the sum of squares of numeric values, fsxx the sum of
+	// squared deviations of double precision ones (float8_accum's
+	// Youngs-Cramer Sxx), for the variances.
+	sum2     pgnumeric.Sum
+	fsxx     float64
 	best     aval // min or max
 	distinct map[string]aval
 }
@@ -728,6 +733,21 @@ func (f *folder) accumulate(st *aggState, e *rewrite.Expr, sc *scope) error {
 func (st *aggState) add(fn string, v aval) error {
 	st.count++
 	switch fn {
+	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
+		if k, _ := kindOf(v.t); k == kFloat {
+			return st.addDeviation(v.float())
+		}
+		x := v.numeric()
+		st.sum.Add(x)
+		if x.IsFinite() {
+			sq, err := x.Mul(x)
+			if err != nil {
+				return err
+			}
+			st.sum2.Add(sq)
+		} else {
+			st.sum2.Add(x)
+		}
 	case "sum", "avg":
 		switch k, _ := kindOf(v.t); k {
 		case kFloat:
@@ -770,6 +790,62 @@ func (st *aggState) addFloat(fn string, x float64) error {
 	return nil
 }
 
+// addDeviation folds a double precision value into a variance's state
+// (st.count already counts it) as float8_accum does (Youngs-Cramer).
+func (st *aggState) addDeviation(x float64) error {
+	old := st.fsum
+	st.fsum += x
+	n := float64(st.count)
+	if st.count > 1 {
+		tmp := x*n - st.fsum
+		st.fsxx += tmp * tmp / (n * (n - 1))
+		if math.IsInf(st.fsum, 0) || math.IsInf(st.fsxx, 0) {
+			if !math.IsInf(old, 0) && !math.IsInf(x, 0) {
+				return errOverflow
+			}
+			st.fsxx = math.NaN()
+		}
+	} else if math.IsNaN(x) || math.IsInf(x, 0) {
+		st.fsxx = math.NaN()
+	}
+	return nil
+}
+
+// variance is the value of a variance or standard deviation aggregate
+// fn from its state.
+func (st *aggState) variance(fn string, t onion.Type) (aval, error) {
+	sample := fn != "stddev_pop" && fn != "var_pop"
+	stddev := strings.HasPrefix(fn, "stddev")
+	if t.Base == onion.Float8 {
+		n := float64(st.count)
+		if st.count == 0 || sample && st.count <= 1 {
+			return nullOf(t), nil
+		}
+		v := st.fsxx / n
+		if sample {
+			v = st.fsxx / (n - 1)
+		}
+		if stddev {
+			v = math.Sqrt(v)
+		}
+		return float8Val(v), nil
+	}
+	sx, ok, err := st.sum.Result()
+	if err != nil || !ok {
+		return nullOf(t), err
+	}
+	sx2, _, err := st.sum2.Result()
+	if err != nil {
+		return aval{}, err
+	}
+	nonFinite := !sx.IsFinite() || !sx2.IsFinite()
+	v, ok, err := pgnumeric.Variance(sx, sx2, st.count, nonFinite, sample, stddev)
+	if err != nil || !ok {
+		return nullOf(t), err
+	}
+	return aval{t: tNumeric, d: v}, nil
+}
+
 // floatAdd is a + b with CHECKFLOATVAL's overflow check.
 func floatAdd(a, b float64) (float64, error) {
 	s := a + b
@@ -809,8 +885,15 @@ func (st *aggState) merge(o *aggState, e *rewrite.Expr) error {
 			st.best = o.best
 		}
 	}
+	if e.Func != "avg" && e.Func != "sum" && e.Func != "count" && e.Func != "min" && e.Func != "max" {
+		// float8_combine's Sxx, before the counts are summed.
+		n1, n2 := float64(st.count), float64(o.count)
+		tmp := st.fsum/n1 - o.fsum/n2
+		st.fsxx += o.fsxx + n1*n2*tmp*tmp/(n1+n2)
+	}
 	st.count += o.count
 	st.sum.Merge(&o.sum)
+	st.sum2.Merge(&o.sum2)
 	var err error
 	if st.isum, err = st.isum.add(o.isum); err != nil {
 		return err
@@ -863,6 +946,10 @@ func (a *aggregator) result(e *rewrite.Expr, st *aggState) (aval, error) {
 			return nullOf(t), nil
 		}
 		return st.best, nil
+	}
+	switch e.Func {
+	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
+		return st.variance(e.Func, t)
 	}
 	if st.count == 0 {
 		return nullOf(t), nil

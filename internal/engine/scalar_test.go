@@ -330,3 +330,28 @@ func TestDistinctOn(t *testing.T) {
 		"SELECT DISTINCT ON (dept) id FROM don ORDER BY id",
 	})
 }
+
+// TestVariance: stddev/variance (sample and population) of integer,
+// numeric and double precision columns, computed by the proxy as
+// PostgreSQL computes them: exact sums of squares divided at
+// select_div_scale's scale for numeric, Youngs-Cramer for double
+// precision.
+func TestVariance(t *testing.T) {
+	d := newTypeDiff(t, `CREATE TABLE vr (id int PRIMARY KEY, g int, i int, b bigint, n numeric(9,3), f float8)`)
+	rng := rand.New(rand.NewPCG(5, 22))
+	for id := range 150 {
+		vals := []string{fmt.Sprint(rng.IntN(2000) - 1000), fmt.Sprint(rng.Int64N(1e15)), fmt.Sprintf("%d.%03d", rng.IntN(200000)-100000, rng.IntN(1000)), fmt.Sprint(float64(rng.IntN(64)) / 4)}
+		if id%11 == 0 {
+			vals[rng.IntN(4)] = "NULL"
+		}
+		d.both(fmt.Sprintf("INSERT INTO vr VALUES (%d, %d, %s)", id, id%6, strings.Join(vals, ", ")))
+	}
+	d.both(`INSERT INTO vr VALUES (1000, 7, 5, 5, 5, 5)`) // one row: NULL samples
+	var queries []string
+	for _, fn := range []string{"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"} {
+		queries = append(queries, fmt.Sprintf("SELECT g, %s(i), %[1]s(b), %[1]s(n), %[1]s(n * 2 - i) FROM vr GROUP BY g ORDER BY g", fn))
+		queries = append(queries, fmt.Sprintf("SELECT %s(f), %[1]s(i) FILTER (WHERE n > 0) FROM vr WHERE g = 2", fn))
+	}
+	queries = append(queries, "SELECT stddev_pop(DISTINCT i), var_samp(n) FROM vr WHERE i IS NOT NULL AND upper(g::text) <> 'X'")
+	d.compare(queries, nil)
+}

@@ -466,5 +466,8 @@ func isAggregate(fc *pg_query.FuncCall) bool {
 		return true
 	}
 	return slices.Contains([]string{"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every",
-		"string_agg", "array_agg", "json_agg", "jsonb_agg", "stddev", "variance"}, funcName(fc))
+		"string_agg", "array_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg", "xmlagg",
+		"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "bit_and", "bit_or", "bit_xor",
+		"corr", "covar_pop", "covar_samp", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2",
+		"regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "range_agg", "range_intersect_agg"}, funcName(fc))
 }

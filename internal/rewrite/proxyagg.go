@@ -100,7 +100,7 @@ const (
 	ExprLike                     // Args[0] LIKE Like (its Const is the pattern, else Args[1])
 	ExprIn                       // Args[0] IN (Args[1:]); Op "=" (IN) or "<>" (NOT IN)
 	ExprCase                     // CASE WHEN Args[0] THEN Args[1] ... ELSE Else END
-	ExprAgg                      // Func(Args[0]) over the group: sum avg count min max
+	ExprAgg                      // Func(Args[0]) over the group: one of proxyAggregates
 	ExprFunc                     // Func(Args): a function of the engine's scalar library; "cast" to ConstType
 	ExprLookup                   // Lookup's value for the keys Args (NULL when it has none)
 	ExprParam                    // the client's parameter $Input (extended protocol): see BindParams
@@ -900,14 +900,13 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 	if fc.Over != nil {
 		return b.window(fc, name)
 	}
-	if fc.AggFilter != nil && fc.Over == nil && len(fc.AggOrder) == 0 && slices.Contains([]string{"sum", "avg", "count", "min", "max"}, name) {
+	if fc.AggFilter != nil && fc.Over == nil && len(fc.AggOrder) == 0 && slices.Contains(proxyAggregates, name) {
 		fc = filterAsCase(fc)
 	}
 	if fc.Over != nil || fc.AggFilter != nil || len(fc.AggOrder) > 0 {
 		return nil, Refusal("%s with OVER, FILTER or ORDER BY is not supported in a query the proxy computes", name)
 	}
-	switch name {
-	case "sum", "avg", "count", "min", "max":
+	if slices.Contains(proxyAggregates, name) {
 		if b.inAgg {
 			return nil, Refusal("nested aggregates are not supported")
 		}
@@ -921,6 +920,8 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 		b.inAgg = true
 		defer func() { b.inAgg = false }()
 		return b.withArgs(e, fc.Args[0])
+	}
+	switch name {
 	case "extract", "date_part":
 		if len(fc.Args) != 2 || fc.Args[0].GetAConst() == nil {
 			return nil, Refusal("%s needs a constant field", name)
@@ -943,6 +944,11 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 	// otherwise.
 	return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...)
 }
+
+// proxyAggregates are the aggregates split execution computes (ExprAgg):
+// stddev and variance are stddev_samp and var_samp.
+var proxyAggregates = []string{"sum", "avg", "count", "min", "max",
+	"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"}
 
 // frameNonDefault is FRAMEOPTION_NONDEFAULT, set when an OVER clause
 // names a frame (else RANGE UNBOUNDED PRECEDING AND CURRENT ROW).
