@@ -73,15 +73,11 @@ func extractInterval(field string, iv interval) (aval, error) {
 	hours := iv.us / (3600 * usPerSec)
 	rest := iv.us - hours*3600*usPerSec
 	minutes := rest / (60 * usPerSec)
-	usec := rest - minutes*60*usPerSec // seconds and microseconds
+	if v, ok, err := secondsField(field, rest-minutes*60*usPerSec); ok {
+		return v, err
+	}
 	var v int64
 	switch field {
-	case "microseconds":
-		v = usec
-	case "milliseconds":
-		return numericScaled(usec, 3)
-	case "second":
-		return numericScaled(usec, 6)
 	case "minute":
 		v = minutes
 	case "hour":

@@ -139,15 +139,11 @@ func extractTime(field string, a aval, env onion.Env) (aval, error) {
 	if year <= 0 {
 		year-- // 1 BC is -1: there is no year 0
 	}
-	usec := f.tod % (60 * usPerSec)
+	if v, ok, err := secondsField(field, f.tod%(60*usPerSec)); ok {
+		return v, err
+	}
 	var v int64
 	switch field {
-	case "microseconds":
-		v = usec
-	case "milliseconds":
-		return numericScaled(usec, 3)
-	case "second":
-		return numericScaled(usec, 6)
 	case "minute":
 		v = f.tod / (60 * usPerSec) % 60
 	case "hour":
@@ -223,6 +219,23 @@ func extractTime(field string, a aval, env onion.Env) (aval, error) {
 		return aval{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
 	}
 	return aval{t: tNumeric, d: decimalFromInt(v)}, nil
+}
+
+// secondsField is extract's microseconds, milliseconds or second field
+// from usec, the seconds and microseconds of a minute (ok false for
+// other fields).
+func secondsField(field string, usec int64) (v aval, ok bool, err error) {
+	switch field {
+	case "microseconds":
+		return aval{t: tNumeric, d: decimalFromInt(usec)}, true, nil
+	case "milliseconds":
+		v, err = numericScaled(usec, 3)
+		return v, true, err
+	case "second":
+		v, err = numericScaled(usec, 6)
+		return v, true, err
+	}
+	return aval{}, false, nil
 }
 
 func timeOfDayField(field string) bool {
@@ -405,14 +418,11 @@ func timeFuncs() map[string]*scalarFunc {
 // midnight): the fields of a time of day and epoch; the others are
 // PostgreSQL's error.
 func extractTimeOfDay(field string, us int64) (aval, error) {
+	if v, ok, err := secondsField(field, us%(60*usPerSec)); ok {
+		return v, err
+	}
 	var v int64
 	switch field {
-	case "microseconds":
-		v = us % (60 * usPerSec)
-	case "milliseconds":
-		return numericScaled(us%(60*usPerSec), 3)
-	case "second":
-		return numericScaled(us%(60*usPerSec), 6)
 	case "minute":
 		v = us / (60 * usPerSec) % 60
 	case "hour":
