@@ -2,11 +2,14 @@ package engine
 
 import (
 	"fmt"
-	"github.com/jackc/pgx/v5/pgconn"
 	"math"
 	"math/big"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgnumeric"
@@ -325,15 +328,40 @@ func flipZone(t onion.Type) onion.Type {
 	return onion.Type{Base: onion.Timestamptz}
 }
 
-// namedZone loads a time zone of the tz database by its exact name;
-// abbreviations, POSIX specifications and offsets, which PostgreSQL
-// reads by its own rules, are refused.
+// tzName is a name of the tz database: an area and a location
+// (America/Port-au-Prince, Etc/GMT+10), never an abbreviation or a POSIX
+// specification.
+var tzName = regexp.MustCompile(`^[A-Za-z][A-Za-z_]*(/[A-Za-z0-9_+-]+)+$`)
+
+// posixOffset is a POSIX time zone without daylight saving time: an
+// abbreviation (which PostgreSQL, unlike IANA, may leave empty) and an
+// offset west of Greenwich, hours up to 167.
+var posixOffset = regexp.MustCompile(`^(?:[A-Za-z]{3,}|<[A-Za-z0-9+-]{3,}>)?([+-]?)([0-9]{1,3})(?::([0-9]{1,2})(?::([0-9]{1,2}))?)?$`)
+
+// namedZone loads a time zone as PostgreSQL's pg_tzset reads one: a name
+// of the tz database (by its exact name), or a POSIX specification of a
+// fixed offset ('+10:00' is ten hours west, 'UTC-05:00' five hours
+// east). Abbreviations and POSIX rules with daylight saving time, which
+// PostgreSQL reads by its own tables, are refused.
 func namedZone(name string) (*time.Location, error) {
 	if name == "UTC" {
 		return time.UTC, nil
 	}
-	if !strings.Contains(name, "/") || strings.ContainsAny(name, "+-0123456789 ") && !strings.HasPrefix(name, "Etc/") {
-		return nil, rewrite.Refusal("time zone %q is not supported in a query the proxy computes: only names of the tz database (Europe/Paris) and UTC", name)
+	if m := posixOffset.FindStringSubmatch(name); m != nil {
+		h, _ := strconv.Atoi(m[2])
+		mins, _ := strconv.Atoi(m[3]) // "" is 0
+		secs, _ := strconv.Atoi(m[4])
+		if h <= 167 && mins <= 59 && secs <= 60 {
+			west := h*3600 + mins*60 + secs
+			if m[1] == "-" {
+				west = -west
+			}
+			return time.FixedZone(name, -west), nil
+		}
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: fmt.Sprintf("time zone \"%s\" not recognized", name)}
+	}
+	if !tzName.MatchString(name) {
+		return nil, rewrite.Refusal("time zone %q is not supported in a query the proxy computes: only names of the tz database (Europe/Paris), fixed POSIX offsets and UTC", name)
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {

@@ -51,7 +51,8 @@ func TestScalarTimeFunctions(t *testing.T) {
 		for _, f := range []string{"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month", "quarter", "year"} {
 			queries = append(queries, fmt.Sprintf("SELECT id, date_trunc('%s', %s)::text FROM tf ORDER BY id", f, col))
 		}
-		for _, z := range []string{"UTC", "Europe/Paris", "Asia/Kolkata", "America/Chicago"} {
+		for _, z := range []string{"UTC", "Europe/Paris", "Asia/Kolkata", "America/Chicago", "Asia/Ust-Nera", "America/Port-au-Prince", "Etc/GMT+10",
+			"+10:00", "-05:30", "UTC-05:00", "UTC+3", "<+0330>-03:30", "7", "EST5", "+167:59:59"} {
 			queries = append(queries, fmt.Sprintf("SELECT id, (%s AT TIME ZONE '%s')::text FROM tf ORDER BY id", col, z))
 		}
 	}
@@ -69,7 +70,11 @@ func TestScalarTimeFunctions(t *testing.T) {
 		"SELECT date_trunc('month', tz)::text, count(*) FROM tf GROUP BY 1 ORDER BY 1",
 		"SELECT id FROM tf WHERE date_trunc('day', tz) = '2021-11-07 00:00:00-05' ORDER BY id",
 	)
-	d.compare(queries, nil)
+	d.compare(queries, []string{
+		"SELECT ts AT TIME ZONE 'EST5EDT,M3.2.0,M11.1.0' FROM tf", // a POSIX rule: refused
+		"SELECT ts AT TIME ZONE 'PST' FROM tf",                     // an abbreviation: refused
+	})
+	d.compare([]string{"SELECT ts AT TIME ZONE '+168:00' FROM tf"}, nil) // out of range: 22023 both ways
 }
 
 // TestScalarIntervalArithmetic is the differential test of date, time
