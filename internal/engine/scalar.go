@@ -378,11 +378,18 @@ func init() {
 		"power":   &powerFunc,
 		"pow":     &powerFunc,
 		"sqrt": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+			if len(args) == 1 && args[0].Base == onion.Numeric {
+				return []onion.Type{tNumeric}, tNumeric, nil
+			}
 			if len(args) != 1 || !(isFloatType(args[0]) || isIntType(args[0])) {
-				return nil, tFloat8, refuseArgs("sqrt", args) // sqrt(numeric) has its own precision rules
+				return nil, tFloat8, refuseArgs("sqrt", args)
 			}
 			return []onion.Type{tFloat8}, tFloat8, nil
 		}, call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			if a[0].t.Base == onion.Numeric {
+				r, err := a[0].d.SqrtNumeric()
+				return aval{t: tNumeric, d: r}, err
+			}
 			x := a[0].float()
 			if x < 0 {
 				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "2201F", Message: "cannot take square root of a negative number"}

@@ -72,7 +72,7 @@ func TestScalarTimeFunctions(t *testing.T) {
 	)
 	d.compare(queries, []string{
 		"SELECT ts AT TIME ZONE 'EST5EDT,M3.2.0,M11.1.0' FROM tf", // a POSIX rule: refused
-		"SELECT ts AT TIME ZONE 'PST' FROM tf",                     // an abbreviation: refused
+		"SELECT ts AT TIME ZONE 'PST' FROM tf",                    // an abbreviation: refused
 	})
 	d.compare([]string{"SELECT ts AT TIME ZONE '+168:00' FROM tf"}, nil) // out of range: 22023 both ways
 }

@@ -67,3 +67,20 @@ func (a Decimal) Sqrt(rscale int) (Decimal, error) {
 	r.Quo(r, big.NewInt(10))
 	return result(r, rscale)
 }
+
+// SqrtNumeric returns sqrt(a) as numeric_sqrt computes it: at least 16
+// significant digits (the scale from the base-10000 weight of a), at
+// least a's scale, at most 1000; NaN for NaN, Infinity for Infinity, and
+// 2201F for a negative a.
+func (a Decimal) SqrtNumeric() (Decimal, error) {
+	switch {
+	case a.form == nan, a.form == pinf:
+		return a, nil
+	case a.form == ninf || a.Sign() < 0:
+		return Decimal{}, pgError("2201F", "cannot take square root of a negative number")
+	}
+	weight, _ := nbaseLead(a)
+	sweight := (weight+1)*4/2 - 1
+	rscale := max(MinSigDigits-sweight, int(a.dscale), 0)
+	return a.Sqrt(min(rscale, MaxDivScale))
+}
