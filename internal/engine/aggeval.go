@@ -535,6 +535,9 @@ func (ev *evaluator) concatTypes(e *rewrite.Expr) ([2]onion.Type, error) {
 				return ts, err
 			}
 			ts[i] = t
+			if t.Base == onion.Bytea {
+				return ts, byteaTextRefusal("operator ||")
+			}
 		}
 		text = text || isTextType(ts[i])
 	}

@@ -444,6 +444,9 @@ func concatSig(name string, first int) func([]onion.Type) ([]onion.Type, onion.T
 			if a == tUnknown {
 				params[i] = tText
 			}
+			if a.Base == onion.Bytea {
+				return nil, tText, byteaTextRefusal(name)
+			}
 		}
 		if first == 2 && !isTextType(params[0]) {
 			return nil, tText, refuseArgs(name, args)

@@ -26,6 +26,13 @@ import (
 
 var tBytea = onion.Type{Base: onion.Bytea}
 
+// byteaTextRefusal refuses reading a bytea value as text: its text
+// depends on the session's bytea_output, which the proxy does not
+// follow (it prints bytea values in hex).
+func byteaTextRefusal(what string) error {
+	return rewrite.Refusal("%s over a bytea value is not supported in a query the proxy computes: its text depends on bytea_output; use encode()", what)
+}
+
 func byteaVal(b []byte) aval { return aval{t: tBytea, s: string(b)} }
 
 // byteaOrText types a function of one bytea (digest also takes text)

@@ -173,6 +173,10 @@ func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 	ok := err == nil
 	switch {
 	case !ok:
+	case kf == kBytea || kt == kBytea:
+		if from.Base != to.Base {
+			return nil, to, byteaTextRefusal("a cast between bytea and " + map[bool]string{true: to.String(), false: from.String()}[kf == kBytea])
+		}
 	case kt == kText:
 		// Any value's text (cut or padded to a length, as an explicit
 		// cast does).

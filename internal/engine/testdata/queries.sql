@@ -503,12 +503,12 @@ SELECT s_id FROM (SELECT id AS s_id, k FROM t2 WHERE qty > 0) s WHERE s_id IN (S
 SELECT id, upper(tx) || (SELECT name FROM t2 WHERE t2.id = t1.id) FROM t1 ORDER BY id -- ordered
 SELECT id, lower(vc) FROM t1 WHERE upper(tx) LIKE 'A%' OR EXISTS (SELECT 1 FROM t2 WHERE t2.id = t1.id AND t2.qty > 3) ORDER BY id -- ordered
 SELECT id, CASE WHEN (SELECT count(*) FROM t2 WHERE t2.k = t1.k) > 1 THEN lower(vc) END FROM t1 ORDER BY id -- ordered
-SELECT id, length(tx) + (SELECT count(*) FROM t2 WHERE t2.k = t1.k AND t2.qty > t1.si) FROM t1 ORDER BY 2 DESC, id -- ordered
+SELECT id, length(tx) + (SELECT count(*) FROM t2 WHERE t2.k = t1.k AND t2.qty > 3) FROM t1 ORDER BY 2 DESC, id -- ordered
 SELECT (SELECT name FROM t2 WHERE t2.id = t1.id) AS nm, count(*), sum(length(tx)) FROM t1 GROUP BY 1 ORDER BY 1 NULLS FIRST -- ordered
 SELECT id FROM t1 WHERE lower(tx) = (SELECT lower(name) FROM t2 WHERE t2.id = t1.id ORDER BY id LIMIT 1) ORDER BY id -- refuse: t2.name
 SELECT id, upper(tx) FROM t1 WHERE si IN (SELECT qty FROM t2) AND length(vc) > 2 ORDER BY id -- ordered
 SELECT t1.k, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) AS c, sum(length(tx)) FROM t1 GROUP BY t1.k
-SELECT t1.id, t1.tx, (SELECT max(t2.id) FROM t2 WHERE t2.k = t1.k), count(t3.id) FROM t1 LEFT JOIN t3 ON t3.rank = t1.si GROUP BY t1.id ORDER BY t1.id -- ordered
+SELECT t1.id, t1.tx, (SELECT max(t2.id) FROM t2 WHERE t2.k = t1.k), count(t3.id) FROM t1 LEFT JOIN t3 ON t3.id = t1.pn GROUP BY t1.id ORDER BY t1.id -- ordered
 SELECT t1.grp, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) FROM t1 GROUP BY t1.grp -- error
 SELECT grp, (SELECT count(*) FROM t2 WHERE t2.k = k), sum(length(tx)) FROM t1 GROUP BY grp, k -- simple: k is t2.k, the subquery uncorrelated, evaluated first
 -- conditions the proxy checks in split execution
