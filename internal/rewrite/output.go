@@ -214,8 +214,9 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 // scalarSubquery rewrites a select list item that is a scalar subquery
 // returning an encrypted column, (SELECT c FROM ... LIMIT 1), to return
 // that column's Eq onion: the value is decrypted as a grouped column's
-// is, without the row's salts (the subquery's row is not the client's).
-// It reports false for any other item, untouched.
+// is, without the row's salts (the subquery's row is not the client's);
+// (SELECT max(c) ...) returns max's Ord onion. It reports false for any
+// other item, untouched.
 func (l *level) scalarSubquery(rt *pg_query.ResTarget, grouped bool) (bool, error) {
 	sl := rt.Val.GetSubLink()
 	if l.mode != modeTop || sl == nil || sl.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
@@ -227,15 +228,16 @@ func (l *level) scalarSubquery(rt *pg_query.ResTarget, grouped bool) (bool, erro
 	}
 	srt := sub.TargetList[0].GetResTarget()
 	cr := srt.GetVal().GetColumnRef()
-	if cr == nil || cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+	fc := srt.GetVal().GetFuncCall()
+	switch {
+	case cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() == nil:
+	case fc != nil && (funcName(fc) == "min" || funcName(fc) == "max") && len(fc.Args) == 1 && fc.Over == nil:
+	default:
 		return false, nil
 	}
 	name := rt.Name
 	if name == "" {
-		name = srt.Name
-	}
-	if name == "" {
-		name = fieldName(cr.Fields[len(cr.Fields)-1])
+		name = outputName(srt)
 	}
 	op, err := l.q.operand(rt.Val, l.sc, predCtx{construct: "the select list"})
 	if err != nil {
@@ -245,6 +247,16 @@ func (l *level) scalarSubquery(rt *pg_query.ResTarget, grouped bool) (bool, erro
 		// A plain subquery, rewritten.
 		l.outs = append(l.outs, output{kind: outPlain, name: rt.Name, node: rt.Val})
 		l.notePlainOutput(rt)
+		return true, nil
+	}
+	if fc != nil && op.ord != nil && op.c != nil {
+		// MIN or MAX: its Ord onion, decrypted as the select list's
+		// MIN and MAX are.
+		if _, err := op.ord(); err != nil {
+			return false, err
+		}
+		rt.Name = name
+		l.outs = append(l.outs, output{kind: outOrd, name: name, c: op.c})
 		return true, nil
 	}
 	if op.eq == nil || op.c == nil {

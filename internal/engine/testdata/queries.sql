@@ -511,10 +511,11 @@ SELECT t1.k, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) AS c, sum(length(tx)) F
 SELECT t1.id, t1.tx, (SELECT max(t2.id) FROM t2 WHERE t2.k = t1.k), count(t3.id) FROM t1 LEFT JOIN t3 ON t3.id = t1.pn GROUP BY t1.id ORDER BY t1.id -- ordered
 SELECT t1.grp, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) FROM t1 GROUP BY t1.grp -- error
 SELECT grp, (SELECT count(*) FROM t2 WHERE t2.k = k), sum(length(tx)) FROM t1 GROUP BY grp, k -- simple: k is t2.k, the subquery uncorrelated, evaluated first
+SELECT id, (SELECT max(t2.qty) FROM t2 WHERE t2.k = t1.k) AS top, (SELECT min(d) FROM t2 WHERE t2.k = t1.k) FROM t1 ORDER BY id -- ordered
 -- conditions the proxy checks in split execution
 SELECT grp, count(*) FROM t1 WHERE substring(tx FROM 1 FOR 1) IN ('a', 'b') GROUP BY grp
 SELECT grp, count(*), sum(i) FROM t1 WHERE substring(vc, 2, 2) = 'el' AND si > 0 GROUP BY grp
-SELECT id FROM t1 WHERE pn = (SELECT max(i) FROM t1) -- simple: a secret compared with a plain column; empty
+SELECT id FROM t1 WHERE pn = (SELECT max(i) FROM t1) -- empty
 
 -- CTEs and derived tables with plain outputs
 WITH x AS (SELECT id FROM t1 WHERE si > 0) SELECT count(*) FROM x
