@@ -111,8 +111,11 @@ type Engine struct {
 	columns map[string]*onion.Column // by columnKey
 	enums   map[uint32]*enumLabels   // by type OID, under colMu
 
-	peels  atomic.Int64 // onion peels done (Peels)
-	rekeys atomic.Int64 // columns re-keyed into join groups (Rekeys)
+	peels atomic.Int64 // onion peels done (Peels)
+	// plansReused counts Parses answered from a session's plan cache
+	// (PlansReused).
+	plansReused atomic.Int64
+	rekeys      atomic.Int64 // columns re-keyed into join groups (Rekeys)
 
 	gatesMu sync.Mutex
 	gates   map[catalog.ID]*writeGate // per table (gate)

@@ -94,6 +94,9 @@ type session struct {
 	// cursors are the projections of the cursors declared over
 	// encrypted columns, by name (cursor.go).
 	cursors map[string]*projection
+	// plans are the extended protocol's plans by statement
+	// (plancache.go); guarded by mu.
+	plans map[planKey]*cachedPlan
 }
 
 // ParameterStatus implements wire.ParameterObserver.
@@ -376,6 +379,10 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 	if tables, ok := s.fastPath(sql); ok {
 		return s.passStatement(sql, paramOIDs, tables), nil
 	}
+	key := newPlanKey(sql, paramOIDs)
+	if st, ok := s.cachedStatement(key); ok {
+		return st, nil
+	}
 	version := s.e.cat.snapshot().Version
 	if pass, err := s.tooLong(sql); pass || err != nil {
 		return nil, err
@@ -417,6 +424,9 @@ func (s *session) Parse(name, sql string, paramOIDs []uint32) (*wire.Statement, 
 	st := ext.statement(p)
 	if len(tables) > 0 {
 		st.OnBind = func() { s.useAll(tables) }
+	}
+	if cacheable(stmts) {
+		s.keepStatement(key, version, st, tables)
 	}
 	return st, nil
 }
