@@ -1147,16 +1147,24 @@ func (a *aggregator) finish() ([][]aval, error) {
 		}
 		out = kept
 	}
+	if a.plan.Limit.Param > 0 || a.plan.Offset.Param > 0 {
+		return nil, fmt.Errorf("engine: a LIMIT or OFFSET parameter was not bound")
+	}
 	off := int64(0)
 	if a.plan.Offset.Const != nil {
-		off = max(*a.plan.Offset.Const, 0)
+		if off = *a.plan.Offset.Const; off < 0 {
+			return nil, &pgconn.PgError{Severity: "ERROR", Code: "2201X", Message: "OFFSET must not be negative"}
+		}
+	}
+	if a.plan.Limit.Const != nil && *a.plan.Limit.Const < 0 {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "2201W", Message: "LIMIT must not be negative"}
 	}
 	var rows [][]aval
 	for i, r := range out {
 		if int64(i) < off {
 			continue
 		}
-		if a.plan.Limit.Const != nil && *a.plan.Limit.Const >= 0 && int64(len(rows)) >= *a.plan.Limit.Const {
+		if a.plan.Limit.Const != nil && int64(len(rows)) >= *a.plan.Limit.Const {
 			break
 		}
 		rows = append(rows, r.vals)

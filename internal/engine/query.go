@@ -163,6 +163,9 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			return nil, err
 		}
 		inferred := inferParamTypes(agg, aggInputs(agg, proj), declared, env)
+		for _, n := range agg.LimitParams() {
+			inferred[n] = tInt8 // LIMIT and OFFSET are bigint
+		}
 		for _, n := range aggParams {
 			holeOf[n] = exprParam(n, hp.clients[n-1], inferred[n])
 		}

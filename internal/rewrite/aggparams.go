@@ -1,5 +1,7 @@
 package rewrite
 
+import "strconv"
+
 // Parameters in what the proxy computes. In the extended protocol a
 // split execution's expressions may read the client's parameters
 // (COALESCE(c, $1), LPAD(c, $2, $3)): the server never sees those values
@@ -24,7 +26,45 @@ func (p *AggPlan) Params() []int {
 			out = append(out, e.Input)
 		}
 	})
+	for _, n := range p.LimitParams() {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
 	return out
+}
+
+// LimitParams returns the parameters p's LIMIT and OFFSET (and its
+// Source's) are.
+func (p *AggPlan) LimitParams() []int {
+	var out []int
+	for x := p; x != nil; x = x.Source {
+		for _, lv := range []LimitValue{x.Limit, x.Offset} {
+			if lv.Param > 0 {
+				out = append(out, lv.Param)
+			}
+		}
+	}
+	return out
+}
+
+// bindLimit makes a LIMIT or OFFSET parameter its value: none for NULL,
+// as PostgreSQL reads LIMIT NULL. The value is an integer's text (the
+// engine decodes the parameter as bigint).
+func bindLimit(lv LimitValue, vals map[int]ParamConst) LimitValue {
+	if lv.Param == 0 {
+		return lv
+	}
+	v, ok := vals[lv.Param]
+	if !ok || v.Text == nil {
+		return LimitValue{}
+	}
+	x, err := strconv.ParseInt(*v.Text, 10, 64)
+	if err != nil {
+		return lv // left a parameter: the engine fails the statement
+	}
+	return LimitValue{Const: &x}
 }
 
 // BindParams returns a copy of p whose parameters are the constants
@@ -58,6 +98,7 @@ func (p *AggPlan) BindParamsTraced(vals map[int]ParamConst, trace map[*Expr]int)
 		out.Order[i] = o
 		out.Order[i].Expr = bind(o.Expr)
 	}
+	out.Limit, out.Offset = bindLimit(p.Limit, vals), bindLimit(p.Offset, vals)
 	out.Source = p.Source.BindParamsTraced(vals, trace)
 	return &out
 }

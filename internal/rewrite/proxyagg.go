@@ -54,7 +54,8 @@ type AggPlan struct {
 	// first of each run of rows equal on them is kept, before Offset and
 	// Limit.
 	DistinctOn int
-	// Limit and Offset are constants (or none).
+	// Limit and Offset are constants or parameters (or none); a
+	// parameter is bigint, and BindParams makes it a constant.
 	Limit, Offset LimitValue
 	// Ungrouped is a query without aggregates or GROUP BY: each input
 	// row that passes Where is a result row.
@@ -136,7 +137,7 @@ type Expr struct {
 }
 
 // readLimits reads sel's LIMIT and OFFSET, which the proxy applies:
-// constants only.
+// constants or parameters (made constants by BindParams).
 func (p *AggPlan) readLimits(sel *pg_query.SelectStmt) error {
 	for _, lv := range []struct {
 		n   *pg_query.Node
@@ -145,9 +146,6 @@ func (p *AggPlan) readLimits(sel *pg_query.SelectStmt) error {
 		var err error
 		if *lv.out, err = limitValue(lv.n); err != nil {
 			return err
-		}
-		if lv.out.Param > 0 {
-			return Refusal("LIMIT or OFFSET with a parameter in a query the proxy computes is not supported")
 		}
 	}
 	return nil

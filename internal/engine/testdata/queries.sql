@@ -512,6 +512,12 @@ SELECT t1.id, t1.tx, (SELECT max(t2.id) FROM t2 WHERE t2.k = t1.k), count(t3.id)
 SELECT t1.grp, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) FROM t1 GROUP BY t1.grp -- error
 SELECT grp, (SELECT count(*) FROM t2 WHERE t2.k = k), sum(length(tx)) FROM t1 GROUP BY grp, k -- simple: k is t2.k, the subquery uncorrelated, evaluated first
 SELECT id, (SELECT max(t2.qty) FROM t2 WHERE t2.k = t1.k) AS top, (SELECT min(d) FROM t2 WHERE t2.k = t1.k) FROM t1 ORDER BY id -- ordered
+-- LIMIT and OFFSET parameters of a query the proxy computes
+SELECT id, upper(tx) FROM t1 ORDER BY id LIMIT $1 -- ordered; params: 5
+SELECT id, lower(vc) FROM t1 ORDER BY id LIMIT $1 OFFSET $2 -- ordered; params: 3, 10
+SELECT grp, sum(length(tx)) FROM t1 GROUP BY grp ORDER BY grp LIMIT $1 -- ordered; params: NULL
+SELECT id, upper(tx) FROM t1 ORDER BY id LIMIT $1 -- error; params: -1
+SELECT id, upper(tx) FROM t1 ORDER BY id OFFSET $1 -- error; params: -2
 -- conditions the proxy checks in split execution
 SELECT grp, count(*) FROM t1 WHERE substring(tx FROM 1 FOR 1) IN ('a', 'b') GROUP BY grp
 SELECT grp, count(*), sum(i) FROM t1 WHERE substring(vc, 2, 2) = 'el' AND si > 0 GROUP BY grp
