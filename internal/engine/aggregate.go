@@ -368,6 +368,9 @@ func (a *aggregator) exprs() []*rewrite.Expr {
 	if a.plan.Having != nil {
 		out = append(out, a.plan.Having)
 	}
+	if a.plan.Repeat != nil {
+		out = append(out, a.plan.Repeat)
+	}
 	for _, o := range a.plan.Order {
 		out = append(out, o.Expr)
 	}
@@ -1121,7 +1124,17 @@ func (a *aggregator) finish() ([][]aval, error) {
 			}
 			r.keys = append(r.keys, v)
 		}
-		out = append(out, r)
+		copies := int64(1)
+		if a.plan.Repeat != nil {
+			n, err := a.ev.eval(a.plan.Repeat, sc)
+			if err != nil {
+				return nil, err
+			}
+			copies = n.i // an integer count, never NULL
+		}
+		for range copies {
+			out = append(out, r)
+		}
 	}
 	var sortErr error
 	slices.SortStableFunc(out, func(x, y outRow) int {

@@ -5,7 +5,8 @@ import (
 )
 
 // TestSetOperations: UNION [ALL], INTERSECT and EXCEPT whose branches
-// select encrypted columns, computed by split execution: the server runs
+// select encrypted columns (and INTERSECT ALL, EXCEPT ALL), computed by
+// split execution: the server runs
 // the branches in one UNION ALL, the proxy the set operation, ORDER BY
 // and LIMIT, in both protocols, as Django's union(), intersection() and
 // difference() write them.
@@ -25,8 +26,13 @@ func TestSetOperations(t *testing.T) {
 		`SELECT id, name FROM so WHERE id < 3 UNION SELECT id, name FROM so WHERE id > 4 UNION SELECT id, label FROM so2 ORDER BY id, name LIMIT 4 OFFSET 1`,
 		`SELECT big FROM so UNION ALL SELECT n FROM so2 ORDER BY 1 DESC`,
 		`SELECT count(*) FROM so WHERE id IN (SELECT id FROM so2)`,
+		`SELECT name FROM so INTERSECT ALL SELECT label FROM so2 ORDER BY 1`,
+		`SELECT name FROM so INTERSECT ALL SELECT name FROM so WHERE id > 1 ORDER BY 1 NULLS FIRST`,
+		`SELECT name FROM so INTERSECT ALL SELECT name FROM so INTERSECT ALL SELECT label FROM so2 ORDER BY 1`,
+		`SELECT name FROM so EXCEPT ALL SELECT label FROM so2 ORDER BY 1`,
+		`SELECT x FROM so EXCEPT ALL SELECT x FROM so WHERE id = 1 ORDER BY 1`,
+		`SELECT name FROM so EXCEPT ALL SELECT name FROM so WHERE id = 6 EXCEPT ALL SELECT label FROM so2 ORDER BY 1 NULLS LAST LIMIT 3`,
 	}, []string{
-		`SELECT name FROM so INTERSECT ALL SELECT label FROM so2`,
 		`SELECT name FROM so UNION SELECT name, num FROM so`,
 	})
 	d.compare([]string{`SELECT id FROM so WHERE name = $1 UNION SELECT id FROM so2 WHERE label = $1 ORDER BY id`}, nil, "a")

@@ -88,7 +88,7 @@ func (p *AggPlan) BindParamsTraced(vals map[int]ParamConst, trace map[*Expr]int)
 	for i, o := range p.Outputs {
 		out.Outputs[i] = AggOutput{Name: o.Name, Expr: bind(o.Expr)}
 	}
-	out.Where, out.Having, out.JoinResidual = bind(p.Where), bind(p.Having), bind(p.JoinResidual)
+	out.Where, out.Having, out.Repeat, out.JoinResidual = bind(p.Where), bind(p.Having), bind(p.Repeat), bind(p.JoinResidual)
 	out.Group = make([]*Expr, len(p.Group))
 	for i, g := range p.Group {
 		out.Group[i] = bind(g)
@@ -157,6 +157,7 @@ func (p *AggPlan) walkExprs(f func(*Expr)) {
 	}
 	walk(p.Where)
 	walk(p.Having)
+	walk(p.Repeat)
 	walk(p.JoinResidual)
 	for _, g := range p.Group {
 		walk(g)

@@ -48,6 +48,10 @@ type AggPlan struct {
 	Where  *Expr
 	Group  []*Expr
 	Having *Expr
+	// Repeat, when set, is how many copies of each group's row that
+	// passes Having are result rows (an integer; 0 or less: none), for
+	// INTERSECT ALL and EXCEPT ALL.
+	Repeat *Expr
 	Order  []AggOrder
 	// DistinctOn is how many of the first Order keys are DISTINCT ON's
 	// expressions (ungrouped plans): of the rows sorted by Order, the

@@ -22,12 +22,14 @@ import (
 //   - UNION: the rows grouped by every output (NULLs equal, as set
 //     operations compare them);
 //   - INTERSECT and EXCEPT: grouped likewise, keeping the groups with a
-//     row from every branch (INTERSECT) or from the first only (EXCEPT).
+//     row from every branch (INTERSECT) or from the first only (EXCEPT);
+//   - INTERSECT ALL and EXCEPT ALL: grouped likewise, each group's row
+//     repeated as often as the branch with the fewest copies has it, or
+//     the first branch's copies less the others' (AggPlan.Repeat).
 //
 // The server learns what each branch's own evaluation reveals. A chain
 // of one operator (A UNION B UNION C) is read as one operation; other
-// shapes, branches the server cannot evaluate alone, INTERSECT ALL and
-// EXCEPT ALL are refused.
+// shapes and branches the server cannot evaluate alone are refused.
 
 // setOpBranches flattens a left-deep chain of one set operator into its
 // branches.
@@ -59,9 +61,6 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 	sel := st.Tree.Stmt.GetSelectStmt()
 	if sel.WithClause != nil {
 		return nil, Refusal("WITH over a set operation is not supported over encrypted columns")
-	}
-	if sel.All && sel.Op != pg_query.SetOperation_SETOP_UNION {
-		return nil, Refusal("INTERSECT ALL and EXCEPT ALL are not supported over encrypted columns")
 	}
 	branches, err := setOpBranches(sel)
 	if err != nil {
@@ -195,12 +194,24 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 		}
 		return &Expr{Kind: ExprOp, Op: op, Args: []*Expr{count(cond), {Kind: ExprConst, Const: &zero, ConstType: "integer"}}}
 	}
-	switch sel.Op {
-	case pg_query.SetOperation_SETOP_INTERSECT:
+	switch {
+	case sel.All && sel.Op == pg_query.SetOperation_SETOP_INTERSECT:
+		// As many copies as the branch with the fewest has.
+		plan.Repeat = &Expr{Kind: ExprFunc, Func: "least"}
+		for i := range plans {
+			plan.Repeat.Args = append(plan.Repeat.Args, count(isBranch(i)))
+		}
+	case sel.All && sel.Op == pg_query.SetOperation_SETOP_EXCEPT:
+		// The first branch's copies less the others'.
+		plan.Repeat = count(isBranch(0))
+		for i := 1; i < len(plans); i++ {
+			plan.Repeat = &Expr{Kind: ExprOp, Op: "-", Args: []*Expr{plan.Repeat, count(isBranch(i))}}
+		}
+	case sel.Op == pg_query.SetOperation_SETOP_INTERSECT:
 		for i := range plans {
 			plan.Having = andExpr(plan.Having, has(isBranch(i), true))
 		}
-	case pg_query.SetOperation_SETOP_EXCEPT:
+	case sel.Op == pg_query.SetOperation_SETOP_EXCEPT:
 		plan.Having = has(isBranch(0), true)
 		for i := 1; i < len(plans); i++ {
 			plan.Having = andExpr(plan.Having, has(isBranch(i), false))
