@@ -79,6 +79,27 @@ func (b *aggBuilder) sublinkDependent(sl *pg_query.SubLink) error {
 		}
 		return true
 	})
+	// A name inside that is also the enclosing query's could hide which
+	// level a reference reads (a nested subquery's FROM t next to a
+	// reference to the enclosing t): refused.
+	clash := false
+	for _, f := range b.sel.FromClause {
+		inspect(f.ProtoReflect(), func(m protoreflect.Message) bool {
+			switch x := m.Interface().(type) {
+			case *pg_query.SubLink:
+				return false
+			case *pg_query.RangeVar:
+				clash = clash || inner[x.Relname] || x.Alias != nil && inner[x.Alias.Aliasname]
+			case *pg_query.RangeSubselect:
+				clash = clash || x.Alias != nil && inner[x.Alias.Aliasname]
+				return false
+			}
+			return true
+		})
+	}
+	if clash {
+		return refusal
+	}
 	var outer []*pg_query.ColumnRef
 	bad := false
 	var walk func(m protoreflect.Message, inAgg bool)

@@ -518,6 +518,9 @@ SELECT id, lower(vc) FROM t1 ORDER BY id LIMIT $1 OFFSET $2 -- ordered; params: 
 SELECT grp, sum(length(tx)) FROM t1 GROUP BY grp ORDER BY grp LIMIT $1 -- ordered; params: NULL
 SELECT id, upper(tx) FROM t1 ORDER BY id LIMIT $1 -- error; params: -1
 SELECT id, upper(tx) FROM t1 ORDER BY id OFFSET $1 -- error; params: -2
+SELECT id FROM t1 WHERE tx ~* 'a' -- refuse: t1.tx
+SELECT id, bin || bin FROM t1 -- refuse: t1.bin
+SELECT t1.grp, (SELECT count(*) FROM t2 t1 WHERE t1.k = 1), sum(length(t1.tx)) FROM t1 GROUP BY t1.grp -- simple: uncorrelated, evaluated first (prepared: its alias t1 hides the enclosing t1)
 -- conditions the proxy checks in split execution
 SELECT grp, count(*) FROM t1 WHERE substring(tx FROM 1 FOR 1) IN ('a', 'b') GROUP BY grp
 SELECT grp, count(*), sum(i) FROM t1 WHERE substring(vc, 2, 2) = 'el' AND si > 0 GROUP BY grp
@@ -775,7 +778,7 @@ SELECT tx FROM t1 UNION SELECT name FROM t2
 SELECT si FROM t1 WHERE si > 0 INTERSECT SELECT si FROM t1 WHERE si < 100
 SELECT d FROM t1 EXCEPT SELECT d FROM t2
 SELECT id, i, tx FROM t1 WHERE id < 50 UNION ALL SELECT id, qty, name FROM t2 WHERE id < 50 ORDER BY 1, 2, 3 LIMIT 7 -- ordered
-SELECT tx FROM t1 INTERSECT ALL SELECT name FROM t2 -- refuse: t1.tx
+SELECT tx FROM t1 INTERSECT ALL SELECT name FROM t2
 SELECT s.i FROM (SELECT i FROM t1) s
 SELECT id FROM t1 WHERE coalesce(si, 0) = 0
 SELECT id FROM t1 WHERE i::text = '42'
