@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/wire"
 )
 
 // Server-side cursors over encrypted columns (Django's
@@ -88,3 +89,15 @@ func (s *session) planClose(st rewrite.Statement) {
 }
 
 func (s *session) forgetCursor(name string) { delete(s.cursors, name) }
+
+// DescribePortal implements wire.PortalDescriber: a Describe of a cursor
+// declared over encrypted columns gets the cursor's columns as its
+// FETCHes return them, not the onion columns of the query the server
+// runs for it.
+func (s *session) DescribePortal(name string) wire.ResultRewriter {
+	proj := s.cursors[name]
+	if proj == nil {
+		return nil
+	}
+	return &decrypter{p: proj, params: &s.params}
+}

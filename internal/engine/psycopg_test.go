@@ -83,3 +83,16 @@ func TestPsycopgRaceAndChurn(t *testing.T) {
 		})
 	}
 }
+
+// TestPsycopgNamedCursor runs testdata/psycopg_cursor.py: psycopg's
+// named cursors Describe the cursor by name before they FETCH, and get
+// its logical columns.
+func TestPsycopgNamedCursor(t *testing.T) {
+	py := psycopgPython(t)
+	p := startProxy(t, newEncDB(t), nil)
+	out, err := exec.Command(py, "testdata/psycopg_cursor.py", p.url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psycopg_cursor.py: %v\n%s", err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+}

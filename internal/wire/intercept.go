@@ -31,6 +31,15 @@ type ParameterObserver interface {
 	ParameterStatus(name, value string)
 }
 
+// PortalDescriber may be implemented by an Interceptor to rewrite the
+// RowDescription of a Describe of a portal the client did not Bind: an
+// SQL cursor (DECLARE name CURSOR ...), which drivers such as psycopg
+// describe by name before they FETCH. It returns nil to relay the
+// server's description unchanged.
+type PortalDescriber interface {
+	DescribePortal(name string) ResultRewriter
+}
+
 // TransactionObserver may be implemented by an Interceptor to learn when
 // the session is ready for a new statement: txStatus is the status byte of
 // ReadyForQuery ('I' idle, 'T' in a transaction block, 'E' in a failed

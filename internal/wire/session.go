@@ -618,6 +618,12 @@ func (ss *session) forwardDescribe(msg []byte) error {
 			}
 		} else if pt := ss.portals[name]; pt != nil {
 			r.results = []ResultRewriter{pt.results}
+		} else if pd, ok := ss.ic.(PortalDescriber); ok && name != "" {
+			var rr ResultRewriter
+			r.fail = guard(ss.log, "DescribePortal", func() error { rr = pd.DescribePortal(name); return nil })
+			if rr != nil {
+				r.results = []ResultRewriter{rr}
+			}
 		}
 	}
 	ss.q.push(r)

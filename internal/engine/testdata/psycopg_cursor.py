@@ -1,0 +1,28 @@
+"""Named (server-side) cursors over encrypted columns through the proxy.
+
+psycopg declares the cursor, then Describes it as a portal by name before
+its FETCHes: the description must give the logical columns (int4, text,
+uuid) and the rows their values, in text and in binary.
+
+Usage: psycopg_cursor.py URL
+"""
+import sys
+import uuid
+
+import psycopg
+
+url = sys.argv[1]
+with psycopg.connect(url, autocommit=True) as conn:
+    conn.execute("CREATE TABLE nc (id int PRIMARY KEY, name text, u uuid)")
+    rows = [(i, "n%d" % i, uuid.UUID(int=i * 7919)) for i in range(1, 6)]
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO nc VALUES (%s, %s, %s)", rows)
+    for binary in (False, True):
+        with conn.transaction():
+            with conn.cursor(name="c%d" % binary, binary=binary) as cur:
+                cur.execute("SELECT id, name, u FROM nc WHERE id < %s ORDER BY id", (5,))
+                types = [c.type_code for c in cur.description]
+                assert types == [23, 25, 2950], ("description", binary, cur.description)
+                got = cur.fetchmany(3) + cur.fetchmany(3)
+                assert got == rows[:4], ("rows", binary, got)
+print("named cursors: ok")
