@@ -50,7 +50,11 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	if err != nil {
 		var aggErr error
 		if agg, aggErr = splitExecution(orig.Clone(), lookup, err); agg == nil {
-			if ahead, ok := s.subqueriesAhead(orig, lookup, ext, err); ok {
+			refusal := err
+			if isRefusal(aggErr) {
+				refusal = withSplitRefusal(err, aggErr)
+			}
+			if ahead, ok := s.subqueriesAhead(orig, lookup, ext, refusal); ok {
 				return ahead()
 			}
 			if aggErr != nil && !isRefusal(aggErr) {

@@ -38,9 +38,9 @@ func (s *session) subqueriesAhead(orig rewrite.Statement, lookup rewrite.TableLo
 		case ext != nil && (work.Kind == "Delete" || work.Kind == "Update"):
 			return s.subqueriesAtBind(orig, work, subs, ext, refusal)
 		case ext != nil:
-			return nil, rewrite.Refusal("%s (its subqueries could be evaluated by the proxy first, which is supported in the simple query protocol only, not yet in the extended protocol)", refusalMessage(refusal))
+			return nil, withDetailOf(rewrite.Refusal("%s (its subqueries could be evaluated by the proxy first, which is supported in the simple query protocol only, not yet in the extended protocol)", refusalMessage(refusal)), refusal)
 		case !s.aheadOK || s.exec == nil:
-			return nil, rewrite.Refusal("%s (its subqueries could be evaluated by the proxy first, which is supported only for the first statement of a query string)", refusalMessage(refusal))
+			return nil, withDetailOf(rewrite.Refusal("%s (its subqueries could be evaluated by the proxy first, which is supported only for the first statement of a query string)", refusalMessage(refusal)), refusal)
 		}
 		for _, sub := range subs {
 			// A DELETE's or UPDATE's subquery runs held in the
@@ -71,6 +71,21 @@ func (s *session) subqueriesAhead(orig rewrite.Statement, lookup rewrite.TableLo
 		}
 		return s.planQuery(work, tables, nil)
 	}, true
+}
+
+// withDetailOf gives err the DETAIL and HINT of from (split execution's
+// reason, say), where err has none.
+func withDetailOf(err, from error) error {
+	var pe, src *pgconn.PgError
+	if errors.As(err, &pe) && errors.As(from, &src) {
+		if pe.Detail == "" {
+			pe.Detail = src.Detail
+		}
+		if pe.Hint == "" {
+			pe.Hint = src.Hint
+		}
+	}
+	return err
 }
 
 func refusalMessage(err error) string {

@@ -74,6 +74,18 @@ func (q *planner) predicate(n *pg_query.Node, sc *scope, pc predCtx) error {
 		return nil
 	case *pg_query.Node_SubLink:
 		return q.sublink(x.SubLink, sc, pc)
+	case *pg_query.Node_ColumnRef:
+		// A boolean column as a condition (WHERE flag, NOT flag) is
+		// flag = true, which has the same truth value, NULL included.
+		if c, err := sc.resolve(x.ColumnRef, pc.construct); err == nil && c != nil {
+			if t, err := ColumnType(c.col); err == nil && t.Base == onion.Boolean {
+				eq := &pg_query.A_Expr{Kind: pg_query.A_Expr_Kind_AEXPR_OP, Name: []*pg_query.Node{pg_query.MakeStrNode("=")},
+					Lexpr: &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: x.ColumnRef}},
+					Rexpr: &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Val: &pg_query.A_Const_Boolval{Boolval: &pg_query.Boolean{Boolval: true}}, Location: -1}}}, Location: -1}
+				n.Node = &pg_query.Node_AExpr{AExpr: eq}
+				return q.aexpr(n, eq, sc, pc)
+			}
+		}
 	}
 	return q.plainExpr(n, sc, pc.construct)
 }

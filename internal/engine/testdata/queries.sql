@@ -521,6 +521,9 @@ SELECT id, upper(tx) FROM t1 ORDER BY id OFFSET $1 -- error; params: -2
 SELECT id FROM t1 WHERE tx ~* 'a' -- refuse: t1.tx
 SELECT id, bin || bin FROM t1 -- refuse: t1.bin
 SELECT t1.grp, (SELECT count(*) FROM t2 t1 WHERE t1.k = 1), sum(length(t1.tx)) FROM t1 GROUP BY t1.grp -- simple: uncorrelated, evaluated first (prepared: its alias t1 hides the enclosing t1)
+SELECT id FROM t1 WHERE (id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) OR NOT flag) AND $1::int = (CASE WHEN id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) THEN $2::int ELSE $3::int END + CASE WHEN NOT flag THEN $2::int ELSE $3::int END) -- params: 1, 1, 0
+SELECT id FROM t1 WHERE (id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) OR NOT flag)
+SELECT id, CASE WHEN id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) THEN 1 END FROM t1 WHERE upper(tx) <> 'Q'
 -- conditions the proxy checks in split execution
 SELECT grp, count(*) FROM t1 WHERE substring(tx FROM 1 FOR 1) IN ('a', 'b') GROUP BY grp
 SELECT grp, count(*), sum(i) FROM t1 WHERE substring(vc, 2, 2) = 'el' AND si > 0 GROUP BY grp
