@@ -36,6 +36,22 @@ func TestInetColumns(t *testing.T) {
 		"SELECT id FROM hosts WHERE ip << '1.2.3.0/24'",
 		"SELECT DISTINCT ip FROM hosts ORDER BY ip",
 	}, "10.0.0.1")
+	// Django's bulk_update with server-side binding: a CASE the proxy
+	// computes, its inet parameters in binary.
+	for i, ip := range []string{"1.2.3.4/32", "2001::1/128"} {
+		d.both("UPDATE hosts SET ip = CASE WHEN (id = $1) THEN $2::inet ELSE ip END WHERE id IN ($1)", pgx.QueryExecModeExec, 100+i, netip.MustParsePrefix(ip))
+	}
+	d.compare([]string{"SELECT id, ip FROM hosts ORDER BY id"}, nil)
+	d.both("INSERT INTO hosts VALUES (200, NULL)")
+	// With the parameter declared inet and sent in binary (pgx's exec
+	// mode, psycopg's server-side binding).
+	q := "SELECT id, coalesce(ip, $1) FROM hosts ORDER BY id"
+	arg := netip.MustParsePrefix("10.9.8.7/32")
+	got, gerr := rowsText(d.p.connect(t, pgx.QueryExecModeExec), q, arg)
+	want, werr := rowsText(d.plain, q, arg)
+	if gerr != nil || werr != nil || got != want {
+		t.Errorf("%s: through the proxy %v\n%s\nplaintext %v\n%s", q, gerr, got, werr, want)
+	}
 }
 
 // TestCidrColumns: encrypted cidr columns store and compare as inet

@@ -398,7 +398,7 @@ func exprParam(n int, declared uint32, inferred onion.Type) *encrypted {
 func paramConstType(oid uint32) string {
 	return map[uint32]string{oidInt2: "smallint", oidInt4: "integer", oidInt8: "bigint", 1700: "numeric", oidText: "text",
 		oidVarchar: "varchar", 16: "boolean", 1082: "date", 701: "float8", 1083: "time", 1114: "timestamp", 1184: "timestamptz",
-		1186: "interval", oidTextArr: "text[]"}[oid]
+		1186: "interval", oidTextArr: "text[]", 869: "inet", 650: "cidr", 2950: "uuid", 3802: "jsonb", 17: "bytea"}[oid]
 }
 
 // cmpHole is a comparison value of a query with its column.
