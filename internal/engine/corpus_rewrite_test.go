@@ -41,8 +41,11 @@ func TestCorpusThroughRewrites(t *testing.T) {
 			n++
 			want, werr := runCorpusQuery(ctx, plain, pgx.QueryExecModeSimpleProtocol, q.sql, q.params)
 			got, gerr := runCorpusQuery(ctx, enc, pgx.QueryExecModeSimpleProtocol, q.sql, q.params)
-			if lenient && q.refuse != "" && gerr == nil {
-				q.refuse = "" // answered: then exactly
+			if (lenient || raceDetector) && q.refuse != "" && gerr == nil {
+				// Answered: then exactly. Under the race detector a third
+				// of the corpus runs, so the join groups earlier queries
+				// leave, which some refusals depend on, differ.
+				q.refuse = ""
 			}
 			if midway && pgCode(gerr) == "55006" {
 				continue // a re-keying refused while the paused rewrite holds the table

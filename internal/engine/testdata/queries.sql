@@ -757,7 +757,7 @@ SELECT id FROM t1 WHERE secret IN (1, 2) -- empty
 -- into new groups
 SELECT t1.id FROM t1 JOIN t2 ON t1.k = t2.k2
 SELECT t1.id FROM t1 JOIN t2 ON t1.i = t2.qty
-SELECT t1.id FROM t1 JOIN t3 ON t1.vc = t3.code -- refuse: t1.vc
+SELECT t1.id FROM t1 JOIN t3 ON t1.vc = t3.code -- refuse: t1.vc; empty
 SELECT t1.id FROM t1 JOIN t2 ON t1.d = t2.d
 SELECT id FROM t1 WHERE si = i
 SELECT id FROM t1 WHERE tx = vc
