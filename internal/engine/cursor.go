@@ -40,8 +40,15 @@ func (s *session) planDeclare(st rewrite.Statement, ext *extended) (*stmtPlan, e
 		}
 		return nil, err
 	}
-	if p.proj == nil || p.proj.proxyRows() || len(p.before) > 0 {
-		return nil, rewrite.Refusal("DECLARE CURSOR %s over a query whose rows the proxy filters, sorts or computes is not supported; run the query itself", dc.Portalname)
+	if len(p.before) > 0 {
+		return nil, rewrite.Refusal("DECLARE CURSOR %s over a query with subqueries the proxy evaluates first is not supported; run the query itself", dc.Portalname)
+	}
+	s.forgetCursor(dc.Portalname)
+	var held *heldCursor
+	if p.proj == nil || p.proj.proxyRows() {
+		if held, err = s.holdCursor(dc, p, ext); err != nil {
+			return nil, err
+		}
 	}
 	q, err := rewrite.Parse(p.sql)
 	if err != nil || len(q) != 1 {
@@ -52,6 +59,13 @@ func (s *session) planDeclare(st rewrite.Statement, ext *extended) (*stmtPlan, e
 	sql, err = st.DeparseNode(&pg_query.Node{Node: &pg_query.Node_DeclareCursorStmt{DeclareCursorStmt: out}})
 	if err != nil {
 		return nil, err
+	}
+	if held != nil {
+		if s.held == nil {
+			s.held = map[string]*heldCursor{}
+		}
+		s.held[dc.Portalname] = held
+		return &stmtPlan{sql: sql}, nil
 	}
 	if ext != nil {
 		// DECLARE returns no rows; its FETCHes do.
@@ -68,6 +82,9 @@ func (s *session) planDeclare(st rewrite.Statement, ext *extended) (*stmtPlan, e
 // over encrypted columns; MOVE and other cursors pass through.
 func (s *session) planFetch(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
 	f := st.Tree.Stmt.GetFetchStmt()
+	if c := s.held[f.GetPortalname()]; c != nil {
+		return s.planHeldFetch(f, c, ext)
+	}
 	proj := s.cursors[f.GetPortalname()]
 	if f == nil || f.Ismove || proj == nil {
 		return nil, nil
@@ -82,19 +99,26 @@ func (s *session) planClose(st rewrite.Statement) {
 	if c := st.Tree.Stmt.GetClosePortalStmt(); c != nil {
 		if c.Portalname == "" {
 			clear(s.cursors)
+			clear(s.held)
 		} else {
 			s.forgetCursor(c.Portalname)
 		}
 	}
 }
 
-func (s *session) forgetCursor(name string) { delete(s.cursors, name) }
+func (s *session) forgetCursor(name string) {
+	delete(s.cursors, name)
+	delete(s.held, name)
+}
 
 // DescribePortal implements wire.PortalDescriber: a Describe of a cursor
 // declared over encrypted columns gets the cursor's columns as its
 // FETCHes return them, not the onion columns of the query the server
 // runs for it.
 func (s *session) DescribePortal(name string) wire.ResultRewriter {
+	if c := s.held[name]; c != nil {
+		return &heldFetch{c: c, ext: true, params: &s.params}
+	}
 	proj := s.cursors[name]
 	if proj == nil {
 		return nil

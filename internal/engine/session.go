@@ -94,6 +94,8 @@ type session struct {
 	// cursors are the projections of the cursors declared over
 	// encrypted columns, by name (cursor.go).
 	cursors map[string]*projection
+	// held are the cursors whose rows the proxy computes (heldcursor.go).
+	held map[string]*heldCursor
 	// plans are the extended protocol's plans by statement
 	// (plancache.go); guarded by mu.
 	plans map[planKey]*cachedPlan
