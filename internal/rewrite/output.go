@@ -48,6 +48,13 @@ func (l *level) selectList() (*operand, error) {
 		}
 	}
 	grouped := l.isGrouped() || plainDistinct(sel.DistinctClause)
+	if l.mode == modeDerived {
+		list, err := l.expandStars(sel.TargetList)
+		if err != nil {
+			return nil, err
+		}
+		sel.TargetList = list
+	}
 	var targets []*pg_query.Node
 	for _, t := range sel.TargetList {
 		rt := t.GetResTarget()
@@ -206,6 +213,57 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 				return nil, err
 			}
 			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// expandStars writes * and q.* over items with encrypted columns in the
+// select list of a derived table as the columns they stand for (Django's
+// QUALIFY emulation selects * from a subquery), so that each is passed
+// through as a listed column is.
+func (l *level) expandStars(list []*pg_query.Node) ([]*pg_query.Node, error) {
+	var out []*pg_query.Node
+	for _, t := range list {
+		rt := t.GetResTarget()
+		cr := rt.GetVal().GetColumnRef()
+		if cr == nil || cr.Fields[len(cr.Fields)-1].GetAStar() == nil {
+			out = append(out, t)
+			continue
+		}
+		items := l.sc.items
+		if len(cr.Fields) > 1 {
+			it := l.sc.item(fieldName(cr.Fields[len(cr.Fields)-2]))
+			if it == nil {
+				out = append(out, t) // the server names the error
+				continue
+			}
+			items = []*rangeItem{it}
+		}
+		enc := slices.IndexFunc(items, (*rangeItem).encrypted)
+		if enc < 0 {
+			out = append(out, t)
+			continue
+		}
+		for _, it := range items {
+			var names []string
+			switch {
+			case it.derived != nil:
+				if it.derived.opaque || slices.Contains(it.derived.names, "") {
+					return nil, Refusal("* over %s, whose columns are not all named, with encrypted columns in a subquery is not supported: list the columns", it.describe())
+				}
+				names = it.derived.names
+			case it.table != nil:
+				for _, c := range it.table.Columns {
+					names = append(names, c.Name)
+				}
+			default:
+				return nil, Refusal("* over %s with encrypted columns together with other FROM items is not supported: list the columns", items[enc].describe())
+			}
+			for _, name := range names {
+				ref := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(it.qualifier), pg_query.MakeStrNode(name)}, -1)
+				out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(name, ref, -1))
+			}
 		}
 	}
 	return out, nil

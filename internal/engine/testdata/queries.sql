@@ -804,6 +804,10 @@ SELECT avg(DISTINCT i) FROM t1
 SELECT sum(i) OVER () FROM t1
 SELECT id, rank() OVER (PARTITION BY grp ORDER BY i DESC), sum(n) OVER (PARTITION BY grp ORDER BY id) FROM t1 ORDER BY id -- ordered
 SELECT id, lag(i) OVER (ORDER BY id) FROM t1 -- refuse: t1.i
+-- * in a derived table (Django's QUALIFY emulation)
+SELECT s.id, s.tx FROM (SELECT * FROM t1 WHERE id < 6) s ORDER BY s.id -- ordered
+SELECT q.id, q.i FROM (SELECT * FROM (SELECT t1.id, t1.i, row_number() OVER (PARTITION BY grp ORDER BY id) AS qual0 FROM t1) qualify WHERE qual0 <= 2) q ORDER BY q.id -- ordered
+SELECT m.id, m.name FROM (SELECT t2.* FROM t2 WHERE qty > 3) m ORDER BY m.id -- ordered
 SELECT id FROM t1 WHERE i IN (pn, 5)
 SELECT id FROM t1 WHERE tx LIKE tx
 SELECT id FROM t1 WHERE tx || 'x' = 'alphax'
