@@ -397,6 +397,8 @@ func init() {
 			return float8Val(math.Sqrt(x)), nil
 		}},
 	}
+	shl, shr := shiftFunc("<<"), shiftFunc(">>")
+	scalarFuncs["<<"], scalarFuncs[">>"] = &shl, &shr
 	scalarFuncs["char_length"] = scalarFuncs["length"]
 	scalarFuncs["character_length"] = scalarFuncs["length"]
 	scalarFuncs["substr"] = scalarFuncs["substring"]

@@ -60,6 +60,7 @@ func TestScalarFunctions(t *testing.T) {
 		"ok::text", "dt::text", "f::text", "n::text", "b::text", "i::float8", "s::numeric", "v::text", "c::text", "c::varchar",
 		"extract(year from dt)", "date_part('month', dt)", "extract(day from dt)", "chr(i + 65)", "chr(s + 1000)",
 		"i % 3", "b % -3", "n % 0.7", "s % i", "i # 5", "b & s", "i | b", "s # s",
+		"i << 3", "b << s", "s << 20", "s >> 1", "i >> 33", "b << 70", "i << -1", "b >> -3", "s << i", "b >> i", "i << s::int2",
 		"i || '-x'", "'y' || n", "dt || '!'", "f || ''", "ok || t", "(abs(i) + 2000 || '-12-31')::date",
 		"s ^ 2", "pow(sign(f), 3)", "power(f, 0)", "f ^ 1", "power(7, i % 9)", "power(abs(f) + 1, 0.25)",
 	)

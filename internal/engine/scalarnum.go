@@ -156,6 +156,40 @@ func mod(_ *evaluator, a []aval, t onion.Type) (aval, error) {
 	return aval{t: tNumeric, d: r}, err
 }
 
+// shiftFunc is the bit shift x << n or x >> n of an integer (int2shl,
+// int4shr, int8shl ...): n is an integer, the result x's type. PostgreSQL
+// shifts with the C operators, which on its x86-64 and ARM64 builds take
+// n modulo the width of int (32 bits for int2 and int4, whose int2 is
+// widened first) or of int64; >> is arithmetic.
+func shiftFunc(op string) scalarFunc {
+	return scalarFunc{sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) != 2 || !isIntType(args[0]) || !(isIntType(args[1]) && args[1].Base != onion.BigInt || args[1] == tUnknown) {
+			return nil, tInt4, refuseArgs("operator "+op, args)
+		}
+		return []onion.Type{args[0], tInt4}, args[0], nil
+	}, call: func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+		x, n := a[0].i, uint(a[1].i)
+		if t.Base == onion.BigInt {
+			n &= 63
+		} else {
+			n &= 31
+		}
+		var r int64
+		if op == "<<" {
+			r = x << n
+		} else {
+			r = x >> n
+		}
+		switch t.Base {
+		case onion.SmallInt:
+			r = int64(int16(r))
+		case onion.Integer:
+			r = int64(int32(r))
+		}
+		return aval{t: t, i: r}, nil
+	}}
+}
+
 // castFunc is CAST(x AS t) (ExprFunc "cast"): its last "argument" type
 // is the target (signature appends it).
 var castFunc = scalarFunc{sig: castSig, call: cast}

@@ -777,9 +777,9 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 		case "~~", "!~~", "~~*", "!~~*":
 			// LIKE as pg_get_constraintdef and ruleutils print it.
 			return b.like(a)
-		case "->", "->>", "@>", "<@", "?", "~", "!~":
-			// jsonb operators and regular expressions: functions of the
-			// scalar library named by their symbols.
+		case "->", "->>", "@>", "<@", "?", "~", "!~", "<<", ">>":
+			// jsonb operators, regular expressions and bit shifts:
+			// functions of the scalar library named by their symbols.
 			if a.Lexpr != nil {
 				return b.withArgs(&Expr{Kind: ExprFunc, Func: op}, a.Lexpr, a.Rexpr)
 			}
