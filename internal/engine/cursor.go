@@ -14,10 +14,9 @@ import (
 // QuerySet.iterator(), psycopg's named cursors): DECLARE c CURSOR FOR
 // <query> declares the cursor over the query the server runs for it (its
 // comparison values encrypted, as for the query itself), and each FETCH
-// from c is decrypted with the query's projection. Only a query whose
-// rows the server gives as they are is taken: one the proxy filters,
-// sorts or aggregates (split execution, proxy-side LIMIT) would need the
-// proxy to hold the cursor itself.
+// from c is decrypted with the query's projection. A query whose rows
+// the proxy filters, sorts or computes (split execution, proxy-side
+// LIMIT) is held by the proxy (heldcursor.go).
 
 // planDeclare plans DECLARE ... CURSOR FOR <query>.
 func (s *session) planDeclare(st rewrite.Statement, ext *extended) (*stmtPlan, error) {
@@ -59,6 +58,12 @@ func (s *session) planDeclare(st rewrite.Statement, ext *extended) (*stmtPlan, e
 	sql, err = st.DeparseNode(&pg_query.Node{Node: &pg_query.Node_DeclareCursorStmt{DeclareCursorStmt: out}})
 	if err != nil {
 		return nil, err
+	}
+	if held == nil && p.proj == nil {
+		if ext != nil {
+			ext.results, ext.resultFmts = nil, nil
+		}
+		return &stmtPlan{sql: sql}, nil // rows as the server gives them
 	}
 	if held != nil {
 		if s.held == nil {

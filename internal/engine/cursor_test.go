@@ -78,6 +78,8 @@ func TestHeldCursors(t *testing.T) {
 		"SELECT id, upper(name) AS u FROM hc WHERE n > $1 OR name IS NULL ORDER BY name DESC NULLS LAST, id",
 		"SELECT extract(month FROM day) AS m, count(*), sum(n) FROM hc WHERE id > $1 GROUP BY 1 ORDER BY 1",
 		"SELECT id, name FROM hc WHERE length(name) = 6 AND id > $1 ORDER BY id LIMIT 5",
+		// Plain rows of a table with encrypted columns: the server's cursor.
+		"SELECT count(id) AS c1, count(id) AS c2 FROM hc WHERE id > $1 GROUP BY id ORDER BY id",
 	}
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
 		enc := d.c

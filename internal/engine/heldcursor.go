@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -61,7 +60,8 @@ type heldFetch struct {
 }
 
 // holdCursor makes the held cursor of DECLARE dc over p, the plan of its
-// query; ext's rewriters for the query's rows become the cursor's.
+// query; ext's rewriters for the query's rows become the cursor's. It
+// returns nil when the rows need no rewriting.
 func (s *session) holdCursor(dc *pg_query.DeclareCursorStmt, p *stmtPlan, ext *extended) (*heldCursor, error) {
 	c := &heldCursor{name: dc.Portalname}
 	if dc.Options&cursorOptBinary != 0 {
@@ -69,7 +69,7 @@ func (s *session) holdCursor(dc *pg_query.DeclareCursorStmt, p *stmtPlan, ext *e
 	}
 	if ext == nil {
 		if p.results == nil {
-			return nil, fmt.Errorf("engine: cursor %s: a query the proxy computes without a result rewriter", dc.Portalname)
+			return nil, nil // plain rows: the server's cursor as it is
 		}
 		c.inner = p.results
 		c.serverFormats = func([]int16) ([]int16, error) { return nil, nil }
@@ -77,7 +77,7 @@ func (s *session) holdCursor(dc *pg_query.DeclareCursorStmt, p *stmtPlan, ext *e
 	}
 	mk, fmts := ext.results, ext.resultFmts
 	if mk == nil {
-		return nil, fmt.Errorf("engine: cursor %s: a query the proxy computes without a result rewriter", dc.Portalname)
+		return nil, nil
 	}
 	c.serverFormats = func([]int16) ([]int16, error) {
 		if fmts == nil {
