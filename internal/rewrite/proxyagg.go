@@ -186,7 +186,15 @@ func checkDistinctOrder(sel *pg_query.SelectStmt) error {
 	for _, sb := range sel.SortClause {
 		cr := sb.GetSortBy().GetNode().GetColumnRef()
 		if cr == nil {
-			continue // an expression: not checked (d.x and x are alike once resolved)
+			// An expression must be one of the outputs; columns are
+			// compared by name, as d.x and x are alike once resolved.
+			key := sortKeyShape(sb.GetSortBy().GetNode())
+			if !slices.ContainsFunc(sel.TargetList, func(t *pg_query.Node) bool {
+				return proto.Equal(sortKeyShape(t.GetResTarget().GetVal()), key)
+			}) && !isOutputPosition(sb.GetSortBy().GetNode()) {
+				return &pgconn.PgError{Severity: "ERROR", Code: "42P10", Message: "for SELECT DISTINCT, ORDER BY expressions must appear in select list"}
+			}
+			continue
 		}
 		name := fieldName(cr.Fields[len(cr.Fields)-1])
 		found := false
@@ -202,6 +210,33 @@ func checkDistinctOrder(sel *pg_query.SelectStmt) error {
 		}
 	}
 	return nil
+}
+
+// sortKeyShape is a copy of n without source locations and with each
+// column reference reduced to its column's name: the shape by which an
+// ORDER BY expression of a SELECT DISTINCT is matched with its outputs.
+func sortKeyShape(n *pg_query.Node) *pg_query.Node {
+	if n == nil {
+		return nil
+	}
+	out := proto.Clone(n).(*pg_query.Node)
+	inspect(out.ProtoReflect(), func(m protoreflect.Message) bool {
+		if cr, ok := m.Interface().(*pg_query.ColumnRef); ok && len(cr.Fields) > 1 {
+			cr.Fields = cr.Fields[len(cr.Fields)-1:]
+		}
+		if fd := m.Descriptor().Fields().ByName("location"); fd != nil {
+			m.Clear(fd)
+		}
+		return true
+	})
+	return out
+}
+
+// isOutputPosition reports whether an ORDER BY item is an output's
+// position (ORDER BY 2).
+func isOutputPosition(n *pg_query.Node) bool {
+	_, ok := n.GetAConst().GetVal().(*pg_query.A_Const_Ival)
+	return ok
 }
 
 // textArrayType is the ConstType of a cast to text[].

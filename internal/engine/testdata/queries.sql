@@ -518,6 +518,11 @@ SELECT id, lower(vc) FROM t1 ORDER BY id LIMIT $1 OFFSET $2 -- ordered; params: 
 SELECT grp, sum(length(tx)) FROM t1 GROUP BY grp ORDER BY grp LIMIT $1 -- ordered; params: NULL
 SELECT id, upper(tx) FROM t1 ORDER BY id LIMIT $1 -- error; params: -1
 SELECT id, upper(tx) FROM t1 ORDER BY id OFFSET $1 -- error; params: -2
+-- SELECT DISTINCT ordered by an expression: only one of its outputs
+SELECT DISTINCT id, upper(tx) FROM t1 ORDER BY upper(t1.tx), id -- ordered
+SELECT DISTINCT id, upper(tx) FROM t1 ORDER BY lower(tx) -- error
+SELECT DISTINCT id, coalesce(tx, $1) FROM t1 ORDER BY coalesce(tx, $1), id -- ordered; params: 'x'
+SELECT DISTINCT id, coalesce(tx, $1) FROM t1 ORDER BY coalesce(tx, $2) -- error; params: 'x', 'y'
 SELECT id FROM t1 WHERE tx ~* 'a' -- refuse: t1.tx
 SELECT id, bin || bin FROM t1 -- refuse: t1.bin
 SELECT t1.grp, (SELECT count(*) FROM t2 t1 WHERE t1.k = 1), sum(length(t1.tx)) FROM t1 GROUP BY t1.grp -- simple: uncorrelated, evaluated first (prepared: its alias t1 hides the enclosing t1)
