@@ -24,11 +24,34 @@ type aheadQuery struct {
 	// described are the types it gives the client's parameters, for a
 	// Describe of the client's statement.
 	described []uint32
+	// resultOID is the type of its first column as the client would see
+	// it, when asked for (0 when unknown).
+	resultOID uint32
 }
 
+// describedFields keeps the columns of a Describe, as inner (the plan's
+// rewriter, if any) rewrites them.
+type describedFields struct {
+	inner  wire.ResultRewriter
+	fields []pgproto3.FieldDescription
+}
+
+func (d *describedFields) RowDescription(rd *pgproto3.RowDescription) error {
+	if d.inner != nil {
+		if err := d.inner.RowDescription(rd); err != nil {
+			return err
+		}
+	}
+	d.fields = slices.Clone(rd.Fields)
+	return nil
+}
+
+func (d *describedFields) DataRow(*pgproto3.DataRow) error { return nil }
+
 // prepareAhead plans st to run ahead of a statement whose client
-// parameters have the declared types clientOIDs.
-func (s *session) prepareAhead(st rewrite.Statement, clientOIDs []uint32) (*aheadQuery, error) {
+// parameters have the declared types clientOIDs; typed asks for the type
+// of its first column (resultOID).
+func (s *session) prepareAhead(st rewrite.Statement, clientOIDs []uint32, typed bool) (*aheadQuery, error) {
 	refs := rewrite.ParamRefs(st)
 	q := &aheadQuery{n: len(clientOIDs)}
 	for _, n := range refs {
@@ -69,9 +92,21 @@ func (s *session) prepareAhead(st rewrite.Statement, clientOIDs []uint32) (*ahea
 		}
 	}
 	q.described = q.oids
-	if slices.Contains(q.oids, 0) && s.describeQuery != nil && s.aheadOK {
-		if oids, err := s.describeQuery(q.sql, q.oids); err == nil && len(oids) == len(q.oids) {
+	if (slices.Contains(q.oids, 0) || typed) && s.describeQuery != nil && s.aheadOK {
+		var rw wire.ResultRewriter
+		var fields *describedFields
+		if typed {
+			fields = &describedFields{}
+			if q.ext != nil && q.ext.results != nil {
+				fields.inner = q.ext.results(nil) // the client's columns
+			}
+			rw = fields
+		}
+		if oids, err := s.describeQuery(q.sql, q.oids, rw); err == nil && len(oids) == len(q.oids) {
 			q.described = oids
+			if fields != nil && len(fields.fields) > 0 {
+				q.resultOID = fields.fields[0].DataTypeOID
+			}
 		}
 	}
 	if q.ext != nil && q.ext.describe != nil {

@@ -252,7 +252,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which cannot read the rows first here", t.Name)
 	}
 	readRefs := rewrite.ParamRefs(p.Read)
-	read, err := s.prepareAhead(p.Read, ext.oids)
+	read, err := s.prepareAhead(p.Read, ext.oids, false)
 	if err != nil {
 		return nil, err
 	}

@@ -73,8 +73,9 @@ type session struct {
 	twin string
 	// twinOff suppresses twin fragments (a CREATE TABLE's own keys).
 	twinOff bool
-	// describeQuery types a statement's parameters on the server.
-	describeQuery func(sql string, oids []uint32) ([]uint32, error)
+	// describeQuery types a statement's parameters on the server (and
+	// gives rw its RowDescription).
+	describeQuery func(sql string, oids []uint32, rw wire.ResultRewriter) ([]uint32, error)
 	// using counts this session's statements in flight per table, and
 	// txTables holds the tables its transaction named (switch.go).
 	using    map[string]int

@@ -37,6 +37,18 @@ func (s *session) subqueriesAhead(orig rewrite.Statement, lookup rewrite.TableLo
 		switch {
 		case ext != nil && (work.Kind == "Delete" || work.Kind == "Update"):
 			return s.subqueriesAtBind(orig, work, subs, ext, refusal)
+		case ext != nil && work.Kind == "Select":
+			// As for a DELETE, where the server need not see what the
+			// subqueries return; else only in the simple protocol.
+			simpleOnly := withDetailOf(rewrite.Refusal("%s (its subqueries could be evaluated by the proxy first, which is supported in the simple query protocol only, not yet in the extended protocol)", refusalMessage(refusal)), refusal)
+			if slices.ContainsFunc(subs, func(sub rewrite.Subquery) bool { return sub.Kind == rewrite.SubqueryLookup }) {
+				return nil, simpleOnly
+			}
+			p, err := s.subqueriesAtBind(orig, work, subs, ext, refusal)
+			if isRefusal(err) {
+				return nil, simpleOnly
+			}
+			return p, err
 		case ext != nil:
 			return nil, withDetailOf(rewrite.Refusal("%s (its subqueries could be evaluated by the proxy first, which is supported in the simple query protocol only, not yet in the extended protocol)", refusalMessage(refusal)), refusal)
 		case !s.aheadOK || s.exec == nil:
@@ -239,7 +251,7 @@ func (s *session) subqueriesAtBind(orig, work rewrite.Statement, subs []rewrite.
 		if sub.Kind == rewrite.SubqueryLookup {
 			return nil, refusal
 		}
-		q, err := s.prepareAhead(sub.Statement, clientOIDs)
+		q, err := s.prepareAhead(sub.Statement, clientOIDs, sub.Kind != rewrite.SubqueryExists)
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +260,13 @@ func (s *session) subqueriesAtBind(orig, work rewrite.Statement, subs []rewrite.
 			return nil, err
 		}
 	}
-	outer := &extended{oids: append(slices.Clone(clientOIDs), make([]uint32, len(subs))...)}
+	// Each result's parameter has the type of what it stands for, so
+	// that the server reads the statement as with the subquery in it
+	// ($k / 50 divides a numeric, not an integer).
+	outer := &extended{oids: slices.Clone(clientOIDs)}
+	for i, q := range queries {
+		outer.oids = append(outer.oids, subqueryParamOID(subs[i].Kind, q.resultOID))
+	}
 	p, err := s.planOnce(work, outer)
 	if err != nil {
 		return nil, err
@@ -340,6 +358,28 @@ func (s *session) subqueriesAtBind(orig, work rewrite.Statement, subs []rewrite.
 		return nil
 	}
 	return p, nil
+}
+
+// subqueryParamOID is the type of the parameter that replaces a subquery
+// of kind k whose column has type elem (0: unknown, which the server
+// infers).
+func subqueryParamOID(k rewrite.SubqueryKind, elem uint32) uint32 {
+	switch k {
+	case rewrite.SubqueryExists:
+		return oidBool
+	case rewrite.SubqueryIn:
+		return arrayOIDOf[elem]
+	}
+	return elem
+}
+
+// arrayOIDOf is the array type of each element type a subquery's
+// column may have (pg_type.typarray).
+var arrayOIDOf = map[uint32]uint32{
+	16: 1000, 17: 1001, 18: 1002, 20: 1016, 21: 1005, 23: 1007, 25: 1009, 26: 1028,
+	700: 1021, 701: 1022, 869: 1041, 650: 651, 1042: 1014, 1043: 1015, 1082: 1182,
+	1083: 1183, 1114: 1115, 1184: 1185, 1186: 1187, 1266: 1270, 1700: 1231, 2950: 2951,
+	3802: 3807, 114: 199,
 }
 
 // perParameter returns b's first n parameters (NULL past the client's)

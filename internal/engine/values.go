@@ -219,6 +219,7 @@ const (
 	oidUnknown = 705
 	oidBytea   = 17
 	oidUUID    = 2950
+	oidBool    = 16
 
 	uuidTextLen = 36 // 8-4-4-4-12 hex digits
 	oidInt8Arr  = 1016

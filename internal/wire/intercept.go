@@ -122,8 +122,9 @@ type SessionInfo struct {
 	// Describe came before it) or the session is in a transaction block.
 	ExecQuery func(q SideQuery, rw ResultRewriter) error
 	// DescribeQuery returns the parameter types the server infers for
-	// sql (ParameterDescription), where Exec runs.
-	DescribeQuery func(sql string, oids []uint32) ([]uint32, error)
+	// sql (ParameterDescription), where Exec runs; rw, if not nil, is
+	// given the statement's RowDescription.
+	DescribeQuery func(sql string, oids []uint32, rw ResultRewriter) ([]uint32, error)
 }
 
 // InterceptorFactory creates the Interceptor of a new session. It may return

@@ -126,7 +126,7 @@ func (ss *session) execSideQuery(q SideQuery, rw ResultRewriter) error {
 
 // describeSide implements SessionInfo.DescribeQuery (clientToServer
 // only).
-func (ss *session) describeSide(sql string, oids []uint32) ([]uint32, error) {
+func (ss *session) describeSide(sql string, oids []uint32, rw ResultRewriter) ([]uint32, error) {
 	if !ss.sideOK {
 		return nil, ErrExecUnavailable
 	}
@@ -136,7 +136,7 @@ func (ss *session) describeSide(sql string, oids []uint32) ([]uint32, error) {
 		&pgproto3.Close{ObjectType: 'S', Name: sideStatement},
 		&pgproto3.Sync{},
 	}
-	st := &sideQueryState{done: make(chan struct{})}
+	st := &sideQueryState{rw: rw, done: make(chan struct{})}
 	if err := ss.sendSide(sql, 0, msgs, st); err != nil {
 		return nil, err
 	}

@@ -467,23 +467,24 @@ SELECT id FROM t1 a WHERE EXISTS (SELECT 1 FROM t1 b WHERE b.tx = a.tx AND b.id 
 
 -- subqueries the proxy evaluates first (simple protocol), their results
 -- compared with encrypted columns or used by split execution
-SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE '%a%') -- simple: LIKE in a subquery
-SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE '%a%' AND k IS NOT NULL) -- simple: LIKE in a subquery
-SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE '%a%') -- simple: NOT IN with a NULL among the values; empty
-SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE 'no such%') -- simple: no rows; empty
-SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE 'no such%') -- simple: no rows
-SELECT id FROM t1 WHERE n > (SELECT avg(amt) FROM t2) -- simple: avg without an Add onion
-SELECT id, i FROM t1 WHERE i < (SELECT sum(qty * 2) FROM t2 WHERE qty > 0) / 100 -- simple: an expression over the result
+SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE '%a%')
+SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE '%a%' AND k IS NOT NULL)
+SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE '%a%') -- empty
+SELECT id FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE 'no such%') -- empty
+SELECT id FROM t1 WHERE k NOT IN (SELECT k FROM t2 WHERE name LIKE 'no such%')
+SELECT id FROM t1 WHERE n > (SELECT avg(amt) FROM t2)
+SELECT id FROM t1 WHERE n > (SELECT round(avg(amt)) FROM t2) / 7 ORDER BY id -- ordered
+SELECT id, i FROM t1 WHERE i < (SELECT sum(qty * 2) FROM t2 WHERE qty > 0) / 100
 -- columns of different keys: subqueries evaluated first (simple protocol), else
 -- re-keyed into one join group (JOIN-ADJ)
 SELECT id FROM t1 WHERE d >= (SELECT max(d) FROM t2)
 SELECT id FROM t1 WHERE si = (SELECT si FROM t1 WHERE id = 3) OR si = (SELECT si FROM t1 WHERE id = 4)
 SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE i IS NOT NULL ORDER BY id LIMIT 2) -- error
-SELECT k, sum(n * 2) FROM t1 GROUP BY k HAVING sum(n * 2) > (SELECT sum(amt) FROM t2 WHERE amt < 100) / 50 -- simple: HAVING compared with a subquery
-SELECT k, count(*) FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE 'b%') GROUP BY k ORDER BY k -- simple: grouped, LIKE in a subquery; ordered
+SELECT k, sum(n * 2) FROM t1 GROUP BY k HAVING sum(n * 2) > (SELECT sum(amt) FROM t2 WHERE amt < 100) / 50
+SELECT k, count(*) FROM t1 WHERE k IN (SELECT k FROM t2 WHERE name LIKE 'b%') GROUP BY k ORDER BY k -- ordered
 WITH s AS (SELECT k FROM t2 WHERE name LIKE '%e%') SELECT id FROM t1 WHERE k IN (SELECT k FROM s) -- refuse: t2.name
-WITH s AS (SELECT k, qty FROM t2 WHERE qty > 0) SELECT id FROM t1 WHERE n < (SELECT avg(qty) FROM s) -- simple: a subquery reading a CTE
-SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE i IS NOT NULL AND n > (SELECT avg(amt) FROM t2) ORDER BY id LIMIT 2) -- simple: more than one row; error
+WITH s AS (SELECT k, qty FROM t2 WHERE qty > 0) SELECT id FROM t1 WHERE n < (SELECT avg(qty) FROM s)
+SELECT id FROM t1 WHERE i = (SELECT i FROM t1 WHERE i IS NOT NULL AND n > (SELECT avg(amt) FROM t2) ORDER BY id LIMIT 2) -- error
 -- correlated subqueries, decorrelated: grouped by their keys ahead, looked up per row
 SELECT id FROM t1 WHERE n > (SELECT 0.5 * avg(amt) FROM t2 WHERE t2.k = t1.k) -- simple: correlated by k
 SELECT id FROM t1 WHERE (SELECT max(qty) - 1 FROM t2 WHERE t2.k = t1.k) IS NULL -- simple: keys without rows and NULL keys
@@ -510,7 +511,7 @@ SELECT id, upper(tx) FROM t1 WHERE si IN (SELECT qty FROM t2) AND length(vc) > 2
 SELECT t1.k, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) AS c, sum(length(tx)) FROM t1 GROUP BY t1.k
 SELECT t1.id, t1.tx, (SELECT max(t2.id) FROM t2 WHERE t2.k = t1.k), count(t3.id) FROM t1 LEFT JOIN t3 ON t3.id = t1.pn GROUP BY t1.id ORDER BY t1.id -- ordered
 SELECT t1.grp, (SELECT count(*) FROM t2 WHERE t2.k = t1.k) FROM t1 GROUP BY t1.grp -- error
-SELECT grp, (SELECT count(*) FROM t2 WHERE t2.k = k), sum(length(tx)) FROM t1 GROUP BY grp, k -- simple: k is t2.k, the subquery uncorrelated, evaluated first
+SELECT grp, (SELECT count(*) FROM t2 WHERE t2.k = k), sum(length(tx)) FROM t1 GROUP BY grp, k
 SELECT id, (SELECT max(t2.qty) FROM t2 WHERE t2.k = t1.k) AS top, (SELECT min(d) FROM t2 WHERE t2.k = t1.k) FROM t1 ORDER BY id -- ordered
 -- LIMIT and OFFSET parameters of a query the proxy computes
 SELECT id, upper(tx) FROM t1 ORDER BY id LIMIT $1 -- ordered; params: 5
@@ -525,7 +526,7 @@ SELECT DISTINCT id, coalesce(tx, $1) FROM t1 ORDER BY coalesce(tx, $1), id -- or
 SELECT DISTINCT id, coalesce(tx, $1) FROM t1 ORDER BY coalesce(tx, $2) -- error; params: 'x', 'y'
 SELECT id FROM t1 WHERE tx ~* 'a' -- refuse: t1.tx
 SELECT id, bin || bin FROM t1 -- refuse: t1.bin
-SELECT t1.grp, (SELECT count(*) FROM t2 t1 WHERE t1.k = 1), sum(length(t1.tx)) FROM t1 GROUP BY t1.grp -- simple: uncorrelated, evaluated first (prepared: its alias t1 hides the enclosing t1)
+SELECT t1.grp, (SELECT count(*) FROM t2 t1 WHERE t1.k = 1), sum(length(t1.tx)) FROM t1 GROUP BY t1.grp
 SELECT id FROM t1 WHERE (id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) OR NOT flag) AND $1::int = (CASE WHEN id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) THEN $2::int ELSE $3::int END + CASE WHEN NOT flag THEN $2::int ELSE $3::int END) -- params: 1, 1, 0
 SELECT id FROM t1 WHERE (id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) OR NOT flag)
 SELECT id, CASE WHEN id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) THEN 1 END FROM t1 WHERE upper(tx) <> 'Q'
@@ -980,7 +981,7 @@ SELECT t2.id, s.c FROM t2, (SELECT k, count(*) AS c FROM t1 GROUP BY k) s WHERE 
 SELECT t2.id, s.c FROM t2 JOIN (SELECT k, count(*) AS c FROM t1 GROUP BY k) s ON t2.k = s.k
 SELECT t2.id, t3.label, s.c FROM t2 INNER JOIN t3 ON t2.code = t3.code JOIN (SELECT k, count(*) AS c FROM t1 GROUP BY k) s ON t2.k = s.k AND s.c > 1 WHERE t3.rank > 0
 SELECT t2.id, s.c FROM t2 LEFT JOIN (SELECT k, count(*) AS c FROM t1 GROUP BY k) s ON t2.k = s.k -- refuse: t1.k
-WITH r AS (SELECT k AS kk, sum(n * 2) AS total FROM t1 WHERE si > 0 GROUP BY kk) SELECT t2.id, t2.name, total FROM t2, r WHERE t2.k = kk AND total = (SELECT max(total) FROM r) ORDER BY t2.id -- ordered; simple: the maximum is computed first
+WITH r AS (SELECT k AS kk, sum(n * 2) AS total FROM t1 WHERE si > 0 GROUP BY kk) SELECT t2.id, t2.name, total FROM t2, r WHERE t2.k = kk AND total = (SELECT max(total) FROM r) ORDER BY t2.id -- ordered
 -- LEFT JOIN ... ON conditions the server cannot evaluate, checked by the
 -- proxy in grouped queries (TPC-H 13's shape)
 SELECT t1.id, count(t2.id) FROM t1 LEFT JOIN t2 ON t1.k = t2.k AND t2.name NOT LIKE '%a%' GROUP BY t1.id ORDER BY t1.id -- ordered
