@@ -87,6 +87,7 @@ func TestScalarFunctions(t *testing.T) {
 		"SELECT id, t LIKE replace(v, 'a', '_') FROM sf ORDER BY id",
 		"SELECT id, t FROM sf WHERE t::text LIKE '%o%' ORDER BY id",
 		"SELECT id FROM sf WHERE coalesce(n, 0) > 1 ORDER BY id",
+		"SELECT id, t ~* '^h.*O', v !~* '[A-B]' FROM sf WHERE t ~* 'L' OR v !~* 'B' ORDER BY id",
 		"SELECT id FROM sf WHERE abs(i) BETWEEN 2 AND 8 ORDER BY id",
 		"SELECT id, length(t) FROM sf ORDER BY length(t) NULLS FIRST, id",
 		"SELECT length(v), count(*) FROM sf GROUP BY 1 ORDER BY 1",

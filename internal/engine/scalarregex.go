@@ -19,8 +19,10 @@ import (
 // their negations), \n \t \r \f \v and escaped punctuation. Classes and
 // \d \s \w are ASCII only under the C LC_CTYPE, as in PostgreSQL there;
 // under another they are refused, as are back references, lookaround,
-// embedded options, word-boundary escapes, collating elements and
-// case-insensitive matching (~*), whose folding differs.
+// embedded options, word-boundary escapes and collating elements.
+// Case-insensitive matching (~*, !~*) folds ASCII letters only, as ARE
+// does under the C LC_CTYPE: each letter and range also stands for its
+// other case, [:upper:] and [:lower:] for [:alpha:].
 
 // regexCache holds translated patterns (pattern and LC_CTYPE class rule
 // -> compiled, or the refusal).
@@ -31,17 +33,21 @@ type compiledRegex struct {
 	err error
 }
 
-// compileRegex returns the RE2 program of ARE pattern p, or a refusal.
-func compileRegex(p string, asciiClasses bool) (*regexp.Regexp, error) {
+// compileRegex returns the RE2 program of ARE pattern p, or a refusal;
+// icase matches ASCII letters in either case (~*).
+func compileRegex(p string, asciiClasses, icase bool) (*regexp.Regexp, error) {
 	key := p
 	if asciiClasses {
 		key = "c\x00" + p
+	}
+	if icase {
+		key = "i\x00" + key
 	}
 	if c, ok := regexCache.Load(key); ok {
 		cr := c.(compiledRegex)
 		return cr.re, cr.err
 	}
-	re, err := translateRegex(p, asciiClasses)
+	re, err := translateRegex(p, asciiClasses, icase)
 	regexCache.Store(key, compiledRegex{re, err})
 	return re, err
 }
@@ -52,7 +58,7 @@ func refuseRegex(p, why string) error {
 
 // translateRegex checks ARE pattern p against the common subset and
 // compiles it for RE2 (. matching newlines, as in ARE).
-func translateRegex(p string, asciiClasses bool) (*regexp.Regexp, error) {
+func translateRegex(p string, asciiClasses, icase bool) (*regexp.Regexp, error) {
 	if strings.HasPrefix(p, "***") {
 		return nil, refuseRegex(p, "directors (***) are not supported")
 	}
@@ -118,13 +124,17 @@ func translateRegex(p string, asciiClasses bool) (*regexp.Regexp, error) {
 			b.WriteString(string(rs[i : j+1]))
 			i = j + 1
 		case '[':
-			n, err := translateBracket(p, rs, i, &b, asciiClasses, escape)
+			n, err := translateBracket(p, rs, i, &b, asciiClasses, icase, escape)
 			if err != nil {
 				return nil, err
 			}
 			i = n
 		default:
-			b.WriteRune(c)
+			if o := otherCase(c); icase && o != c {
+				b.WriteString("[" + string(c) + string(o) + "]")
+			} else {
+				b.WriteRune(c)
+			}
 			i++
 		}
 	}
@@ -171,7 +181,8 @@ func validBound(s string) bool {
 
 // translateBracket copies the bracket expression at rs[i] ('['), and
 // returns the index after it.
-func translateBracket(p string, rs []rune, i int, b *strings.Builder, asciiClasses bool, escape func(int) (int, error)) (int, error) {
+func translateBracket(p string, rs []rune, i int, b *strings.Builder, asciiClasses, icase bool, escape func(int) (int, error)) (int, error) {
+	var folded []rune // with icase, the other case of the letters and ranges
 	b.WriteRune('[')
 	i++
 	if i < len(rs) && rs[i] == '^' {
@@ -184,6 +195,13 @@ func translateBracket(p string, rs []rune, i int, b *strings.Builder, asciiClass
 	for i < len(rs) {
 		switch c := rs[i]; {
 		case c == ']':
+			for k := 0; k+1 < len(folded); k += 2 {
+				b.WriteRune(folded[k])
+				if folded[k+1] != folded[k] {
+					b.WriteRune('-')
+					b.WriteRune(folded[k+1])
+				}
+			}
 			b.WriteRune(']')
 			return i + 1, nil
 		case c == '[' && i+1 < len(rs) && rs[i+1] == ':':
@@ -203,6 +221,11 @@ func translateBracket(p string, rs []rune, i int, b *strings.Builder, asciiClass
 			if !asciiClasses {
 				return 0, refuseRegex(p, "character classes depend on the database's LC_CTYPE, which is not C")
 			}
+			if icase && (name == "upper" || name == "lower") {
+				b.WriteString("[:alpha:]") // as ARE reads them when folding case
+				i += 2 + len("upper") + 2
+				continue
+			}
 			b.WriteString("[:" + name + ":]")
 			i += 2 + len([]rune(name)) + 2
 		case c == '[' && i+1 < len(rs) && (rs[i+1] == '.' || rs[i+1] == '='):
@@ -214,27 +237,66 @@ func translateBracket(p string, rs []rune, i int, b *strings.Builder, asciiClass
 			}
 			i = n
 		default:
-			b.WriteRune(c)
-			i++
+			lo, hi := c, c
+			if i+2 < len(rs) && rs[i+1] == '-' && rs[i+2] != ']' {
+				if hi = rs[i+2]; hi == '\\' || hi == '[' {
+					return 0, refuseRegex(p, "a range ending in an escape or a class is not supported")
+				}
+				if hi < lo {
+					return 0, refuseRegex(p, "an invalid range")
+				}
+				b.WriteString(string(lo) + "-" + string(hi))
+				i += 3
+			} else {
+				b.WriteRune(c)
+				i++
+			}
+			if icase {
+				folded = append(folded, foldRange(lo, hi, 'a', 'z')...)
+				folded = append(folded, foldRange(lo, hi, 'A', 'Z')...)
+			}
 		}
 	}
 	return 0, refuseRegex(p, "an unterminated bracket expression")
 }
 
-// regexFuncs are ~ and !~ of text.
+// otherCase is the other case of an ASCII letter, c itself for any other
+// character: under the C locale ARE folds only ASCII.
+func otherCase(c rune) rune {
+	switch {
+	case c >= 'a' && c <= 'z':
+		return c - 'a' + 'A'
+	case c >= 'A' && c <= 'Z':
+		return c - 'A' + 'a'
+	}
+	return c
+}
+
+// foldRange is the part of lo-hi within the letters first-last, in the
+// other case, as a pair of bounds (nil when they do not overlap).
+func foldRange(lo, hi, first, last rune) []rune {
+	lo, hi = max(lo, first), min(hi, last)
+	if lo > hi {
+		return nil
+	}
+	return []rune{otherCase(lo), otherCase(hi)}
+}
+
+// regexFuncs are ~, !~, ~* and !~* of text.
 func regexFuncs() map[string]*scalarFunc {
-	match := func(negate bool) *scalarFunc {
-		name := "~"
-		if negate {
-			name = "!~"
-		}
+	match := func(name string, negate, icase bool) *scalarFunc {
 		return &scalarFunc{sig: fixed(name, []onion.Type{tText, tText}, tBool), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			re, err := compileRegex(str(a[1]), pglocale.IsC(ev.env.CType))
+			c := pglocale.IsC(ev.env.CType)
+			if icase && !c {
+				return aval{}, rewrite.Refusal("%s is not supported in a query the proxy computes: case folding depends on the database's LC_CTYPE, which is not C", name)
+			}
+			re, err := compileRegex(str(a[1]), c, icase)
 			if err != nil {
 				return aval{}, err
 			}
 			return boolVal(re.MatchString(str(a[0])) != negate), nil
 		}}
 	}
-	return map[string]*scalarFunc{"~": match(false), "!~": match(true)}
+	return map[string]*scalarFunc{"~": match("~", false, false), "!~": match("!~", true, false),
+		"~*": match("~*", false, true), "!~*": match("!~*", true, true)}
 }

@@ -812,7 +812,7 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 		case "~~", "!~~", "~~*", "!~~*":
 			// LIKE as pg_get_constraintdef and ruleutils print it.
 			return b.like(a)
-		case "->", "->>", "@>", "<@", "?", "~", "!~", "<<", ">>":
+		case "->", "->>", "@>", "<@", "?", "~", "!~", "~*", "!~*", "<<", ">>":
 			// jsonb operators, regular expressions and bit shifts:
 			// functions of the scalar library named by their symbols.
 			if a.Lexpr != nil {
