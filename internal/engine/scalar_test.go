@@ -99,6 +99,7 @@ func TestScalarFunctions(t *testing.T) {
 		"abs(b)", "sqrt(f)", "sqrt(s)", "mod(i, s)", "f::int4", "b::int4", "n::int", "t::int", "v::numeric", "s::int2 * 2",
 		"chr(i)", "split_part(t, ',', 0)", "repeat(t, 1000000000)", "mod(n, 0)",
 		"f ^ 2", "f ^ 1.5", "i ^ -1", "10 ^ b", "2 ^ s",
+		"date_trunc('year'') or 1=1;--', dt::timestamp)", "date_part('a b', dt::timestamp)", "date_trunc('x-y', dt::timestamptz)",
 	} {
 		queries = append(queries, "SELECT id, "+e+" FROM sf ORDER BY id")
 	}

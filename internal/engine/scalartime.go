@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -219,9 +220,27 @@ func extractTime(field string, a aval, env onion.Env) (aval, error) {
 			v = int64(east / 60 % 60)
 		}
 	default:
-		return aval{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
+		return aval{}, unitRefusal("extract(%s ...) is not supported in a query the proxy computes", field, a.t)
 	}
 	return aval{t: tNumeric, d: decimalFromInt(v)}, nil
+}
+
+// unitRefusal refuses a unit of date_trunc or extract the proxy does not
+// compute, or fails as PostgreSQL does (22023) for one that cannot be
+// any of PostgreSQL's units (only letters and _ are in their names): a
+// unit from a parameter the client did not check, say.
+func unitRefusal(format, field string, t onion.Type) error {
+	lower := strings.ToLower(field) // already lower-cased: ASCII only
+	if strings.IndexFunc(lower, func(r rune) bool { return (r < 'a' || r > 'z') && r != '_' }) < 0 && lower != "" {
+		return rewrite.Refusal(format, field)
+	}
+	if len(lower) > 63 {
+		lower = lower[:63] // NAMEDATALEN - 1, as downcase_truncate_identifier
+		for !utf8.ValidString(lower) {
+			lower = lower[:len(lower)-1]
+		}
+	}
+	return &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: fmt.Sprintf("unit \"%s\" not recognized for type %s", lower, t.BaseName())}
 }
 
 // secondsField is extract's microseconds, milliseconds or second field
@@ -288,7 +307,7 @@ func dateTrunc(field string, a aval, env onion.Env) (aval, error) {
 	case "year":
 		out = onion.DaysOf(f.y, 1, 1) * usPerDay
 	default:
-		return aval{}, rewrite.Refusal("date_trunc('%s', ...) is not supported in a query the proxy computes", field)
+		return aval{}, unitRefusal("date_trunc('%s', ...) is not supported in a query the proxy computes", field, a.t)
 	}
 	switch {
 	case loc == nil:
