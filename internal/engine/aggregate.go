@@ -221,29 +221,34 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 	}
 	a.types.in.Store(&in)
 	fields, err := a.start(in, env)
-	if err != nil && isRefusal(err) {
-		// Name the column, not only its type or the function.
-		x := uncomputable
-		if x == nil && a.ev != nil && a.ev.refused != nil {
-			// An encrypted column the refused call reads.
-			walkExpr(a.ev.refused, func(e *rewrite.Expr) {
-				if e.Kind == rewrite.ExprInput && x == nil && e.Input < len(a.inEnc) {
-					x = a.inEnc[e.Input]
-				}
-			})
-		}
-		for i := 0; x == nil && i < len(a.inEnc); i++ {
-			x = a.inEnc[i]
-		}
-		if x != nil && !strings.Contains(refusalMessage(err), x.table+"."+x.cat.Name) {
-			return rewrite.Refusal("%s (over encrypted column %s.%s)", refusalMessage(err), x.table, x.cat.Name)
-		}
-	}
 	if err != nil {
-		return err
+		return a.nameRefusal(err, uncomputable)
 	}
 	rd.Fields = fields
 	return nil
+}
+
+// nameRefusal makes a refusal name the encrypted column it is about, not
+// only its type or the function: x, else one the refused call reads,
+// else the first encrypted input.
+func (a *aggregator) nameRefusal(err error, x *encrypted) error {
+	if !isRefusal(err) {
+		return err
+	}
+	if x == nil && a.ev != nil && a.ev.refused != nil {
+		walkExpr(a.ev.refused, func(e *rewrite.Expr) {
+			if e.Kind == rewrite.ExprInput && x == nil && e.Input < len(a.inEnc) {
+				x = a.inEnc[e.Input]
+			}
+		})
+	}
+	for i := 0; x == nil && i < len(a.inEnc); i++ {
+		x = a.inEnc[i]
+	}
+	if x != nil && !strings.Contains(refusalMessage(err), x.table+"."+x.cat.Name) {
+		return withDetailOf(rewrite.Refusal("%s (over encrypted column %s.%s)", refusalMessage(err), x.table, x.cat.Name), err)
+	}
+	return err
 }
 
 // start sets up the evaluation over inputs of types in and returns the
@@ -995,7 +1000,7 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 	}
 	out, err := a.results()
 	if err != nil {
-		return nil, err
+		return nil, a.nameRefusal(err, nil)
 	}
 	return a.encode(out)
 }

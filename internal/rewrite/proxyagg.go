@@ -341,6 +341,10 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		b.plan.Where = andExpr(b.plan.Where, e)
 	}
 	sel.WhereClause = andNodes(serverWhere)
+	if b.source != nil {
+		// * over the derived table computed first: its columns.
+		sel.TargetList = b.expandSourceStars(sel.TargetList)
+	}
 	for _, t := range sel.TargetList {
 		rt := t.GetResTarget()
 		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
@@ -562,6 +566,25 @@ func (b *aggBuilder) derivedSource(sel *pg_query.SelectStmt, lookup TableLookup)
 		}
 	}
 	return nil
+}
+
+// expandSourceStars writes * and alias.* over the derived table computed first
+// as its columns; other items stay.
+func (b *aggBuilder) expandSourceStars(list []*pg_query.Node) []*pg_query.Node {
+	var out []*pg_query.Node
+	for _, t := range list {
+		cr := t.GetResTarget().GetVal().GetColumnRef()
+		if cr == nil || cr.Fields[len(cr.Fields)-1].GetAStar() == nil ||
+			len(cr.Fields) == 2 && fieldName(cr.Fields[0]) != b.sourceAlias || len(cr.Fields) > 2 {
+			out = append(out, t)
+			continue
+		}
+		for _, name := range b.sourceNames {
+			ref := pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeStrNode(b.sourceAlias), pg_query.MakeStrNode(name)}, -1)
+			out = append(out, pg_query.MakeResTargetNodeWithNameAndVal(name, ref, -1))
+		}
+	}
+	return out
 }
 
 // sourceInput resolves a column reference to an output of the derived
@@ -1250,8 +1273,8 @@ func mergeDerived(sel *pg_query.SelectStmt) error {
 		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
 			return nil
 		}
-		if containsAggregate(rt.Val) {
-			return nil
+		if containsAggregate(rt.Val) || containsWindowCall(rt.Val) {
+			return nil // computed over the derived table's rows first
 		}
 		name := outputName(rt)
 		if i < len(rs.Alias.Colnames) {
@@ -1325,6 +1348,22 @@ func containsAggregate(n *pg_query.Node) bool {
 			if x.Over == nil && isAggregate(x) {
 				found = true
 			}
+		}
+		return !found
+	})
+	return found
+}
+
+// containsWindowCall reports whether n calls a window function outside
+// subqueries.
+func containsWindowCall(n *pg_query.Node) bool {
+	found := false
+	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch x := m.Interface().(type) {
+		case *pg_query.SubLink:
+			return false
+		case *pg_query.FuncCall:
+			found = found || x.Over != nil
 		}
 		return !found
 	})

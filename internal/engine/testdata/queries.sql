@@ -524,7 +524,10 @@ SELECT DISTINCT id, upper(tx) FROM t1 ORDER BY upper(t1.tx), id -- ordered
 SELECT DISTINCT id, upper(tx) FROM t1 ORDER BY lower(tx) -- error
 SELECT DISTINCT id, coalesce(tx, $1) FROM t1 ORDER BY coalesce(tx, $1), id -- ordered; params: 'x'
 SELECT DISTINCT id, coalesce(tx, $1) FROM t1 ORDER BY coalesce(tx, $2) -- error; params: 'x', 'y'
-SELECT id FROM t1 WHERE tx ~* 'a' -- refuse: t1.tx
+SELECT id FROM t1 WHERE tx ~* 'a'
+SELECT id FROM t1 WHERE tx ~ '(.)\1' -- refuse: t1.tx
+SELECT id FROM t1 WHERE tx ~* 'a(?=b)' -- refuse: t1.tx
+SELECT initcap(tx) FROM t1 -- refuse: t1.tx
 SELECT id, bin || bin FROM t1 -- refuse: t1.bin
 SELECT t1.grp, (SELECT count(*) FROM t2 t1 WHERE t1.k = 1), sum(length(t1.tx)) FROM t1 GROUP BY t1.grp
 SELECT id FROM t1 WHERE (id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) OR NOT flag) AND $1::int = (CASE WHEN id IN (SELECT id FROM t1 u WHERE u.flag ORDER BY id LIMIT 1) THEN $2::int ELSE $3::int END + CASE WHEN NOT flag THEN $2::int ELSE $3::int END) -- params: 1, 1, 0
@@ -814,6 +817,10 @@ SELECT id, lag(i) OVER (ORDER BY id) FROM t1 -- refuse: t1.i
 SELECT s.id, s.tx FROM (SELECT * FROM t1 WHERE id < 6) s ORDER BY s.id -- ordered
 SELECT q.id, q.i FROM (SELECT * FROM (SELECT t1.id, t1.i, row_number() OVER (PARTITION BY grp ORDER BY id) AS qual0 FROM t1) qualify WHERE qual0 <= 2) q ORDER BY q.id -- ordered
 SELECT m.id, m.name FROM (SELECT t2.* FROM t2 WHERE qty > 3) m ORDER BY m.id -- ordered
+SELECT s.id, s.tx FROM (SELECT id, tx, row_number() OVER (PARTITION BY grp ORDER BY tx DESC, id) AS q FROM t1) s WHERE s.q > 1 ORDER BY s.tx DESC, s.id -- ordered
+SELECT s.id, s.q FROM (SELECT id, rank() OVER (ORDER BY i) AS q FROM t1) s WHERE s.q <= 5 ORDER BY s.id -- ordered
+WITH x AS (SELECT tx FROM t1 WHERE id < 10 UNION SELECT tx FROM t1 WHERE id > 290) SELECT * FROM x ORDER BY 1 -- ordered
+SELECT col1, col2 FROM (SELECT * FROM (SELECT t1.id AS col1, t1.tx AS col2, row_number() OVER (PARTITION BY grp ORDER BY tx DESC, id) AS qual0 FROM t1 WHERE grp IN ('a', 'b') ORDER BY tx DESC) qualify WHERE qual0 > 1) qualify_mask ORDER BY col2 DESC, col1 -- ordered
 SELECT id FROM t1 WHERE i IN (pn, 5)
 SELECT id FROM t1 WHERE tx LIKE tx
 SELECT id FROM t1 WHERE tx || 'x' = 'alphax'
@@ -903,7 +910,7 @@ WITH a AS (SELECT id, k FROM t1), b AS (SELECT a.id, t2.name FROM a JOIN t2 ON a
 SELECT id FROM t1 WHERE i IN (SELECT s.i FROM (SELECT i FROM t1 WHERE si > 0) s)
 SELECT s.tx FROM (SELECT tx, count(*) FROM t1 GROUP BY tx) s
 SELECT s.tx FROM (SELECT DISTINCT tx FROM t1) s
-WITH x AS (SELECT tx FROM t1 UNION ALL SELECT name FROM t2) SELECT * FROM x -- refuse: t1.tx
+WITH x AS (SELECT tx FROM t1 UNION ALL SELECT name FROM t2) SELECT * FROM x
 SELECT s.x FROM (SELECT upper(tx) AS x FROM t1) s
 SELECT * FROM (SELECT si FROM t1) s, (SELECT si FROM t1) r WHERE s.si = r.si + 1 -- refuse: t1.si
 SELECT tx, count(*) AS n FROM t1 GROUP BY tx ORDER BY n DESC, tx LIMIT 6 -- ordered
