@@ -4,6 +4,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"slices"
 )
 
 // This file lets split execution check, in the proxy, conditions of a
@@ -62,6 +63,61 @@ func splitJoinResidual(sel *pg_query.SelectStmt, version int32, lookup TableLook
 		walkRangeVars(j.Larg.ProtoReflect(), func(rv *pg_query.RangeVar) { found.left = append(found.left, rv) })
 	}
 	return found, nil
+}
+
+// moveInnerJoinQuals moves the ON conjuncts of sel's inner joins that the
+// server cannot evaluate to the WHERE clause, which the proxy checks: for
+// an inner join that is not inside an outer join, a condition in ON and
+// the same condition in WHERE keep the same rows.
+func moveInnerJoinQuals(sel *pg_query.SelectStmt, version int32, lookup TableLookup) {
+	var moved []*pg_query.Node
+	var visit func(n *pg_query.Node, path []int)
+	visit = func(n *pg_query.Node, path []int) {
+		j := n.GetJoinExpr()
+		if j == nil || j.Jointype != pg_query.JoinType_JOIN_INNER {
+			return
+		}
+		visit(j.Larg, append(slices.Clone(path), 0))
+		visit(j.Rarg, append(slices.Clone(path), 1))
+		if j.Quals == nil {
+			return
+		}
+		var keep []*pg_query.Node
+		for _, c := range conjuncts(j.Quals) {
+			probe := proto.Clone(sel).(*pg_query.SelectStmt)
+			joinAt(probe, path).Quals = proto.Clone(c).(*pg_query.Node)
+			probe.WhereClause = nil
+			if serverEvaluates(pg_query.MakeAConstIntNode(1, -1), probe, version, lookup) {
+				keep = append(keep, c)
+			} else {
+				moved = append(moved, c)
+			}
+		}
+		if len(keep) == 0 {
+			keep = []*pg_query.Node{boolConst(true)}
+		}
+		j.Quals = andNodes(keep)
+	}
+	for i, item := range sel.FromClause {
+		visit(item, []int{i})
+	}
+	if len(moved) > 0 {
+		sel.WhereClause = andNodes(append(conjuncts(sel.WhereClause), moved...))
+	}
+}
+
+// joinAt is the join expression of sel's FROM at path: the FROM item's
+// index, then 0 (left) or 1 (right) per level.
+func joinAt(sel *pg_query.SelectStmt, path []int) *pg_query.JoinExpr {
+	n := sel.FromClause[path[0]]
+	for _, side := range path[1:] {
+		if side == 0 {
+			n = n.GetJoinExpr().Larg
+		} else {
+			n = n.GetJoinExpr().Rarg
+		}
+	}
+	return n.GetJoinExpr()
 }
 
 // isRight reports whether a column reference reads the nullable side:

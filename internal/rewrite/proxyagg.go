@@ -309,6 +309,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 	}
 	var jr *joinResidual
 	if !nested {
+		moveInnerJoinQuals(sel, st.version, lookup)
 		var err error
 		if jr, err = splitJoinResidual(sel, st.version, lookup); err != nil {
 			return nil, err
