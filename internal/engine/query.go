@@ -30,6 +30,7 @@ import (
 func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Table, ext *extended) (*stmtPlan, error) {
 	clientRefs := rewrite.ParamRefs(st)
 	lookup := func(schema, name string) *catalog.Table { return tables[schema+"."+name] }
+	rewrite.DropSubqueryOrder(st)
 	orig := st.Clone() // the planners rewrite the tree they get
 	p, err := rewrite.PlanQuery(st, lookup)
 	var rk *rewrite.RekeyError

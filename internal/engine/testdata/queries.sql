@@ -1042,3 +1042,8 @@ SELECT grp, sum(i) FROM t1 WHERE 1/0 = 1 OR true GROUP BY grp -- error
 -- inner join conditions the proxy checks (moved to WHERE)
 SELECT t3.id FROM t3 INNER JOIN t1 ON (t3.id = (t1.i)::integer AND (t1.grp = 'a')) WHERE t1.id < 200 ORDER BY t3.id -- ordered
 SELECT t3.id, t1.id FROM t3 JOIN t1 ON t3.id = t1.id AND length(t1.tx) > 3 JOIN t2 ON t2.id = t1.id ORDER BY t3.id -- ordered
+-- ORDER BY in a subquery whose order cannot matter (Django's default ordering)
+SELECT id FROM t1 WHERE ((SELECT x.ts FROM t1 x WHERE x.id = t1.id ORDER BY x.tx) - t1.ts) = '0:00:00'::interval ORDER BY id -- error
+SELECT id FROM t1 WHERE ((SELECT x.ts FROM t1 x WHERE x.id = t1.id AND x.ts > '1900-01-01' AND x.ts < '2100-01-01' ORDER BY x.tx) - t1.ts) = '0:00:00'::interval ORDER BY id -- ordered
+SELECT id FROM t1 WHERE id IN (SELECT x.id FROM t1 x WHERE x.i > 3 ORDER BY x.tx DESC) ORDER BY id -- ordered
+SELECT id, ARRAY(SELECT x.id FROM t1 x WHERE x.grp = t1.grp AND x.id < 20 ORDER BY x.tx, x.id) FROM t1 WHERE id < 10 ORDER BY id -- ordered; refuse: t1.tx
