@@ -256,7 +256,14 @@ func (s *session) subqueriesAtBind(orig, work rewrite.Statement, subs []rewrite.
 			return nil, err
 		}
 		queries[i] = q
-		if err := sub.SubstituteParam(n + 1 + i); err != nil {
+		secretType := ""
+		if q.ext != nil && q.ext.results != nil {
+			// Its values come from the proxy's computation: marked
+			// secret, they reach the server only encrypted (a SELECT
+			// computes the rest in the proxy).
+			secretType = typeNameOfOID[q.resultOID]
+		}
+		if err := sub.SubstituteParam(n+1+i, secretType); err != nil {
 			return nil, err
 		}
 	}
@@ -371,6 +378,14 @@ func subqueryParamOID(k rewrite.SubqueryKind, elem uint32) uint32 {
 		return arrayOIDOf[elem]
 	}
 	return elem
+}
+
+// typeNameOfOID names the types of arrayOIDOf's elements as pg_catalog
+// does.
+var typeNameOfOID = map[uint32]string{
+	16: "bool", 17: "bytea", 20: "int8", 21: "int2", 23: "int4", 25: "text", 700: "float4", 701: "float8",
+	1042: "bpchar", 1043: "varchar", 1082: "date", 1083: "time", 1114: "timestamp", 1184: "timestamptz",
+	1186: "interval", 1700: "numeric", 2950: "uuid",
 }
 
 // arrayOIDOf is the array type of each element type a subquery's

@@ -567,9 +567,20 @@ func (s Subquery) Substitute(r SubqueryResult) error {
 // engine computes from the subquery's rows at each Bind (extended
 // protocol): x IN (subquery) by x = ANY($n) (an array, its type the
 // server infers from x), a scalar subquery by $n, EXISTS by $n::boolean.
-// A lookup cannot be replaced so.
-func (s Subquery) SubstituteParam(n int) error {
+// A lookup cannot be replaced so. secretType, when not empty, is the
+// PostgreSQL name of the type of the subquery's column, whose values the
+// proxy computed from encrypted columns: the parameter is then marked
+// secret (a cast to that type, or its array), so that the planners let
+// it reach the server only encrypted, or compute with it in the proxy.
+func (s Subquery) SubstituteParam(n int, secretType string) error {
 	p := ParamNode(n)
+	if secretType != "" && s.Kind != SubqueryExists {
+		tn := typeName(secretType)
+		if s.Kind == SubqueryIn {
+			tn.ArrayBounds = []*pg_query.Node{{Node: &pg_query.Node_Integer{Integer: &pg_query.Integer{Ival: -1}}}}
+		}
+		p = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: p, TypeName: tn, Location: secretLocation}}}
+	}
 	switch s.Kind {
 	case SubqueryScalar:
 		s.node.Node = p.Node

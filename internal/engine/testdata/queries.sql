@@ -1047,3 +1047,6 @@ SELECT id FROM t1 WHERE ((SELECT x.ts FROM t1 x WHERE x.id = t1.id ORDER BY x.tx
 SELECT id FROM t1 WHERE ((SELECT x.ts FROM t1 x WHERE x.id = t1.id AND x.ts > '1900-01-01' AND x.ts < '2100-01-01' ORDER BY x.tx) - t1.ts) = '0:00:00'::interval ORDER BY id -- ordered
 SELECT id FROM t1 WHERE id IN (SELECT x.id FROM t1 x WHERE x.i > 3 ORDER BY x.tx DESC) ORDER BY id -- ordered
 SELECT id, ARRAY(SELECT x.id FROM t1 x WHERE x.grp = t1.grp AND x.id < 20 ORDER BY x.tx, x.id) FROM t1 WHERE id < 10 ORDER BY id -- ordered; refuse: t1.tx
+-- subqueries evaluated first whose values the proxy computed: compared by the proxy
+SELECT id, tx FROM t1 WHERE id IN (SELECT x.id FROM t1 x WHERE (x.i) % 3 = $1) ORDER BY tx, id -- ordered; params: 1; simple: = ANY of an array the proxy would compare
+SELECT id FROM t1 WHERE grp = (SELECT x.grp FROM t1 x WHERE x.i % 7 = $1 AND x.grp IS NOT NULL ORDER BY x.id LIMIT 1) ORDER BY id -- ordered; params: 2
