@@ -420,6 +420,9 @@ func init() {
 	for name, fn := range byteFuncs() {
 		scalarFuncs[name] = fn
 	}
+	for name, fn := range quantifiedFuncs() {
+		scalarFuncs[name] = fn
+	}
 }
 
 // optional types a function whose last parameters may be left out (at

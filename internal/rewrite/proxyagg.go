@@ -899,8 +899,53 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 		return e, nil
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		return b.like(a)
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		return b.quantified(a, op)
 	}
 	return nil, Refusal("this operator is not supported in a query the proxy computes")
+}
+
+// quantified reads x op ANY (array) and x op ALL (array), which
+// PostgreSQL defines as the OR (AND) of x op e over the elements, NULL
+// as OR and AND make it, false (true) for no element. ARRAY[...] is
+// written as that OR (AND); an array value (a parameter, a literal) is
+// the function "op any" ("op all") of the scalar library, which reads
+// its text form with x's type.
+func (b *aggBuilder) quantified(a *pg_query.A_Expr, op string) (*Expr, error) {
+	switch op {
+	case "=", "<>", "<", "<=", ">", ">=":
+	default:
+		return nil, Refusal("operator %s with ANY or ALL is not supported in a query the proxy computes", op)
+	}
+	join, quant := "OR", "any"
+	if a.Kind == pg_query.A_Expr_Kind_AEXPR_OP_ALL {
+		join, quant = "AND", "all"
+	}
+	if ae := a.Rexpr.GetAArrayExpr(); ae != nil && len(ae.Elements) > 0 {
+		e := &Expr{Kind: ExprBool, Op: join}
+		for _, el := range ae.Elements {
+			if el.GetAArrayExpr() != nil {
+				return nil, Refusal("a multidimensional array with ANY or ALL is not supported in a query the proxy computes")
+			}
+			c, err := b.withArgs(&Expr{Kind: ExprOp, Op: op}, a.Lexpr, el)
+			if err != nil {
+				return nil, err
+			}
+			e.Args = append(e.Args, c)
+		}
+		if len(e.Args) == 1 {
+			return e.Args[0], nil
+		}
+		return e, nil
+	}
+	arr := a.Rexpr
+	if tc := arr.GetTypeCast(); tc != nil && len(tc.TypeName.GetArrayBounds()) > 0 && (tc.Arg.GetParamRef() != nil || tc.Arg.GetAConst() != nil) {
+		arr = tc.Arg // its text, read with the type of x
+	}
+	if arr.GetParamRef() == nil && arr.GetAConst() == nil {
+		return nil, Refusal("ANY or ALL of this array is not supported in a query the proxy computes: only ARRAY[...], a literal or a parameter")
+	}
+	return b.withArgs(&Expr{Kind: ExprFunc, Func: op + " " + quant}, a.Lexpr, arr)
 }
 
 // textArrayElements are the elements of the text[] operand of op:

@@ -682,7 +682,7 @@ SELECT id FROM t1 WHERE i <> ALL ($1::int8[]) -- params: '{1,2,3}'
 SELECT id FROM t1 WHERE tx = ANY (ARRAY['alpha', 'über', 'x'])
 SELECT id FROM t1 WHERE i = ANY (ARRAY['1', '2']) -- error
 SELECT id FROM t1 WHERE vc = ANY ('{"hello world",NULL}'::text[]) OR d = ANY ('{2000-02-29,infinity}')
-SELECT id FROM t1 WHERE si < ANY ('{1,5}') -- refuse: t1.si
+SELECT id FROM t1 WHERE si < ANY ('{1,5}')
 SELECT id FROM t1 WHERE (si, i) = (5, 42) -- refuse: t1.si
 SELECT * FROM t1 WHERE id = 1
 SELECT t2.* FROM t2 WHERE k = 5
@@ -1048,5 +1048,11 @@ SELECT id FROM t1 WHERE ((SELECT x.ts FROM t1 x WHERE x.id = t1.id AND x.ts > '1
 SELECT id FROM t1 WHERE id IN (SELECT x.id FROM t1 x WHERE x.i > 3 ORDER BY x.tx DESC) ORDER BY id -- ordered
 SELECT id, ARRAY(SELECT x.id FROM t1 x WHERE x.grp = t1.grp AND x.id < 20 ORDER BY x.tx, x.id) FROM t1 WHERE id < 10 ORDER BY id -- ordered; refuse: t1.tx
 -- subqueries evaluated first whose values the proxy computed: compared by the proxy
-SELECT id, tx FROM t1 WHERE id IN (SELECT x.id FROM t1 x WHERE (x.i) % 3 = $1) ORDER BY tx, id -- ordered; params: 1; simple: = ANY of an array the proxy would compare
+SELECT id, tx FROM t1 WHERE id IN (SELECT x.id FROM t1 x WHERE (x.i) % 3 = $1) ORDER BY tx, id -- ordered; params: 1
 SELECT id FROM t1 WHERE grp = (SELECT x.grp FROM t1 x WHERE x.i % 7 = $1 AND x.grp IS NOT NULL ORDER BY x.id LIMIT 1) ORDER BY id -- ordered; params: 2
+-- ANY and ALL of arrays in what the proxy computes
+SELECT id FROM t1 WHERE length(tx) = ANY (ARRAY[3, 5]) ORDER BY id -- ordered
+SELECT id FROM t1 WHERE upper(tx) <> ALL (ARRAY['ALPHA', NULL]) ORDER BY id -- empty
+SELECT id FROM t1 WHERE i % 5 < ANY ('{1,NULL}'::int[]) ORDER BY id -- ordered
+SELECT id, i % 3 >= ALL ('{}'::int[]), n + 1 = ANY ('{2.5,11.05}') FROM t1 ORDER BY id -- ordered
+SELECT id FROM t1 WHERE i % 1000 = ANY ($1::int[]) ORDER BY id -- ordered; params: '{42,7,0}'
