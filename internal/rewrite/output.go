@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
@@ -113,6 +114,7 @@ func (l *level) selectList() (*operand, error) {
 			targets = append(targets, t)
 			continue
 		}
+		l.conditionAsCase(rt)
 		if err := l.q.plainExpr(rt.Val, l.sc, "the select list"); err != nil {
 			return nil, err
 		}
@@ -216,6 +218,43 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 		}
 	}
 	return out, nil
+}
+
+// conditionAsCase writes a select list item that is a condition over an
+// encrypted column (year < 2000, a IS NULL, p AND q) as CASE WHEN p THEN
+// true WHEN NOT p THEN false END, the same value (NULL when p is), so
+// that the server evaluates p over the onions as it does in WHERE. The
+// output keeps the name PostgreSQL gives the condition.
+func (l *level) conditionAsCase(rt *pg_query.ResTarget) {
+	switch x := rt.Val.Node.(type) {
+	case *pg_query.Node_AExpr:
+		if x.AExpr.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
+			return
+		}
+		switch strings.Join(stringList(x.AExpr.Name), ".") {
+		case "=", "<>", "<", "<=", ">", ">=":
+		default:
+			return
+		}
+	case *pg_query.Node_BoolExpr, *pg_query.Node_NullTest:
+	default:
+		return
+	}
+	if c, err := l.q.firstEncrypted(rt.Val, l.sc, "the select list"); c == nil || err != nil {
+		return
+	}
+	if rt.Name == "" {
+		if rt.Name, _ = figureColname(rt.Val); rt.Name == "" {
+			rt.Name = "?column?"
+		}
+	}
+	p := rt.Val
+	not := &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{Boolop: pg_query.BoolExprType_NOT_EXPR,
+		Args: []*pg_query.Node{proto.Clone(p).(*pg_query.Node)}, Location: -1}}}
+	when := func(cond *pg_query.Node, v bool) *pg_query.Node {
+		return &pg_query.Node{Node: &pg_query.Node_CaseWhen{CaseWhen: &pg_query.CaseWhen{Expr: cond, Result: boolConst(v), Location: -1}}}
+	}
+	rt.Val = &pg_query.Node{Node: &pg_query.Node_CaseExpr{CaseExpr: &pg_query.CaseExpr{Args: []*pg_query.Node{when(p, true), when(not, false)}, Location: -1}}}
 }
 
 // expandStars writes * and q.* over items with encrypted columns in the

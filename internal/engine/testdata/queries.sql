@@ -1056,3 +1056,7 @@ SELECT id FROM t1 WHERE upper(tx) <> ALL (ARRAY['ALPHA', NULL]) ORDER BY id -- e
 SELECT id FROM t1 WHERE i % 5 < ANY ('{1,NULL}'::int[]) ORDER BY id -- ordered
 SELECT id, i % 3 >= ALL ('{}'::int[]), n + 1 = ANY ('{2.5,11.05}') FROM t1 ORDER BY id -- ordered
 SELECT id FROM t1 WHERE i % 1000 = ANY ($1::int[]) ORDER BY id -- ordered; params: '{42,7,0}'
+-- conditions over encrypted columns in the select list (the server evaluates them as in WHERE)
+SELECT id, i < 100, tx = 'alpha', d IS NULL, si > 5 AND b < 0, NOT (n >= 2) FROM t1 ORDER BY id -- ordered
+SELECT id, i < 100 AS small, tx < 'b' FROM t1 WHERE id < 50 ORDER BY id -- ordered
+SELECT id, (SELECT x.i < 2000 AS lesser FROM t1 x WHERE x.id = t1.id) FROM t1 WHERE (SELECT x.i < 2000 AS lesser FROM t1 x WHERE x.id = t1.id) = (t1.i < 1900) ORDER BY id -- ordered
