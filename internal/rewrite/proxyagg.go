@@ -922,10 +922,21 @@ func (b *aggBuilder) quantified(a *pg_query.A_Expr, op string) (*Expr, error) {
 		join, quant = "AND", "all"
 	}
 	if ae := a.Rexpr.GetAArrayExpr(); ae != nil && len(ae.Elements) > 0 {
+		// ARRAY['a', NULL] of untyped literals only is text[], not an
+		// array of x's type (unlike an IN list): its elements are text.
+		untyped := true
+		for _, el := range ae.Elements {
+			if k := el.GetAConst(); k == nil || !k.Isnull && k.GetSval() == nil {
+				untyped = false
+			}
+		}
 		e := &Expr{Kind: ExprBool, Op: join}
 		for _, el := range ae.Elements {
 			if el.GetAArrayExpr() != nil {
 				return nil, Refusal("a multidimensional array with ANY or ALL is not supported in a query the proxy computes")
+			}
+			if untyped {
+				el = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: el, TypeName: typeName("text"), Location: -1}}}
 			}
 			c, err := b.withArgs(&Expr{Kind: ExprOp, Op: op}, a.Lexpr, el)
 			if err != nil {
