@@ -33,14 +33,25 @@
 //     above; make_result in numeric.c);
 //   - 22012 division by zero (Div, DivInt, ModInt);
 //   - 22003 smallint out of range, integer out of range, bigint out of
-//     range (the integer functions).
+//     range (the integer functions);
+//   - 2201E cannot take logarithm of zero, cannot take logarithm of a
+//     negative number (Ln, Log10, LogBase);
+//   - 2201F zero raised to a negative power is undefined, a negative
+//     number raised to a non-integer power yields a complex result
+//     (Power), cannot take square root of a negative number (SqrtNumeric).
+//
+// # Transcendental functions
+//
+// Ln, Log10, LogBase, Exp and Power (transcend.go) reproduce not only the
+// scales of numeric_ln, numeric_log, numeric_exp and numeric_power but
+// also the intermediate roundings of their algorithms, on which the last
+// digits of PostgreSQL's results depend (see transcend.go).
 //
 // # Not covered
 //
-// Typmods (numeric(p,s) coercion, apply_typmod), % and div(), the
-// transcendental functions (sqrt, exp, ln, power, ...), trunc, ceil,
-// floor, casts between numeric and the integer or float types, and the
-// binary wire format.
+// Typmods (numeric(p,s) coercion, apply_typmod), div(), the remaining
+// mathematical functions (cbrt, factorial, gcd, ...), casts between
+// numeric and the integer or float types, and the binary wire format.
 package pgnumeric
 
 import (
@@ -49,6 +60,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -455,8 +468,26 @@ func pow10(n int) *big.Int {
 	if n < len(pow10s) {
 		return pow10s[n]
 	}
-	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+	if p, ok := pow10Cache.Load(n); ok {
+		return p.(*big.Int)
+	}
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+	// The transcendental functions round to the same large scales again
+	// and again: keep the powers they use, up to a bounded total size.
+	if pow10CacheBits.Add(int64(p.BitLen())) <= pow10CacheMaxBits {
+		pow10Cache.Store(n, p)
+	}
+	return p
 }
+
+// pow10Cache holds the powers of ten above pow10s that pow10 computed,
+// pow10CacheBits their total size in bits (the cache stops growing at
+// pow10CacheMaxBits).
+var (
+	pow10Cache        sync.Map
+	pow10CacheBits    atomic.Int64
+	pow10CacheMaxBits = int64(1 << 25)
+)
 
 // numDigits returns the number of decimal digits of |x|, 0 for 0.
 func numDigits(x *big.Int) int {

@@ -17,8 +17,9 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // numCase is one operation and its outcome in the server's notation: the
 // result's text, or "ERR sqlstate|message". op is "in" (a::numeric),
 // "neg", "round" (round(a, b::int)), "+", "-", "*", "/", "cmp" (-1, 0 or
-// 1 from < and =), or "int2+", "int4/", "int8neg"... (the integer
-// operators on a::intN and b::intN: + - * / % neg). A want of "len=N"
+// 1 from < and =), "ln", "log10" (log(a)), "log" (log(a, b)), "exp",
+// "power" (power(a, b)), "^", or "int2+", "int4/", "int8neg"... (the
+// integer operators on a::intN and b::intN: + - * / % neg). A want of "len=N"
 // only checks the length of a long result here; the differential test
 // compares it in full. The outcomes were checked against PostgreSQL 15
 // (TestDifferentialTable checks them again).
@@ -27,8 +28,12 @@ type numCase struct {
 }
 
 const (
-	errOverflow = "ERR 22003|value overflows numeric format"
-	errDivZero  = "ERR 22012|division by zero"
+	errOverflow  = "ERR 22003|value overflows numeric format"
+	errDivZero   = "ERR 22012|division by zero"
+	errLogOfZero = "ERR 2201E|cannot take logarithm of zero"
+	errLogOfNeg  = "ERR 2201E|cannot take logarithm of a negative number"
+	errZeroToNeg = "ERR 2201F|zero raised to a negative power is undefined"
+	errComplex   = "ERR 2201F|a negative number raised to a non-integer power yields a complex result"
 )
 
 func errSyntax(s string) string {
@@ -266,6 +271,178 @@ var numCases = []numCase{
 	{"int8%", "-9223372036854775808", "-1", "0"},
 	{"int8%", "1", "0", errDivZero},
 	{"int8neg", "-9223372036854775808", "", "ERR 22003|bigint out of range"},
+
+	// Logarithms (ln, log(x) = log10, log(base, x)): the result scale
+	// aims at 16 significant digits, from estimate_ln_dweight.
+	{"ln", "1", "", "0.0000000000000000"},
+	{"ln", "2", "", "0.6931471805599453"},
+	{"ln", "10", "", "2.3025850929940457"},
+	{"ln", "0.5", "", "-0.6931471805599453"},
+	{"ln", "0.9999", "", "-0.00010000500033335834"},
+	{"ln", "1.0001", "", "0.00009999500033330834"},
+	{"ln", "1e-100", "", "len=105"},
+	{"ln", "1e100", "", "230.25850929940457"},
+	{"ln", "0", "", errLogOfZero},
+	{"ln", "0.000", "", errLogOfZero},
+	{"ln", "-1", "", errLogOfNeg},
+	{"ln", "NaN", "", "NaN"},
+	{"ln", "Infinity", "", "Infinity"},
+	{"ln", "-Infinity", "", errLogOfNeg},
+	{"ln", "1.00000000000000000000000000000000000001", "", "0.000000000000000000000000000000000000010000000000000000"},
+	{"ln", "0.99999999999999999999", "", "-0.000000000000000000010000000000000000"},
+	{"ln", "2.718281828459045235360287", "", "1.000000000000000000000000"},
+	{"ln", "12345678901234567890.123", "", "43.959837789202521"},
+	{"ln", "1.5000", "", "0.4054651081081644"},
+	{"ln", "1e-16383", "", "len=1007"},
+	{"ln", "9.99e131071", "", "301804.43230841522"},
+	{"ln", "1." + strings.Repeat("0", 1000) + "5", "", "len=1002"}, // 0.0*999 1, see TestLongResults
+	{"ln", "0." + strings.Repeat("9", 1001) + "5", "", "len=1002"},
+	{"ln", "1." + strings.Repeat("3", 16383), "", "len=1002"},
+	{"log10", "100", "", "2.0000000000000000"},
+	{"log10", "1000", "", "3.0000000000000000"},
+	{"log10", "0.001", "", "-3.0000000000000000"},
+	{"log10", "1", "", "0.0000000000000000"},
+	{"log10", "2", "", "0.3010299956639812"},
+	{"log10", "0", "", errLogOfZero},
+	{"log10", "-5", "", errLogOfNeg},
+	{"log10", "NaN", "", "NaN"},
+	{"log10", "Infinity", "", "Infinity"},
+	{"log10", "-Infinity", "", errLogOfNeg},
+	{"log10", "1e100", "", "100.00000000000000"},
+	{"log10", "1.0001", "", "0.00004342727686266964"},
+	{"log10", "0.9999", "", "-0.00004343161980751038"},
+	{"log10", "31.6227766016837933", "", "1.5000000000000000"},
+	{"log", "2", "8", "3.0000000000000000"},
+	{"log", "2", "1024", "10.0000000000000000"},
+	{"log", "10", "0.001", "-3.0000000000000000"},
+	{"log", "1", "1", errDivZero},
+	{"log", "1", "5", errDivZero},
+	{"log", "0", "5", errLogOfZero},
+	{"log", "-2", "8", errLogOfNeg},
+	{"log", "2", "0", errLogOfZero},
+	{"log", "2", "-1", errLogOfNeg},
+	{"log", "NaN", "1", "NaN"},
+	{"log", "2", "NaN", "NaN"},
+	{"log", "Infinity", "2", "0"},
+	{"log", "Infinity", "Infinity", "NaN"},
+	{"log", "2", "Infinity", "Infinity"},
+	{"log", "1", "Infinity", "Infinity"},
+	{"log", "Infinity", "0", errLogOfZero},
+	{"log", "0", "-Infinity", errLogOfNeg},
+	{"log", "0", "-1", errLogOfZero},
+	{"log", "-1", "0", errLogOfNeg},
+	{"log", "Infinity", "1", "0"},
+	{"log", "-Infinity", "2", errLogOfNeg},
+	{"log", "Infinity", "-2", errLogOfNeg},
+	{"log", "0.5", "0.25", "2.0000000000000000"},
+	{"log", "100", "10", "0.5000000000000000"},
+	{"log", "4", "8", "1.5000000000000000"},
+	{"log", "8", "2", "0.3333333333333333"},
+	{"log", "1.000000000000000000000004", "1.00000000000000000000067", "167.499999999999999999944223"},
+	{"log", "1.0000000001", "1.00000000000000000000000000000000000000000000000000000000000000000000000001", "len=82"},
+	{"log", "10.00", "1e-50", "-50.00000000000000000000000000000000000000000000000000"},
+	{"log", "1e-100", "1e100", "len=103"},
+	// ln(base) rounds to 0 at the scale log_var gives it.
+	{"log", "1.0000000001", "1." + strings.Repeat("0", 2000) + "1", errDivZero},
+	{"log", "10", "1." + strings.Repeat("0", 995) + "1", "len=1002"},
+	{"log", "1." + strings.Repeat("3", 16383), "2." + strings.Repeat("7", 16383), "len=1002"},
+
+	// exp: 22003 from 6000 on, 0 from -6000 down.
+	{"exp", "0", "", "1.0000000000000000"},
+	{"exp", "0.000", "", "1.0000000000000000"},
+	{"exp", "1", "", "2.7182818284590452"},
+	{"exp", "-1", "", "0.3678794411714423"},
+	{"exp", "0.0001", "", "1.0001000050001667"},
+	{"exp", "100", "", "26881171418161354484126255515800135873611119"},
+	{"exp", "-100", "", "0.00000000000000000000000000000000000000000003720075976020836"},
+	{"exp", "1.5e-20", "", "1.000000000000000000015"},
+	{"exp", "709.78", "", "len=312"},
+	{"exp", "5999.99", "", "len=2609"},
+	{"exp", "6000", "", errOverflow},
+	{"exp", "-6000", "", "len=1002"},
+	{"exp", "-5999.99", "", "len=1002"},
+	{"exp", "1e100", "", errOverflow},
+	{"exp", "-1e100", "", "len=1002"},
+	{"exp", "NaN", "", "NaN"},
+	{"exp", "Infinity", "", "Infinity"},
+	{"exp", "-Infinity", "", "0"},
+	{"exp", "90.000000000000000000000000000000000000005555", "", "len=83"},
+	{"exp", "0." + strings.Repeat("0", 1000) + "5", "", "len=1002"}, // 1.0*999 1
+	{"exp", "-0." + strings.Repeat("0", 1000) + "5", "", "len=1002"},
+	{"exp", "-5999." + strings.Repeat("9", 16383), "", "len=1002"},
+
+	// power and ^: the integer path (scale 16 or the base's), ties
+	// rounded up, the general path, the special values.
+	{"power", "2", "10", "1024.0000000000000000"},
+	{"power", "2", "3.000", "8.0000000000000000"},
+	{"power", "2", "-17", "0.0000076293945313"},
+	{"power", "0.5", "17", "0.0000076293945313"},
+	{"power", "0.4", "-17", "5820766.0913467407226563"},
+	{"power", "12.5", "17", "4440892098500626161.6945266723632813"},
+	{"power", "2", "0.5", "1.4142135623730950"},
+	{"power", "4", "0.5", "2.0000000000000000"},
+	{"power", "100", "1.5", "1000.0000000000000"},
+	{"power", "0.01", "0.5", "0.10000000000000000"},
+	{"power", "-2", "3", "-8.0000000000000000"},
+	{"power", "-2", "3.000", "-8.0000000000000000"},
+	{"power", "-2", "-3", "-0.1250000000000000"},
+	{"power", "-2", "0.5", errComplex},
+	{"power", "0", "0", "1.0000000000000000"},
+	{"power", "0.00", "0", "1.0000000000000000"},
+	{"power", "0", "-1", errZeroToNeg},
+	{"power", "0", "0.5", "0.0000000000000000"},
+	{"power", "0", "1e20", "0.0000000000000000"},
+	{"power", "0", "3", "0.0000000000000000"},
+	{"power", "NaN", "0", "1"},
+	{"power", "NaN", "0.0", "1"},
+	{"power", "1", "NaN", "1"},
+	{"power", "NaN", "1", "NaN"},
+	{"power", "2", "NaN", "NaN"},
+	{"power", "NaN", "NaN", "NaN"},
+	{"power", "-2", "Infinity", "Infinity"},
+	{"power", "-0.5", "Infinity", "0"},
+	{"power", "-1", "-Infinity", "1"},
+	{"power", "0.5", "-Infinity", "Infinity"},
+	{"power", "2", "-Infinity", "0"},
+	{"power", "1", "Infinity", "1"},
+	{"power", "0", "Infinity", "0"},
+	{"power", "0", "-Infinity", errZeroToNeg},
+	{"power", "Infinity", "-2", "0"},
+	{"power", "Infinity", "0", "1"},
+	{"power", "Infinity", "0.5", "Infinity"},
+	{"power", "-Infinity", "3", "-Infinity"},
+	{"power", "-Infinity", "4", "Infinity"},
+	{"power", "-Infinity", "0.5", errComplex},
+	{"power", "-Infinity", "-3", "0"},
+	{"power", "-Infinity", "Infinity", "Infinity"},
+	{"power", "10", "2700.5", errOverflow},
+	{"power", "1.5", "2147483648", errOverflow},
+	{"power", "-1.5", "2147483647", errOverflow},
+	{"power", "10", "-2147483648", "0.0000000000000000"},
+	{"power", "0.99", "2147483647", "0.0000000000000000"},
+	{"power", "1.0000001", "1e10", "len=443"},
+	{"power", "10", "131071", "len=131089"},
+	{"power", "10", "131072", errOverflow},
+	{"power", "1e100", "1e100", errOverflow},
+	{"power", "0.1", "1e100", "len=1002"},
+	{"power", "-1", "1e30", "1.0000000000000000"},
+	{"power", "-1", "1000000000000000000001", "-1.0000000000000000"},
+	{"power", "1.0000000000000000009", "15.5", "1.0000000000000000139"},
+	{"power", "0.99999999999999999999", "4.5", "0.99999999999999999995"},
+	{"power", "2", "3.5", "11.313708498984760"},
+	{"power", "-8", "0.3333333333333333", errComplex},
+	{"power", "1.0001", "10000.5", "2.7182818307240536"},
+	{"power", "3.14159", "2.71828", "22.459059142513843"},
+	{"power", "0.000001", "-3", "1000000000000000000.0000000000000000"},
+	{"power", "1.23456789", "-7", "0.2287679391221273"},
+	{"power", "7", "2000.5", "len=1693"},
+	{"power", "0.5", "-6000.5", "len=1809"},
+	{"power", "9.9", "-100000", "0.0000000000000000"},
+	{"power", "1." + strings.Repeat("0", 16382) + "1", "1e16383", "len=1002"},
+	{"power", "1." + strings.Repeat("3", 16383), "2." + strings.Repeat("7", 16383), "len=1002"},
+	{"^", "2", "10", "1024.0000000000000000"},
+	{"^", "-3", "0.5", errComplex},
+	{"^", "1.1", "-2.5", "0.7879856109467705"},
 }
 
 // errText renders err in the differential tests' notation, or says why it
@@ -317,6 +494,18 @@ func local(op, a, b string) string {
 		}
 	case "abs":
 		d = x.Abs()
+	case "ln", "log10", "exp":
+		switch op {
+		case "ln":
+			d, err = x.Ln()
+		case "log10":
+			d, err = x.Log10()
+		default:
+			d, err = x.Exp()
+		}
+		if err != nil {
+			return errText(err)
+		}
 	default:
 		y, err := Parse(b)
 		if err != nil {
@@ -335,6 +524,10 @@ func local(op, a, b string) string {
 			return strconv.Itoa(x.Cmp(y))
 		case "mod":
 			d, err = x.Mod(y)
+		case "log":
+			d, err = LogBase(x, y)
+		case "power", "^":
+			d, err = x.Power(y)
 		default:
 			return "bad op " + op
 		}
@@ -419,6 +612,14 @@ func TestLongResults(t *testing.T) {
 		{"/", "1e1000", "7", "1 428571*166 4 2 9"},
 		{"round", "1.5", "20000", "1.5 0*16382"},
 		{"round", "5e100", "-101", "1 0*101"},
+		// Halfway at scale 1000: exp and ln round the first terms of
+		// their series, which land exactly halfway, away from zero
+		// (exactly, ln(1 + 5e-1001) is just below halfway).
+		{"exp", "0." + strings.Repeat("0", 1000) + "5", "", "1. 0*999 1"},
+		{"exp", "-0." + strings.Repeat("0", 1000) + "5", "", "1. 0*1000"},
+		{"ln", "1." + strings.Repeat("0", 1000) + "5", "", "0.0*999 1"},
+		{"log", "10", "1." + strings.Repeat("0", 995) + "1", "0.0*996 4343"},
+		{"power", "10", "131071", "1 0*131071 . 0*16"},
 	} {
 		var want strings.Builder
 		for part := range strings.FieldsSeq(c.want) {

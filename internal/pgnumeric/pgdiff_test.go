@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 var (
 	diffSeed  = flag.Uint64("diff.seed", 1, "seed of the random differential tests")
 	diffCount = flag.Int("diff.count", 3000, "operand pairs of TestDifferentialRandom")
+	diffTrans = flag.Int("diff.trans", 3000, "operand sets of TestDifferentialTranscendental (5 cases each)")
 )
 
 // tryNum evaluates one case of the numCase notation on the server.
@@ -52,6 +54,9 @@ BEGIN
 	WHEN 'ceil' THEN RETURN ceil(x)::text;
 	WHEN 'floor' THEN RETURN floor(x)::text;
 	WHEN 'abs' THEN RETURN abs(x)::text;
+	WHEN 'ln' THEN RETURN ln(x)::text;
+	WHEN 'log10' THEN RETURN log(x)::text;
+	WHEN 'exp' THEN RETURN exp(x)::text;
 	ELSE
 	END CASE;
 	y := b::numeric;
@@ -61,6 +66,9 @@ BEGIN
 	WHEN '*' THEN RETURN (x * y)::text;
 	WHEN '/' THEN RETURN (x / y)::text;
 	WHEN 'mod' THEN RETURN mod(x, y)::text;
+	WHEN 'log' THEN RETURN log(x, y)::text;
+	WHEN 'power' THEN RETURN power(x, y)::text;
+	WHEN '^' THEN RETURN (x ^ y)::text;
 	WHEN 'cmp' THEN RETURN CASE WHEN x < y THEN '-1' WHEN x = y THEN '0' ELSE '1' END;
 	END CASE;
 EXCEPTION WHEN others THEN
@@ -130,18 +138,24 @@ func (d *diffConn) server(cases []numCase) []string {
 	return out
 }
 
-func (d *diffConn) compare(cases []numCase) {
+// compare evaluates cases on the server and with this package, reports
+// the differences and returns this package's results.
+func (d *diffConn) compare(cases []numCase) []string {
 	d.t.Helper()
 	want := d.server(cases)
 	bad := 0
+	out := make([]string, len(cases))
 	for i, c := range cases {
-		if got := local(c.op, c.a, c.b); got != want[i] {
+		got := local(c.op, c.a, c.b)
+		out[i] = got
+		if got != want[i] {
 			d.t.Errorf("%s %q %q: got %.100s, server %.100s", c.op, c.a, c.b, got, want[i])
 			if bad++; bad > 30 {
 				d.t.Fatal("too many differences")
 			}
 		}
 	}
+	return out
 }
 
 // TestDifferentialTable checks the unit test tables against the server.
@@ -198,6 +212,28 @@ func TestDifferentialRandom(t *testing.T) {
 		outcomes[c.op+" "+o]++
 	}
 	t.Logf("%d cases and %d aggregate groups: %v", len(cases), len(groups), outcomes)
+}
+
+// TestDifferentialTranscendental checks ln, log, exp and power on random
+// operands.
+func TestDifferentialTranscendental(t *testing.T) {
+	d := newDiffConn(t)
+	r := rand.New(rand.NewPCG(*diffSeed, 0x7472616e73))
+	var cases []numCase
+	for range *diffTrans {
+		cases = append(cases, randomTranscendental(r)...)
+	}
+	start := time.Now()
+	got := d.compare(cases)
+	outcomes := map[string]int{}
+	for i, c := range cases {
+		o := "ok"
+		if strings.HasPrefix(got[i], "ERR") {
+			o = got[i][:9]
+		}
+		outcomes[c.op+" "+o]++
+	}
+	t.Logf("%d cases in %v: %v", len(cases), time.Since(start), outcomes)
 }
 
 // compareSums evaluates count, sum and avg of each group on the server
@@ -416,4 +452,139 @@ func randomGroup(r *rand.Rand) sumCase {
 		}
 	}
 	return g
+}
+
+// randomTransValue returns an operand for the transcendental functions:
+// mostly moderate values (up to 12 integer and 20 fraction digits), values
+// near 1, small and large magnitudes, zeros, negatives and the special
+// values, and rarely a value with a display scale near 1000 (which makes
+// the server work at 1000 digits).
+func randomTransValue(r *rand.Rand) string {
+	sign := ""
+	if r.IntN(5) == 0 {
+		sign = "-"
+	}
+	switch r.IntN(40) {
+	case 0:
+		return []string{"NaN", "Infinity", "-Infinity"}[r.IntN(3)]
+	case 1:
+		return []string{"0", "0.000", "1", "1.00000", "-1", "10", "0.1", "2", "0.5"}[r.IntN(9)]
+	case 2:
+		switch r.IntN(4) {
+		case 0:
+			return sign + "0." + strings.Repeat("0", 990+r.IntN(20)) + randomDigits(r, 1+r.IntN(4), 0)
+		case 1:
+			// Near 1 with a scale around the largest result scale.
+			return sign + "1." + strings.Repeat("0", 990+r.IntN(20)) + randomDigits(r, 1+r.IntN(4), 0)
+		}
+		return sign + randomDigits(r, 1+r.IntN(3), 0) + "." + randomDigits(r, 40+r.IntN(60), r.IntN(4))
+	case 3, 4, 5, 6, 7, 8:
+		return sign + randomNearOne(r)
+	case 9, 10, 11:
+		// Small or large magnitudes.
+		return sign + randomDigits(r, 1+r.IntN(6), 0) + "e" + strconv.Itoa(r.IntN(601)-300)
+	case 12, 13, 14:
+		return sign + strconv.Itoa(1+r.IntN(100))
+	}
+	style := r.IntN(4)
+	intPart := strings.TrimLeft(randomDigits(r, r.IntN(13), style), "0")
+	if intPart == "" {
+		intPart = "0"
+	}
+	if scale := r.IntN(21); scale > 0 {
+		return sign + intPart + "." + randomDigits(r, scale, style)
+	}
+	return sign + intPart
+}
+
+// randomNearOne returns a value close to 1, above or below, with a few
+// significant digits after the run of 0s or 9s: the hard case of the
+// logarithms, and of powers that lie close to halfway between two
+// results.
+func randomNearOne(r *rand.Rand) string {
+	z := strings.Repeat("0", r.IntN(25))
+	d := randomDigits(r, 1+r.IntN(10), r.IntN(4))
+	if r.IntN(2) == 0 {
+		return "1." + z + d
+	}
+	return "0." + strings.Repeat("9", 1+r.IntN(25)) + d
+}
+
+// randomExponent returns an exponent for power: small integers, integers
+// written with a fraction, halves, short fractions, large and huge
+// integers (beyond int32 they take the general path), and random values.
+func randomExponent(r *rand.Rand) string {
+	sign := ""
+	if r.IntN(3) == 0 {
+		sign = "-"
+	}
+	switch r.IntN(10) {
+	case 0, 1:
+		return sign + strconv.Itoa(r.IntN(41))
+	case 2:
+		return sign + strconv.Itoa(r.IntN(20)) + ".000"
+	case 3:
+		// Short fractions: with bases near 1, results near halfway.
+		return sign + strconv.Itoa(r.IntN(20)) + []string{".5", ".25", ".75", ".125", ".05"}[r.IntN(5)]
+	case 4:
+		return sign + strconv.Itoa(r.IntN(5)) + "." + randomDigits(r, 1+r.IntN(6), 0)
+	case 5:
+		return sign + strconv.Itoa(1+r.IntN(1<<20))
+	case 6:
+		return sign + randomDigits(r, 1, 0) + "e" + strconv.Itoa(8+r.IntN(4))
+	}
+	return randomTransValue(r)
+}
+
+// randomExpArg returns an argument for exp: mostly results below
+// 10^300, sometimes near the overflow bound 6000 or beyond it.
+func randomExpArg(r *rand.Rand) string {
+	sign := ""
+	if r.IntN(2) == 0 {
+		sign = "-"
+	}
+	switch r.IntN(40) {
+	case 0:
+		// Near the bound (costly on the server when positive).
+		return sign + strconv.Itoa(5995+r.IntN(10)) + "." + randomDigits(r, r.IntN(3), 0)
+	case 1, 2:
+		return "-" + strconv.Itoa(r.IntN(6000))
+	case 3, 4, 5, 6:
+		return randomTransValue(r)
+	case 7, 8, 9:
+		return sign + "0." + strings.Repeat("0", r.IntN(20)) + randomDigits(r, 1+r.IntN(8), 0)
+	}
+	return sign + strconv.Itoa(r.IntN(700)) + "." + randomDigits(r, r.IntN(25), r.IntN(4))
+}
+
+// randomTranscendental returns one case of each transcendental function:
+// ln, log (as log10), log with a base, exp, and power (or ^).
+func randomTranscendental(r *rand.Rand) []numCase {
+	var base, exponent string
+	for {
+		base = randomTransValue(r)
+		if r.IntN(6) == 0 {
+			base = strconv.Itoa(r.IntN(21) - 10)
+		}
+		exponent = randomExponent(r)
+		// Results of 10^1200 to 10^400000 take the server seconds (up to
+		// 10^131072 it computes them, beyond it fails only after it has
+		// computed most of them): leave them to the table.
+		x, _ := strconv.ParseFloat(base, 64)
+		y, _ := strconv.ParseFloat(exponent, 64)
+		if w := y * math.Log10(math.Abs(x)); !(w > 1200 && w < 400000) {
+			break
+		}
+	}
+	op := "power"
+	if r.IntN(4) == 0 {
+		op = "^"
+	}
+	return []numCase{
+		{op: "ln", a: randomTransValue(r)},
+		{op: "log10", a: randomTransValue(r)},
+		{op: "log", a: randomTransValue(r), b: randomTransValue(r)},
+		{op: "exp", a: randomExpArg(r)},
+		{op: op, a: base, b: exponent},
+	}
 }
