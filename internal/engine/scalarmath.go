@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -50,6 +51,47 @@ func floatSig(name string, n int, numericVariant bool) func([]onion.Type) ([]oni
 		}
 		return params, tFloat8, nil
 	}
+}
+
+// numericOr is a function of one value with a numeric variant (ln, exp,
+// log10): numeric arguments take it (f, PostgreSQL's numeric_ln ...),
+// integers and double precision the double precision one.
+func numericOr(f func(pgnumeric.Decimal) (pgnumeric.Decimal, error), float *scalarFunc) *scalarFunc {
+	return &scalarFunc{sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) == 1 && isNumType(args[0]) {
+			return []onion.Type{tNumeric}, tNumeric, nil
+		}
+		return float.sig(args)
+	}, call: func(ev *evaluator, a []aval, t onion.Type) (aval, error) {
+		if t.Base == onion.Numeric {
+			r, err := f(a[0].numeric())
+			return aval{t: tNumeric, d: r}, err
+		}
+		return float.call(ev, a, t)
+	}}
+}
+
+// logFunc is log(x), numeric or double precision as numericOr, and
+// log(b, x), which PostgreSQL has for numeric only (numeric_log).
+func logFunc(float *scalarFunc) *scalarFunc {
+	one := numericOr(pgnumeric.Decimal.Log10, float)
+	return &scalarFunc{sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
+		if len(args) != 2 {
+			return one.sig(args)
+		}
+		for _, a := range args {
+			if !(a == tUnknown || isIntType(a) || isNumType(a)) {
+				return nil, tNumeric, refuseArgs("log", args)
+			}
+		}
+		return []onion.Type{tNumeric, tNumeric}, tNumeric, nil
+	}, call: func(ev *evaluator, a []aval, t onion.Type) (aval, error) {
+		if len(a) != 2 {
+			return one.call(ev, a, t)
+		}
+		r, err := pgnumeric.LogBase(a[0].numeric(), a[1].numeric())
+		return aval{t: tNumeric, d: r}, err
+	}}
 }
 
 // float1 is a scalar function of one double precision value.
@@ -192,9 +234,10 @@ func mathFuncs() map[string]*scalarFunc {
 			}
 			return float8Val(float64(C.atan2(C.double(y), C.double(x)))), nil
 		}},
-		"ln":  float1("ln", true, logarithm(func(x C.double) C.double { return C.log(x) })),
-		"log": float1("log", true, logarithm(func(x C.double) C.double { return C.log10(x) })),
-		"exp": float1("exp", true, dexp),
+		"ln":    numericOr(pgnumeric.Decimal.Ln, float1("ln", false, logarithm(func(x C.double) C.double { return C.log(x) }))),
+		"log":   logFunc(float1("log", false, logarithm(func(x C.double) C.double { return C.log10(x) }))),
+		"log10": numericOr(pgnumeric.Decimal.Log10, float1("log10", false, logarithm(func(x C.double) C.double { return C.log10(x) }))),
+		"exp":   numericOr(pgnumeric.Decimal.Exp, float1("exp", false, dexp)),
 		"degrees": float1("degrees", false, func(x float64) (float64, error) {
 			return float8Div(x, radiansPerDegree)
 		}),

@@ -10,14 +10,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
-	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
-// power is power(x, y) and the operator ^ of double precision (dpow):
+// power is power(x, y) and the operator ^: of double precision (dpow),
 // PostgreSQL's checks around the C library's pow, which the proxy calls
 // too, since Go's math.Pow rounds differently from glibc's in about half
-// of random cases (a differential run showed); numeric ^ numeric, which
-// has its own precision rules, is refused.
+// of random cases (a differential run showed); of numeric values
+// (numeric_power), pgnumeric's Power.
 var powerFunc = scalarFunc{sig: powerSig, call: dpow}
 
 func powerSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
@@ -39,12 +38,16 @@ func powerSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 	if numeric && !float {
 		// An integer or numeric with a numeric resolves to
 		// numeric_power; with a double precision, to dpow.
-		return nil, tNumeric, rewrite.Refusal("power of numeric values is not supported in a query the proxy computes")
+		return []onion.Type{tNumeric, tNumeric}, tNumeric, nil
 	}
 	return []onion.Type{tFloat8, tFloat8}, tFloat8, nil
 }
 
-func dpow(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+func dpow(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+	if t.Base == onion.Numeric {
+		r, err := a[0].numeric().Power(a[1].numeric())
+		return aval{t: tNumeric, d: r}, err
+	}
 	x, y := a[0].float(), a[1].float()
 	overflow := &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: overflow"}
 	underflow := &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: underflow"}
