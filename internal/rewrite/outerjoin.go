@@ -38,10 +38,7 @@ func splitJoinResidual(sel *pg_query.SelectStmt, version int32, lookup TableLook
 		}
 		var keep, residual []*pg_query.Node
 		for _, c := range conjuncts(j.Quals) {
-			probe := proto.Clone(sel).(*pg_query.SelectStmt)
-			probe.FromClause[i].GetJoinExpr().Quals = proto.Clone(c).(*pg_query.Node)
-			probe.WhereClause = nil
-			if serverEvaluates(pg_query.MakeAConstIntNode(1, -1), probe, version, lookup) {
+			if serverEvaluatesOn(sel, []int{i}, c, version, lookup) {
 				keep = append(keep, c)
 			} else {
 				residual = append(residual, c)
@@ -84,10 +81,7 @@ func moveInnerJoinQuals(sel *pg_query.SelectStmt, version int32, lookup TableLoo
 		}
 		var keep []*pg_query.Node
 		for _, c := range conjuncts(j.Quals) {
-			probe := proto.Clone(sel).(*pg_query.SelectStmt)
-			joinAt(probe, path).Quals = proto.Clone(c).(*pg_query.Node)
-			probe.WhereClause = nil
-			if serverEvaluates(pg_query.MakeAConstIntNode(1, -1), probe, version, lookup) {
+			if serverEvaluatesOn(sel, path, c, version, lookup) {
 				keep = append(keep, c)
 			} else {
 				moved = append(moved, c)
@@ -104,6 +98,15 @@ func moveInnerJoinQuals(sel *pg_query.SelectStmt, version int32, lookup TableLoo
 	if len(moved) > 0 {
 		sel.WhereClause = andNodes(append(conjuncts(sel.WhereClause), moved...))
 	}
+}
+
+// serverEvaluatesOn reports whether the server can evaluate condition c
+// as the only ON condition of the join at path (joinAt) of sel.
+func serverEvaluatesOn(sel *pg_query.SelectStmt, path []int, c *pg_query.Node, version int32, lookup TableLookup) bool {
+	probe := proto.Clone(sel).(*pg_query.SelectStmt)
+	joinAt(probe, path).Quals = proto.Clone(c).(*pg_query.Node)
+	probe.WhereClause = nil
+	return serverEvaluates(pg_query.MakeAConstIntNode(1, -1), probe, version, lookup)
 }
 
 // joinAt is the join expression of sel's FROM at path: the FROM item's

@@ -1396,31 +1396,25 @@ func substituteRefs(m protoreflect.Message, repl func(*pg_query.ColumnRef) *pg_q
 // containsAggregate reports whether n calls an aggregate (outside
 // subqueries).
 func containsAggregate(n *pg_query.Node) bool {
-	found := false
-	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
-		switch x := m.Interface().(type) {
-		case *pg_query.SubLink:
-			return false
-		case *pg_query.FuncCall:
-			if x.Over == nil && isAggregate(x) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+	return containsCall(n, func(fc *pg_query.FuncCall) bool { return fc.Over == nil && isAggregate(fc) })
 }
 
 // containsWindowCall reports whether n calls a window function outside
 // subqueries.
 func containsWindowCall(n *pg_query.Node) bool {
+	return containsCall(n, func(fc *pg_query.FuncCall) bool { return fc.Over != nil })
+}
+
+// containsCall reports whether n holds a function call outside
+// subqueries for which is reports true.
+func containsCall(n *pg_query.Node, is func(*pg_query.FuncCall) bool) bool {
 	found := false
 	inspect(n.ProtoReflect(), func(m protoreflect.Message) bool {
 		switch x := m.Interface().(type) {
 		case *pg_query.SubLink:
 			return false
 		case *pg_query.FuncCall:
-			found = found || x.Over != nil
+			found = found || is(x)
 		}
 		return !found
 	})
