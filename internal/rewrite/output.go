@@ -224,8 +224,14 @@ func (l *level) star(cr *pg_query.ColumnRef, grouped bool) ([]*pg_query.Node, er
 // encrypted column (year < 2000, a IS NULL, p AND q) as CASE WHEN p THEN
 // true WHEN NOT p THEN false END, the same value (NULL when p is), so
 // that the server evaluates p over the onions as it does in WHERE. The
-// output keeps the name PostgreSQL gives the condition.
+// output keeps the name PostgreSQL gives the condition. Only inside
+// subqueries: in the outermost select list split execution computes the
+// condition in the proxy, which reveals less (and takes a parameter of
+// another type, year >= 1999.5 over a smallint).
 func (l *level) conditionAsCase(rt *pg_query.ResTarget) {
+	if l.mode == modeTop {
+		return
+	}
 	switch x := rt.Val.Node.(type) {
 	case *pg_query.Node_AExpr:
 		if x.AExpr.Kind != pg_query.A_Expr_Kind_AEXPR_OP {
