@@ -577,17 +577,15 @@ func TestRekeyIntoJoinGroup(t *testing.T) {
 		mustExec(t, conn, fmt.Sprintf("INSERT INTO ord%s VALUES (100, 10), (101, 10), (102, 30), (103, 40)", sfx))
 	}
 	const join = "SELECT o.id, c.name FROM ord%s o JOIN cust%s c ON o.k = c.k"
-	// Inside a transaction block the proxy does not re-key on demand: it
-	// compares the decrypted columns itself.
+	// Inside a transaction block the proxy does not re-key on demand.
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inTx, err := runSorted(ctx, tx.Conn(), pgx.QueryExecModeSimpleProtocol, fmt.Sprintf(join, "", ""), nil)
+	_, err = tx.Exec(ctx, fmt.Sprintf(join, "", ""))
 	_ = tx.Rollback(ctx)
-	direct0, derr := runSorted(ctx, direct, pgx.QueryExecModeSimpleProtocol, fmt.Sprintf(join, "_plain", "_plain"), nil)
-	if err != nil || derr != nil || !reflect.DeepEqual(inTx, direct0) {
-		t.Fatalf("join across keys in a transaction block:\n got %v %v\nwant %v %v", inTx, err, direct0, derr)
+	if pgCode(err) != "0A000" || !strings.Contains(err.Error(), "join") {
+		t.Fatalf("join across keys before the re-key: %v, want 0A000 naming the join", err)
 	}
 	snap, err := catalog.Load(ctx, direct, mustMACKey(t, db))
 	if err != nil {
@@ -613,16 +611,14 @@ func TestRekeyIntoJoinGroup(t *testing.T) {
 		t.Fatalf("join after the re-key:\n got %v %v\nwant %v %v", got, gerr, want, werr)
 	}
 
-	// Rotating the group's keys: one table at a time, the join computed by
-	// the proxy in between (each column decrypted with its own key, never
-	// answered wrongly), on the server again at the end.
+	// Rotating the group's keys: one table at a time, the join refused in
+	// between (never answered wrongly), whole again at the end.
 	rw := newRewriter(t, db)
 	if _, err := rw.RotateColumns(ctx, "public", "cust", nil); err != nil {
 		t.Fatal(err)
 	}
-	got, gerr = runSorted(ctx, c, pgx.QueryExecModeSimpleProtocol, fmt.Sprintf(join, "", ""), nil)
-	if gerr != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("join with the group rotated in one table:\n got %v %v\nwant %v", got, gerr, want)
+	if _, err := c.Exec(ctx, fmt.Sprintf(join, "", "")); pgCode(err) != "0A000" || !strings.Contains(err.Error(), "at different keys") {
+		t.Fatalf("join with the group rotated in one table: %v, want 0A000 naming the key versions", err)
 	}
 	if _, err := rw.RotateColumns(ctx, "public", "ord", nil); err != nil {
 		t.Fatal(err)

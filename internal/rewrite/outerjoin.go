@@ -81,7 +81,9 @@ func moveInnerJoinQuals(sel *pg_query.SelectStmt, version int32, lookup TableLoo
 		}
 		var keep []*pg_query.Node
 		for _, c := range conjuncts(j.Quals) {
-			if serverEvaluatesOn(sel, path, c, version, lookup) {
+			// A comparison of bare columns (a join key) stays: the
+			// proxy would compare every pair of rows.
+			if columnsOnly(c) || serverEvaluatesOn(sel, path, c, version, lookup) {
 				keep = append(keep, c)
 			} else {
 				moved = append(moved, c)
@@ -98,6 +100,27 @@ func moveInnerJoinQuals(sel *pg_query.SelectStmt, version int32, lookup TableLoo
 	if len(moved) > 0 {
 		sel.WhereClause = andNodes(append(conjuncts(sel.WhereClause), moved...))
 	}
+}
+
+// columnsOnly reports whether c compares column references only (a = b,
+// a BETWEEN b AND c).
+func columnsOnly(c *pg_query.Node) bool {
+	a := c.GetAExpr()
+	if a == nil {
+		return false
+	}
+	ops := []*pg_query.Node{a.Lexpr}
+	if l := a.Rexpr.GetList(); l != nil {
+		ops = append(ops, l.Items...)
+	} else {
+		ops = append(ops, a.Rexpr)
+	}
+	for _, n := range ops {
+		if n.GetColumnRef() == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // serverEvaluatesOn reports whether the server can evaluate condition c

@@ -762,13 +762,13 @@ SELECT count(DISTINCT secret) FROM t1
 SELECT id FROM t1 ORDER BY secret
 SELECT sum(secret) FROM t1
 SELECT max(secret) FROM t1
-SELECT a.id, b.id FROM t1 a JOIN t1 b ON a.secret = b.secret ORDER BY 1, 2 -- ordered
+SELECT a.id FROM t1 a JOIN t1 b ON a.secret = b.secret -- refuse: t1.secret
 SELECT id FROM t1 WHERE secret IN (1, 2) -- empty
 -- joins across keys: re-keyed on demand (JOIN-ADJ), t2.k2 into group k, the others
 -- into new groups
 SELECT t1.id FROM t1 JOIN t2 ON t1.k = t2.k2
 SELECT t1.id FROM t1 JOIN t2 ON t1.i = t2.qty
-SELECT t1.id FROM t1 JOIN t3 ON t1.vc = t3.code -- empty
+SELECT t1.id FROM t1 JOIN t3 ON t1.vc = t3.code -- refuse: t1.vc; empty
 SELECT t1.id FROM t1 JOIN t2 ON t1.d = t2.d
 SELECT id FROM t1 WHERE si = i
 SELECT id FROM t1 WHERE tx = vc
@@ -831,7 +831,7 @@ SELECT id FROM t1 WHERE tx || 'x' = 'alphax'
 SELECT id FROM t1 WHERE tx || vc = 'alphaalpha' OR vc || 'y' = 'betay'
 SELECT max(si) + 1 FROM t1
 SELECT id, si FROM t1 ORDER BY si + 0
-SELECT t1.id, t2.id FROM t1 JOIN t2 ON t1.k BETWEEN t2.k AND t2.k2 ORDER BY 1, 2 -- ordered
+SELECT t1.id FROM t1 JOIN t2 ON t1.k BETWEEN t2.k AND t2.k2 -- refuse: t1.k
 SELECT id FROM t1 WHERE eq_t LIKE 'a%' AND eq_t > 'a'
 
 -- Text order: the server filters and sorts on 8-byte prefixes, the proxy
