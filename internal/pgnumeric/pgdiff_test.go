@@ -356,15 +356,7 @@ func randomValue(r *rand.Rand) string {
 		// A scale around the largest scale of a quotient (1000).
 		return sign + randomDigits(r, r.IntN(3), 0) + "." + strings.Repeat("0", 980+r.IntN(30)) + randomDigits(r, 1+r.IntN(8), r.IntN(4))
 	}
-	style := r.IntN(4)
-	intPart := strings.TrimLeft(randomDigits(r, r.IntN(31), style), "0")
-	if intPart == "" {
-		intPart = "0"
-	}
-	if scale := r.IntN(21); scale > 0 {
-		return sign + intPart + "." + randomDigits(r, scale, style)
-	}
-	return sign + intPart
+	return sign + plainDecimal(r, 31)
 }
 
 // randomPair returns two operands, often related so that their leading
@@ -486,15 +478,7 @@ func randomTransValue(r *rand.Rand) string {
 	case 12, 13, 14:
 		return sign + strconv.Itoa(1+r.IntN(100))
 	}
-	style := r.IntN(4)
-	intPart := strings.TrimLeft(randomDigits(r, r.IntN(13), style), "0")
-	if intPart == "" {
-		intPart = "0"
-	}
-	if scale := r.IntN(21); scale > 0 {
-		return sign + intPart + "." + randomDigits(r, scale, style)
-	}
-	return sign + intPart
+	return sign + plainDecimal(r, 13)
 }
 
 // randomNearOne returns a value close to 1, above or below, with a few
@@ -587,4 +571,18 @@ func randomTranscendental(r *rand.Rand) []numCase {
 		{op: "exp", a: randomExpArg(r)},
 		{op: op, a: base, b: exponent},
 	}
+}
+
+// plainDecimal is a random unsigned decimal of fewer than maxInt integer
+// digits and up to 20 fractional ones.
+func plainDecimal(r *rand.Rand, maxInt int) string {
+	style := r.IntN(4)
+	intPart := strings.TrimLeft(randomDigits(r, r.IntN(maxInt), style), "0")
+	if intPart == "" {
+		intPart = "0"
+	}
+	if scale := r.IntN(21); scale > 0 {
+		return intPart + "." + randomDigits(r, scale, style)
+	}
+	return intPart
 }
