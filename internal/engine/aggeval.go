@@ -149,6 +149,9 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 			}
 			return tNumeric, nil
 		}
+		if t.Base == onion.Varchar {
+			return tText, nil // min and max of text: varchar has none of its own
+		}
 		return t, nil // min, max
 	case rewrite.ExprFunc:
 		sig, err := ev.signature(e)

@@ -775,7 +775,9 @@ func (st *aggState) add(fn string, v aval) error {
 		if err != nil {
 			return err
 		}
-		if (fn == "min" && c < 0) || (fn == "max" && c > 0) {
+		// Of equal values (1.0 and 1.00) the later one, as
+		// numeric_larger and the other transition functions keep.
+		if (fn == "min" && c <= 0) || (fn == "max" && c >= 0) {
 			st.best = v
 		}
 	}

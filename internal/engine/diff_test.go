@@ -343,7 +343,11 @@ func (g *queryGen) query() corpusQuery {
 	}
 	where := g.pred(g.pick(3))
 	q := corpusQuery{}
-	switch k := g.pick(14); {
+	switch k := g.pick(15); {
+	case k == 14:
+		// A window function over a random OVER clause.
+		q.sql = fmt.Sprintf("SELECT id, %s FROM t1 WHERE %s ORDER BY id", g.window(), where)
+		q.ordered = true
 	case k == 10:
 		// A parameter of another integer type than the column's: an
 		// int8 beyond int4 equals no int4 value.
@@ -387,4 +391,79 @@ func (g *queryGen) query() corpusQuery {
 	}
 	q.empty = true // the generator does not know
 	return q
+}
+
+// window returns a window function over t1's columns with a random OVER
+// clause: partitions, an order, a frame and an exclusion. Where the
+// value could depend on how the server orders peers (row_number, lag,
+// ROWS frames, min of numerics equal at different scales), the order
+// ends with id, so that no two rows are peers.
+func (g *queryGen) window() string {
+	c := g.col()
+	orderSensitive := false
+	var fn string
+	switch k := g.pick(16); {
+	case k < 4:
+		fn = []string{"rank()", "dense_rank()", "percent_rank()", "cume_dist()"}[k]
+	case k == 4:
+		fn, orderSensitive = "row_number()", true
+	case k == 5:
+		fn, orderSensitive = fmt.Sprintf("ntile(%d)", 1+g.pick(12)), true
+	case k == 6:
+		fn, orderSensitive = fmt.Sprintf("%s(%s, %d, %s)", []string{"lag", "lead"}[g.pick(2)], c.name, g.pick(4)-1, c.name), true
+	case k == 7:
+		fn, orderSensitive = fmt.Sprintf("%s(%s)", []string{"lag", "lead", "first_value", "last_value"}[g.pick(4)], c.name), true
+	case k == 8:
+		fn, orderSensitive = fmt.Sprintf("nth_value(%s, %d)", c.name, 1+g.pick(4)), true
+	case k == 9:
+		fn = "count(*)"
+	case k == 10:
+		fn = fmt.Sprintf("count(%s)", c.name)
+	case k < 13 && c.family != "bool" && c.family != "bytea":
+		fn = fmt.Sprintf("%s(%s)", []string{"min", "max"}[g.pick(2)], c.name)
+		orderSensitive = c.family == "num"
+	default:
+		x := []string{"i", "si", "b", "n", "un", "pn"}[g.pick(6)]
+		fn = fmt.Sprintf("%s(%s)", []string{"sum", "avg"}[g.pick(2)], x)
+	}
+	var over []string
+	if g.pick(3) == 0 {
+		over = append(over, "PARTITION BY "+[]string{"grp", "flag", "eq_t", "d"}[g.pick(4)])
+	}
+	o := g.col()
+	for o.family == "bytea" || o.name == "secret" {
+		o = g.col()
+	}
+	order := ""
+	if orderSensitive || g.pick(4) > 0 {
+		order = "ORDER BY " + o.name + []string{"", " DESC", " NULLS FIRST", " DESC NULLS LAST"}[g.pick(4)]
+	}
+	frame := ""
+	if order != "" && g.pick(3) > 0 {
+		mode := []string{"ROWS", "GROUPS", "RANGE"}[g.pick(3)]
+		orderSensitive = orderSensitive || mode == "ROWS"
+		bounds := []string{"UNBOUNDED PRECEDING", "%d PRECEDING", "CURRENT ROW", "%d FOLLOWING", "UNBOUNDED FOLLOWING"}
+		lo := g.pick(4)
+		hi := max(lo, 1+g.pick(4))
+		if mode == "RANGE" {
+			lo, hi = []int{0, 2}[g.pick(2)], []int{2, 4}[g.pick(2)]
+		}
+		b := func(i int) string {
+			if strings.Contains(bounds[i], "%d") {
+				return fmt.Sprintf(bounds[i], g.pick(4))
+			}
+			return bounds[i]
+		}
+		frame = fmt.Sprintf(" %s BETWEEN %s AND %s%s", mode, b(lo), b(hi),
+			[]string{"", "", " EXCLUDE CURRENT ROW", " EXCLUDE GROUP", " EXCLUDE TIES", " EXCLUDE NO OTHERS"}[g.pick(6)])
+	}
+	if orderSensitive {
+		if order == "" {
+			order = "ORDER BY id"
+		} else {
+			order += ", id"
+		}
+	}
+	over = append(over, order+frame)
+	return fmt.Sprintf("%s OVER (%s)", fn, strings.TrimSpace(strings.Join(over, " ")))
 }

@@ -1,26 +1,59 @@
 package engine
 
 import (
+	"math"
 	"slices"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
-// Window functions of an ungrouped split execution: row_number, rank,
-// dense_rank and the aggregates sum, avg, count, min and max over
-// PARTITION BY and ORDER BY with the default frame (from the partition's
-// start to the current row's last peer; the whole partition without
-// ORDER BY), computed once every row that passed WHERE is known, before
-// the select list, ORDER BY and LIMIT, as PostgreSQL does. Rows that are
-// peers under a window's ORDER BY keep the order they arrived in, which
-// decides row_number among them (PostgreSQL's is its sort's).
+// Window functions of an ungrouped split execution, computed once every
+// row that passed WHERE is known, before the select list, ORDER BY and
+// LIMIT, as PostgreSQL does (nodeWindowAgg.c):
+//
+//   - row_number, rank, dense_rank, percent_rank, cume_dist and ntile
+//     from the row's place among its partition's peer groups;
+//   - lag and lead from the row an offset before or after it in its
+//     partition, whatever the frame;
+//   - the aggregates sum, avg, count, min and max, and first_value,
+//     last_value and nth_value, over the row's frame (ROWS, GROUPS, or
+//     RANGE without offsets; with EXCLUDE), in partition order: double
+//     precision sums add in the order PostgreSQL's do.
+//
+// Rows that are peers under a window's ORDER BY keep the order they
+// arrived in, which decides row_number among them (PostgreSQL's is its
+// sort's).
 
 // windowType is the type of window function e.
 func (ev *evaluator) windowType(e *rewrite.Expr) (onion.Type, error) {
 	switch e.Func {
 	case "row_number", "rank", "dense_rank":
 		return tInt8, nil
+	case "ntile":
+		return tInt4, nil
+	case "percent_rank", "cume_dist":
+		return tFloat8, nil
+	case "lag", "lead":
+		var t *onion.Type
+		for _, i := range []int{0, 2} {
+			if i < len(e.Args) {
+				if err := ev.unify(&t, e.Args[i]); err != nil {
+					return onion.Type{}, err
+				}
+			}
+		}
+		if t == nil {
+			return tText, nil
+		}
+		return *t, nil
+	case "first_value", "last_value", "nth_value":
+		if isUnknown(e.Args[0]) {
+			return tText, nil
+		}
+		return ev.typeOf(e.Args[0])
 	}
 	return ev.typeOf(asAggregate(e))
 }
@@ -50,8 +83,20 @@ type windowRow struct {
 	g     *group
 	part  string // partition key
 	order []aval // ORDER BY keys
-	arg   aval   // the aggregate's argument
+	args  []aval // the function's arguments
 }
+
+// windowPart is one partition, in window order, with its peer groups:
+// peer[i] is row i's group, groups[k] the index of group k's first row
+// (groups[len] is the partition's length).
+type windowPart struct {
+	rows   []windowRow
+	peer   []int
+	groups []int
+}
+
+func (p *windowPart) peerStart(i int) int { return p.groups[p.peer[i]] }
+func (p *windowPart) peerEnd(i int) int   { return p.groups[p.peer[i]+1] }
 
 func (a *aggregator) computeWindow(k int, w *rewrite.Expr, rows []*group) error {
 	ev := a.ev
@@ -75,12 +120,26 @@ func (a *aggregator) computeWindow(k int, w *rewrite.Expr, rows []*group) error 
 			}
 			r.order = append(r.order, v)
 		}
-		if len(w.Args) == 1 {
-			v, err := ev.eval(w.Args[0], sc)
+		for j, arg := range w.Args {
+			var v aval
+			var err error
+			switch {
+			case j == 1 || w.Func == "ntile":
+				// lag and lead's offset, nth_value's n, ntile's count.
+				v, err = ev.castTo(arg, tInt8, sc)
+			case j == 2:
+				// lag and lead's default, of the value's type.
+				var t onion.Type
+				if t, err = ev.typeOf(w); err == nil {
+					v, err = ev.castTo(arg, t, sc)
+				}
+			default:
+				v, err = ev.eval(arg, sc)
+			}
 			if err != nil {
 				return err
 			}
-			r.arg = v
+			r.args = append(r.args, v)
 		}
 		wr[i] = r
 	}
@@ -103,65 +162,339 @@ func (a *aggregator) computeWindow(k int, w *rewrite.Expr, rows []*group) error 
 	if sortErr != nil {
 		return sortErr
 	}
-	agg := asAggregate(w)
+	fr, err := a.windowFrame(w)
+	if err != nil {
+		return err
+	}
 	for start := 0; start < len(wr); {
 		end := start
 		for end < len(wr) && wr[end].part == wr[start].part {
 			end++
 		}
-		part := wr[start:end]
-		var st aggState
-		rank, dense := int64(1), int64(0)
-		for i := 0; i < len(part); {
-			j := i + 1
-			if len(w.Window.Order) > 0 {
-				for j < len(part) && orderCmp(part[i], part[j]) == 0 {
-					j++
+		p := &windowPart{rows: wr[start:end], peer: make([]int, end-start)}
+		for i := range p.rows {
+			// Without ORDER BY every row is a peer of every other.
+			if i == 0 || len(w.Window.Order) > 0 && orderCmp(p.rows[i-1], p.rows[i]) != 0 {
+				p.groups = append(p.groups, i)
+			}
+			p.peer[i] = len(p.groups) - 1
+		}
+		if sortErr != nil {
+			return sortErr
+		}
+		p.groups = append(p.groups, len(p.rows))
+		if err := a.windowValues(k, w, p, fr); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// frameSpec is a window's frame with its offsets evaluated.
+type frameSpec struct {
+	mode                   rewrite.FrameMode
+	start, end             rewrite.BoundKind
+	startOffset, endOffset int64
+	exclude                rewrite.FrameExclusion
+}
+
+// windowFrame evaluates w's frame (the default one when it has none):
+// offsets are bigint constants, neither NULL nor negative.
+func (a *aggregator) windowFrame(w *rewrite.Expr) (frameSpec, error) {
+	f := w.Window.Frame
+	if f == nil {
+		return frameSpec{mode: rewrite.FrameRange, start: rewrite.UnboundedPreceding, end: rewrite.CurrentRow}, nil
+	}
+	out := frameSpec{mode: f.Mode, start: f.Start.Kind, end: f.End.Kind, exclude: f.Exclude}
+	offset := func(b rewrite.FrameBound, which string) (int64, error) {
+		if b.Offset == nil {
+			return 0, nil
+		}
+		v, err := a.ev.castTo(b.Offset, tInt8, &scope{})
+		switch {
+		case err != nil:
+			return 0, err
+		case v.null:
+			return 0, &pgconn.PgError{Severity: "ERROR", Code: "22004", Message: "frame " + which + " offset must not be null"}
+		case v.i < 0:
+			return 0, &pgconn.PgError{Severity: "ERROR", Code: "22013", Message: "frame " + which + " offset must not be negative"}
+		}
+		return v.i, nil
+	}
+	var err error
+	if out.startOffset, err = offset(f.Start, "starting"); err != nil {
+		return out, err
+	}
+	out.endOffset, err = offset(f.End, "ending")
+	return out, err
+}
+
+// bounds is row i's frame [lo, hi) in p, before exclusions.
+func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
+	n := len(p.rows)
+	g := p.peer[i]
+	groupAt := func(k int64) int { // first row of group k, clamped
+		switch {
+		case k < 0:
+			return 0
+		case k >= int64(len(p.groups)-1):
+			return n
+		}
+		return p.groups[k]
+	}
+	switch fr.start {
+	case rewrite.UnboundedPreceding:
+		lo = 0
+	case rewrite.CurrentRow:
+		lo = i
+		if fr.mode != rewrite.FrameRows {
+			lo = p.peerStart(i)
+		}
+	case rewrite.OffsetPreceding:
+		if fr.mode == rewrite.FrameRows {
+			lo = clampRow(int64(i)-fr.startOffset, n)
+		} else {
+			lo = groupAt(int64(g) - fr.startOffset)
+		}
+	case rewrite.OffsetFollowing:
+		if fr.mode == rewrite.FrameRows {
+			lo = clampRow(addSat(int64(i), fr.startOffset), n)
+		} else {
+			lo = groupAt(addSat(int64(g), fr.startOffset))
+		}
+	default:
+		lo = n
+	}
+	switch fr.end {
+	case rewrite.UnboundedFollowing:
+		hi = n
+	case rewrite.CurrentRow:
+		hi = i + 1
+		if fr.mode != rewrite.FrameRows {
+			hi = p.peerEnd(i)
+		}
+	case rewrite.OffsetPreceding:
+		if fr.mode == rewrite.FrameRows {
+			hi = clampRow(int64(i)-fr.endOffset+1, n)
+		} else {
+			hi = groupAt(int64(g) - fr.endOffset + 1)
+		}
+	case rewrite.OffsetFollowing:
+		if fr.mode == rewrite.FrameRows {
+			hi = clampRow(addSat(addSat(int64(i), fr.endOffset), 1), n)
+		} else {
+			hi = groupAt(addSat(addSat(int64(g), fr.endOffset), 1))
+		}
+	default:
+		hi = 0
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi
+}
+
+// excluded reports whether row j is excluded from row i's frame.
+func (fr *frameSpec) excluded(p *windowPart, i, j int) bool {
+	switch fr.exclude {
+	case rewrite.ExcludeCurrentRow:
+		return j == i
+	case rewrite.ExcludeGroup:
+		return p.peer[j] == p.peer[i]
+	case rewrite.ExcludeTies:
+		return j != i && p.peer[j] == p.peer[i]
+	}
+	return false
+}
+
+func clampRow(x int64, n int) int { return int(max(0, min(x, int64(n)))) }
+
+// addSat is x + y for y >= 0, saturating at the largest int64.
+func addSat(x, y int64) int64 {
+	if x > math.MaxInt64-y {
+		return math.MaxInt64
+	}
+	return x + y
+}
+
+// windowValues sets window function k's value for the rows of one
+// partition.
+func (a *aggregator) windowValues(k int, w *rewrite.Expr, p *windowPart, fr frameSpec) error {
+	n := len(p.rows)
+	set := func(i int, v aval) { p.rows[i].g.wins[k] = v }
+	t, err := a.ev.typeOf(w)
+	if err != nil {
+		return err
+	}
+	switch w.Func {
+	case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist":
+		for i := range p.rows {
+			rank := int64(p.peerStart(i) + 1)
+			switch w.Func {
+			case "row_number":
+				set(i, aval{t: tInt8, i: int64(i + 1)})
+			case "rank":
+				set(i, aval{t: tInt8, i: rank})
+			case "dense_rank":
+				set(i, aval{t: tInt8, i: int64(p.peer[i] + 1)})
+			case "percent_rank":
+				v := 0.0
+				if n > 1 {
+					v = float64(rank-1) / float64(n-1)
+				}
+				set(i, float8Val(v))
+			case "cume_dist":
+				set(i, float8Val(float64(p.peerEnd(i))/float64(n)))
+			}
+		}
+		return nil
+	case "ntile":
+		// The bucket count is read on the partition's first row.
+		b := p.rows[0].args[0]
+		if b.null {
+			for i := range p.rows {
+				set(i, nullOf(tInt4))
+			}
+			return nil
+		}
+		if b.i <= 0 {
+			return &pgconn.PgError{Severity: "ERROR", Code: "22014", Message: "argument of ntile must be greater than zero"}
+		}
+		for i := range p.rows {
+			set(i, int4Val(ntileOf(int64(i), int64(n), b.i)))
+		}
+		return nil
+	case "lag", "lead":
+		for i, r := range p.rows {
+			off := int64(1)
+			if len(r.args) > 1 {
+				if r.args[1].null {
+					set(i, nullOf(t))
+					continue
+				}
+				off = r.args[1].i
+			}
+			if w.Func == "lag" {
+				off = -off
+			}
+			j := int64(-1) // outside the partition
+			if off >= -int64(n) && off <= int64(n) {
+				j = int64(i) + off
+			}
+			switch {
+			case j >= 0 && j < int64(n):
+				set(i, convertTo(p.rows[j].args[0], t, a.ev.env))
+			case len(r.args) > 2:
+				set(i, r.args[2])
+			default:
+				set(i, nullOf(t))
+			}
+		}
+		return nil
+	case "first_value", "last_value", "nth_value":
+		for i, r := range p.rows {
+			lo, hi := fr.bounds(p, i)
+			nth := int64(1)
+			if w.Func == "nth_value" {
+				if r.args[1].null {
+					set(i, nullOf(t))
+					continue
+				}
+				if nth = r.args[1].i; nth <= 0 {
+					return &pgconn.PgError{Severity: "ERROR", Code: "22016", Message: "argument of nth_value must be greater than zero"}
+				}
+			}
+			v := nullOf(t)
+			var seen int64
+			if w.Func == "last_value" {
+				for j := hi - 1; j >= lo; j-- {
+					if !fr.excluded(p, i, j) {
+						v = p.rows[j].args[0]
+						break
+					}
 				}
 			} else {
-				j = len(part) // no ORDER BY: every row is a peer
-			}
-			if sortErr != nil {
-				return sortErr
-			}
-			dense++
-			var val aval
-			switch w.Func {
-			case "row_number", "rank", "dense_rank":
-			default:
-				for _, r := range part[i:j] {
-					if w.Star {
-						st.count++
+				for j := lo; j < hi; j++ {
+					if fr.excluded(p, i, j) {
 						continue
 					}
-					if r.arg.null {
-						continue
-					}
-					if err := st.add(w.Func, r.arg); err != nil {
-						return err
+					if seen++; seen == nth {
+						v = p.rows[j].args[0]
+						break
 					}
 				}
-				var err error
-				if val, err = a.result(agg, &st); err != nil {
+			}
+			set(i, convertTo(v, t, a.ev.env))
+		}
+		return nil
+	}
+	return a.windowAggregates(w, p, fr, set)
+}
+
+// ntileOf is the bucket (1-based) of row i of n split into b buckets:
+// the first n mod b buckets have one row more, as PostgreSQL's ntile.
+func ntileOf(i, n, b int64) int64 {
+	if b > n {
+		return i + 1
+	}
+	per, extra := n/b, n%b
+	if big := extra * (per + 1); i < big {
+		return i/(per+1) + 1
+	} else {
+		return extra + (i-big)/per + 1
+	}
+}
+
+// windowAggregates computes an aggregate over each row's frame. A frame
+// that starts at the partition's start, without exclusions, only grows
+// from row to row: its state is carried on.
+func (a *aggregator) windowAggregates(w *rewrite.Expr, p *windowPart, fr frameSpec, set func(int, aval)) error {
+	agg := asAggregate(w)
+	add := func(st *aggState, r windowRow) error {
+		if w.Star {
+			st.count++
+			return nil
+		}
+		if r.args[0].null {
+			return nil
+		}
+		return st.add(w.Func, r.args[0])
+	}
+	growing := fr.start == rewrite.UnboundedPreceding && fr.exclude == rewrite.ExcludeNoOthers
+	var st aggState
+	added := 0
+	prevLo, prevHi := -1, -1
+	var prev aval
+	for i := range p.rows {
+		lo, hi := fr.bounds(p, i)
+		if lo == prevLo && hi == prevHi && fr.exclude == rewrite.ExcludeNoOthers {
+			set(i, prev) // the same frame: the same value
+			continue
+		}
+		if growing {
+			for ; added < hi; added++ {
+				if err := add(&st, p.rows[added]); err != nil {
 					return err
 				}
 			}
-			for n, r := range part[i:j] {
-				switch w.Func {
-				case "row_number":
-					r.g.wins[k] = aval{t: tInt8, i: int64(i + n + 1)}
-				case "rank":
-					r.g.wins[k] = aval{t: tInt8, i: rank}
-				case "dense_rank":
-					r.g.wins[k] = aval{t: tInt8, i: dense}
-				default:
-					r.g.wins[k] = val
+		} else {
+			st = aggState{}
+			for j := lo; j < hi; j++ {
+				if fr.excluded(p, i, j) {
+					continue
+				}
+				if err := add(&st, p.rows[j]); err != nil {
+					return err
 				}
 			}
-			rank += int64(j - i)
-			i = j
 		}
-		start = end
+		v, err := a.result(agg, &st)
+		if err != nil {
+			return err
+		}
+		set(i, v)
+		prevLo, prevHi, prev = lo, hi, v
 	}
 	return nil
 }

@@ -35,8 +35,8 @@ func (p *AggPlan) Params() []int {
 	return out
 }
 
-// LimitParams returns the parameters p's LIMIT and OFFSET (and its
-// Source's) are.
+// LimitParams returns the parameters read as bigint: p's LIMIT and
+// OFFSET (and its Source's), and window frame offsets.
 func (p *AggPlan) LimitParams() []int {
 	var out []int
 	for x := p; x != nil; x = x.Source {
@@ -46,6 +46,16 @@ func (p *AggPlan) LimitParams() []int {
 			}
 		}
 	}
+	p.walkExprs(func(e *Expr) {
+		if e.Kind != ExprWindow || e.Window.Frame == nil {
+			return
+		}
+		for _, b := range []FrameBound{e.Window.Frame.Start, e.Window.Frame.End} {
+			if b.Offset != nil && b.Offset.Kind == ExprParam {
+				out = append(out, b.Offset.Input)
+			}
+		}
+	})
 	return out
 }
 
@@ -136,6 +146,12 @@ func bindExpr(e *Expr, vals map[int]ParamConst, done map[*Expr]*Expr, trace map[
 				o.Expr = bindExpr(o.Expr, vals, done, trace)
 				w.Order = append(w.Order, o)
 			}
+			if f := e.Window.Frame; f != nil {
+				g := *f
+				g.Start.Offset = bindExpr(f.Start.Offset, vals, done, trace)
+				g.End.Offset = bindExpr(f.End.Offset, vals, done, trace)
+				w.Frame = &g
+			}
 			out.Window = w
 		}
 	}
@@ -219,6 +235,10 @@ func WalkExpr(e *Expr, f func(*Expr)) {
 		}
 		for _, o := range e.Window.Order {
 			WalkExpr(o.Expr, f)
+		}
+		if fr := e.Window.Frame; fr != nil {
+			WalkExpr(fr.Start.Offset, f)
+			WalkExpr(fr.End.Offset, f)
 		}
 	}
 }

@@ -272,6 +272,9 @@ func (q *planner) anyArray(n *pg_query.Node, e *pg_query.A_Expr, l *operand, op 
 		if err := untypedArray(ae, l.c); err != nil {
 			return err
 		}
+		if err := checkArrayLiterals(ae); err != nil {
+			return err
+		}
 		items := make([]*pg_query.Node, len(ae.Elements))
 		for i, v := range ae.Elements {
 			v, err := foldValue(v)

@@ -112,12 +112,63 @@ const (
 	ExprWindow                   // Func(Args) OVER Window: row_number rank dense_rank, or sum avg count min max
 )
 
-// Window is a window function's OVER clause: its partitions and order,
-// with the default frame (RANGE UNBOUNDED PRECEDING to the current row
-// and its peers; the whole partition without ORDER BY).
+// Window is a window function's OVER clause: its partitions, order and
+// frame.
 type Window struct {
 	Partition []*Expr
 	Order     []AggOrder
+	// Frame is the frame clause; nil is the default frame (RANGE
+	// UNBOUNDED PRECEDING to the current row and its peers; the whole
+	// partition without ORDER BY).
+	Frame *Frame
+}
+
+// FrameMode is how a frame's bounds count: rows, peer groups, or values
+// of the ORDER BY key (RANGE, only without offsets).
+type FrameMode int
+
+// Frame modes.
+const (
+	FrameRange FrameMode = iota
+	FrameRows
+	FrameGroups
+)
+
+// BoundKind is where a frame starts or ends.
+type BoundKind int
+
+// Frame bounds.
+const (
+	UnboundedPreceding BoundKind = iota
+	OffsetPreceding              // Offset rows or groups before the current one
+	CurrentRow                   // the current row (RANGE, GROUPS: and its peers)
+	OffsetFollowing              // Offset rows or groups after the current one
+	UnboundedFollowing
+)
+
+// FrameExclusion is a frame's EXCLUDE clause.
+type FrameExclusion int
+
+// Frame exclusions.
+const (
+	ExcludeNoOthers FrameExclusion = iota
+	ExcludeCurrentRow
+	ExcludeGroup // the current row and its peers
+	ExcludeTies  // the current row's peers, not the row itself
+)
+
+// FrameBound is one end of a frame; Offset (a bigint constant or
+// parameter) only for OffsetPreceding and OffsetFollowing.
+type FrameBound struct {
+	Kind   BoundKind
+	Offset *Expr
+}
+
+// Frame is an explicit frame clause.
+type Frame struct {
+	Mode       FrameMode
+	Start, End FrameBound
+	Exclude    FrameExclusion
 }
 
 // Expr is an expression the proxy evaluates.
@@ -922,6 +973,9 @@ func (b *aggBuilder) quantified(a *pg_query.A_Expr, op string) (*Expr, error) {
 		join, quant = "AND", "all"
 	}
 	if ae := a.Rexpr.GetAArrayExpr(); ae != nil && len(ae.Elements) > 0 {
+		if err := checkArrayLiterals(ae); err != nil {
+			return nil, err
+		}
 		// ARRAY['a', NULL] of untyped literals only is text[], not an
 		// array of x's type (unlike an IN list): its elements are text.
 		untyped := true
@@ -1067,20 +1121,14 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 var proxyAggregates = []string{"sum", "avg", "count", "min", "max",
 	"stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"}
 
-// frameNonDefault is FRAMEOPTION_NONDEFAULT, set when an OVER clause
-// names a frame (else RANGE UNBOUNDED PRECEDING AND CURRENT ROW).
-const frameNonDefault = 0x1
-
-// window reads a window function: the ranking functions and the
-// aggregates sum, avg, count, min and max, over an OVER clause of
-// partitions and order with the default frame.
+// window reads a window function over an OVER clause of partitions,
+// order and frame: the ranking and distribution functions, lag, lead,
+// first_value, last_value, nth_value, ntile, and the aggregates sum, avg,
+// count, min and max.
 func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*Expr, error) {
 	over := fc.Over
 	if over.Name != "" || over.Refname != "" {
 		return nil, Refusal("named windows (WINDOW w AS ...) are not supported in a query the proxy computes")
-	}
-	if over.FrameOptions&frameNonDefault != 0 {
-		return nil, Refusal("window frames other than the default are not supported in a query the proxy computes")
 	}
 	if fc.AggFilter != nil || len(fc.AggOrder) > 0 || fc.AggDistinct || fc.FuncVariadic {
 		return nil, Refusal("%s with FILTER, ORDER BY, DISTINCT or VARIADIC over a window is not supported in a query the proxy computes", name)
@@ -1094,9 +1142,25 @@ func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*Expr, error) {
 		if len(fc.Args) > 0 || fc.AggStar {
 			return nil, Refusal("%s takes no arguments", name)
 		}
+	case "percent_rank", "cume_dist":
+		if len(fc.Args) > 0 || fc.AggStar {
+			return nil, Refusal("%s takes no arguments", name)
+		}
 	case "sum", "avg", "count", "min", "max":
 		if !fc.AggStar && len(fc.Args) != 1 {
 			return nil, Refusal("%s takes one argument", name)
+		}
+	case "lag", "lead":
+		if len(fc.Args) < 1 || len(fc.Args) > 3 {
+			return nil, Refusal("%s takes one to three arguments", name)
+		}
+	case "first_value", "last_value", "ntile":
+		if len(fc.Args) != 1 {
+			return nil, Refusal("%s takes one argument", name)
+		}
+	case "nth_value":
+		if len(fc.Args) != 2 {
+			return nil, Refusal("%s takes two arguments", name)
 		}
 	default:
 		return nil, Refusal("window function %s is not supported in a query the proxy computes", name)
@@ -1106,6 +1170,11 @@ func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*Expr, error) {
 	if _, err := b.withArgs(e, fc.Args...); err != nil {
 		return nil, err
 	}
+	frame, err := b.frame(over)
+	if err != nil {
+		return nil, err
+	}
+	e.Window.Frame = frame
 	for _, n := range over.PartitionClause {
 		p, err := b.expr(n)
 		if err != nil {
@@ -1124,7 +1193,101 @@ func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*Expr, error) {
 		}
 		e.Window.Order = append(e.Window.Order, AggOrder{Expr: o, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
 	}
+	if frame != nil && frame.Mode == FrameGroups && len(e.Window.Order) == 0 {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P20", Message: "GROUPS mode requires an ORDER BY clause"}
+	}
 	return e, nil
+}
+
+// FRAMEOPTION_* of PostgreSQL's parsenodes.h: the frame clause as the
+// parser leaves it in WindowDef.FrameOptions.
+const (
+	frameNonDefault         = 0x00001
+	frameRange              = 0x00002
+	frameRows               = 0x00004
+	frameGroups             = 0x00008
+	frameStartUnbounded     = 0x00020
+	frameEndUnbounded       = 0x00100
+	frameStartCurrent       = 0x00200
+	frameEndCurrent         = 0x00400
+	frameStartPreceding     = 0x00800
+	frameEndPreceding       = 0x01000
+	frameStartFollowing     = 0x02000
+	frameEndFollowing       = 0x04000
+	frameExcludeCurrentRow  = 0x08000
+	frameExcludeGroup       = 0x10000
+	frameExcludeTies        = 0x20000
+	frameOffsets            = frameStartPreceding | frameEndPreceding | frameStartFollowing | frameEndFollowing
+	frameDefaultOptionsMask = frameNonDefault
+)
+
+// frame reads an OVER clause's frame: nil for the default one. RANGE
+// with an offset (a distance in the ORDER BY key's values) is refused;
+// the parser has rejected impossible bounds already.
+func (b *aggBuilder) frame(over *pg_query.WindowDef) (*Frame, error) {
+	opts := over.FrameOptions
+	if opts&frameDefaultOptionsMask == 0 {
+		return nil, nil
+	}
+	f := &Frame{Mode: FrameRange}
+	switch {
+	case opts&frameRows != 0:
+		f.Mode = FrameRows
+	case opts&frameGroups != 0:
+		f.Mode = FrameGroups
+	case opts&frameOffsets != 0:
+		return nil, Refusal("RANGE frames with an offset PRECEDING or FOLLOWING are not supported in a query the proxy computes")
+	}
+	mode := map[FrameMode]string{FrameRange: "RANGE", FrameRows: "ROWS", FrameGroups: "GROUPS"}[f.Mode]
+	bound := func(unbounded, current, preceding, following int32, off *pg_query.Node, deflt BoundKind) (FrameBound, error) {
+		switch {
+		case opts&unbounded != 0:
+			return FrameBound{Kind: deflt}, nil
+		case opts&current != 0:
+			return FrameBound{Kind: CurrentRow}, nil
+		case opts&(preceding|following) != 0:
+			kind := OffsetPreceding
+			if opts&following != 0 {
+				kind = OffsetFollowing
+			}
+			x, err := b.expr(off)
+			if err != nil {
+				return FrameBound{}, err
+			}
+			if len(exprInputs(x)) > 0 {
+				return FrameBound{}, &pgconn.PgError{Severity: "ERROR", Code: "42P10", Message: fmt.Sprintf("argument of %s must not contain variables", mode)}
+			}
+			return FrameBound{Kind: kind, Offset: x}, nil
+		}
+		return FrameBound{Kind: deflt}, nil
+	}
+	var err error
+	if f.Start, err = bound(frameStartUnbounded, frameStartCurrent, frameStartPreceding, frameStartFollowing, over.StartOffset, UnboundedPreceding); err != nil {
+		return nil, err
+	}
+	if f.End, err = bound(frameEndUnbounded, frameEndCurrent, frameEndPreceding, frameEndFollowing, over.EndOffset, UnboundedFollowing); err != nil {
+		return nil, err
+	}
+	switch {
+	case opts&frameExcludeCurrentRow != 0:
+		f.Exclude = ExcludeCurrentRow
+	case opts&frameExcludeGroup != 0:
+		f.Exclude = ExcludeGroup
+	case opts&frameExcludeTies != 0:
+		f.Exclude = ExcludeTies
+	}
+	return f, nil
+}
+
+// exprInputs returns the input columns e reads.
+func exprInputs(e *Expr) []int {
+	var out []int
+	WalkExpr(e, func(x *Expr) {
+		if x.Kind == ExprInput {
+			out = append(out, x.Input)
+		}
+	})
+	return out
 }
 
 // HasWindow reports whether e computes a window function.
