@@ -304,7 +304,7 @@ func (g *queryGen) like() string {
 	if c.encrypted && len(piece) >= 5 {
 		g.secrets[piece] = true
 	} else if !c.encrypted {
-		g.public[piece] = true
+		g.public[pat] = true // the whole pattern is in the log
 	}
 	return fmt.Sprintf("%s %s '%s'%s", c.name, op, strings.ReplaceAll(pat, "'", "''"), esc)
 }
