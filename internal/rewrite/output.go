@@ -683,6 +683,9 @@ func (l *level) finish() error {
 		switch {
 		case grouped:
 			return Refusal("%s on encrypted column %s together with aggregates, GROUP BY or DISTINCT is not supported: the proxy checks it on the rows the server returns", what, c.name())
+		case slices.ContainsFunc(sel.TargetList, containsWindowCall) || slices.ContainsFunc(sel.SortClause, containsWindowCall):
+			// The server would compute them over rows the proxy drops.
+			return Refusal("%s on encrypted column %s together with window functions is not supported: the proxy checks it on the rows the server returns", what, c.name())
 		case sel.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES:
 			return Refusal("FETCH ... WITH TIES together with %s on encrypted column %s is not supported", what, c.name())
 		}
