@@ -2,6 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
+	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,6 +46,39 @@ func TestExplain(t *testing.T) {
 			}
 			if !strings.Contains(plan.String(), "ex") || !strings.Contains(plan.String(), "__") {
 				t.Errorf("%v: %s: the plan does not read the onion columns:\n%s", mode, q, plan.String())
+			}
+		}
+		// Split execution: the proxy's nodes, then the server part's plan.
+		for _, tc := range []struct{ q, want string }{
+			{"EXPLAIN SELECT upper(name), count(*) FROM ex WHERE id > $1 GROUP BY 1 ORDER BY 2 DESC LIMIT 3", "Proxy Aggregate  (pgonion computes this over decrypted rows)\n  Output: upper(in1), count(*)\n  Group Key: upper(in1)\n  Sort Key: count(*) DESC\n  Limit: 3\n->  Server Part"},
+			{"EXPLAIN (ANALYZE, COSTS OFF) SELECT id, lag(n) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM ex WHERE id > $1", "Note: EXPLAIN ANALYZE runs and times the server part only\nProxy WindowAgg  (pgonion computes this over decrypted rows)\n  Output: in1, lag(in2) OVER (ORDER BY in1 ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)\n->  Server Part"},
+			{"EXPLAIN (FORMAT JSON) SELECT length(name) FROM ex WHERE id > $1", `"pgonion Split Execution": ["Proxy Result  (pgonion computes this over decrypted rows)","  Output: length(in1)"`},
+			{"EXPLAIN (FORMAT YAML) SELECT length(name) FROM ex WHERE id > $1", "- pgonion Split Execution: \n    - \"Proxy Result  (pgonion computes this over decrypted rows)\"\n    - \"  Output: length(in1)\"\n"},
+			{"EXPLAIN (FORMAT XML) SELECT length(name) FROM ex WHERE id > $1", "<Query>\n    <pgonion-Split-Execution>\n      <Line>Proxy Result  (pgonion computes this over decrypted rows)</Line>"},
+		} {
+			rows, err := c.Query(ctx, tc.q, 0)
+			if err != nil {
+				t.Fatalf("%v: %s: %v", mode, tc.q, err)
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatalf("%v: %s: %v", mode, tc.q, err)
+			}
+			plan := strings.Join(lines, "\n")
+			if !strings.Contains(plan, tc.want) || !strings.Contains(plan, "__") {
+				t.Errorf("%v: %s: want the proxy's part\n%s\nand the server part over onion columns, got\n%s", mode, tc.q, tc.want, plan)
+			}
+			switch {
+			case strings.Contains(tc.q, "JSON") && !json.Valid([]byte(plan)):
+				t.Errorf("%v: %s: not JSON:\n%s", mode, tc.q, plan)
+			case strings.Contains(tc.q, "XML") && xml.Unmarshal([]byte(plan), new(struct{})) != nil:
+				t.Errorf("%v: %s: not XML:\n%s", mode, tc.q, plan)
+			case !strings.Contains(tc.q, "FORMAT"):
+				// The server's lines are indented under "Server Part".
+				at := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "->  Server Part") })
+				if at < 0 || at+1 >= len(lines) || !strings.HasPrefix(lines[at+1], "      ") {
+					t.Errorf("%v: %s: the server part's plan is not under its label:\n%s", mode, tc.q, plan)
+				}
 			}
 		}
 		var line string

@@ -86,7 +86,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			return nil, err
 		}
 	}
-	sp := &stmtPlan{}
+	sp := &stmtPlan{split: agg}
 	if agg == nil {
 		sp.proj = proj
 	}

@@ -256,6 +256,9 @@ type stmtPlan struct {
 	// proj is the projection of a SELECT whose rows the server gives as
 	// they are, only decrypted (a cursor's FETCHes reuse it).
 	proj *projection
+	// split is what the proxy computes of a SELECT in split execution
+	// (EXPLAIN shows it); sql is then the server's part.
+	split *rewrite.AggPlan
 }
 
 // lookupTimeout bounds the catalog round trip a statement may wait for.
