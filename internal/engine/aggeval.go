@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -265,10 +266,23 @@ func (ev *evaluator) checkConstants(e *rewrite.Expr) error {
 		}
 		return nil
 	}
+	folded := false
 	for _, x := range e.Args {
-		if err := ev.checkConstants(x); err != nil {
+		err := ev.checkConstants(x)
+		var pe *pgconn.PgError
+		if folded && errors.As(err, &pe) && !strings.Contains(pe.Message, `"`) {
+			// PostgreSQL folds the rest of an OR after a literal true
+			// (of an AND after false) away unread, so their arithmetic
+			// errors are never raised; a literal that is not a value
+			// of its type (value "..." is out of range) fails parse
+			// analysis before. Evaluation stops there too.
+			err = nil
+		}
+		if err != nil {
 			return err
 		}
+		folded = folded || e.Kind == rewrite.ExprBool && e.Op != "NOT" && x.Kind == rewrite.ExprConst &&
+			x.ConstType == "boolean" && x.Const != nil && (*x.Const == "true") == (e.Op == "OR")
 	}
 	return ev.checkConstants(e.Else)
 }

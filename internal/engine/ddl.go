@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -300,7 +301,7 @@ func (s *session) planAlter(st rewrite.Statement, t *catalog.Table) (*stmtPlan, 
 	}
 	p, err := rewrite.PlanAlterWith(st, t, s.withGroupFormats(policy), s.userType)
 	if err != nil {
-		if _, ok := err.(*pgconn.PgError); !ok {
+		if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) {
 			err = rewrite.Refusal("%s on table %s with encrypted columns is not supported: %v", statementName(st), t.Name, err)
 		}
 		return nil, err

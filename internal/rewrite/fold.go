@@ -21,8 +21,11 @@ func foldValue(n *pg_query.Node) (*pg_query.Node, error) {
 		return n, nil
 	}
 	v, isInt, ok, err := foldNumber(n)
-	if err != nil || !ok {
-		return n, err
+	if err != nil {
+		return n, &foldError{err}
+	}
+	if !ok {
+		return n, nil
 	}
 	s := v.String()
 	neg := len(s) > 0 && s[0] == '-'
@@ -139,3 +142,11 @@ func foldNumber(n *pg_query.Node) (v pgnumeric.Decimal, isInt, ok bool, err erro
 	}
 	return v, false, true, err
 }
+
+// foldError is an arithmetic error of constant folding, which the
+// planner raises (unlike parse analysis's errors, such as a literal out
+// of its type's range): an OR after a literal true never raises it.
+type foldError struct{ err error }
+
+func (e *foldError) Error() string { return e.err.Error() }
+func (e *foldError) Unwrap() error { return e.err }

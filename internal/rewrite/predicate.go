@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -45,8 +46,14 @@ func (q *planner) predicate(n *pg_query.Node, sc *scope, pc predCtx) error {
 		if x.BoolExpr.Boolop != pg_query.BoolExprType_AND_EXPR {
 			inner.conj = false
 		}
-		for _, a := range x.BoolExpr.Args {
+		stop := shortCircuit(x.BoolExpr.Boolop, x.BoolExpr.Args)
+		for i, a := range x.BoolExpr.Args {
 			if err := q.predicate(a, sc, inner); err != nil {
+				var fe *foldError
+				if i > stop && stop >= 0 && errors.As(err, &fe) {
+					x.BoolExpr.Args = x.BoolExpr.Args[:i] // folded away unread
+					break
+				}
 				return err
 			}
 		}
@@ -800,3 +807,21 @@ func (q *planner) done(n *pg_query.Node) {
 }
 
 func (q *planner) isDone(n *pg_query.Node) bool { return q.finished[n] }
+
+// shortCircuit returns the index of the first literal true among the
+// arguments of an OR (false of an AND), or -1. PostgreSQL's planner folds
+// the arguments after it away unread (simplify_or_arguments): their
+// constant errors (9223372036854775807 + 1) are never raised, though
+// type errors are, by parse analysis before.
+func shortCircuit(op pg_query.BoolExprType, args []*pg_query.Node) int {
+	if op == pg_query.BoolExprType_NOT_EXPR {
+		return -1
+	}
+	stop := op == pg_query.BoolExprType_OR_EXPR
+	for i, a := range args {
+		if b := a.GetAConst().GetBoolval(); b != nil && !a.GetAConst().Isnull && b.Boolval == stop {
+			return i
+		}
+	}
+	return -1
+}

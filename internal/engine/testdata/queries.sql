@@ -1079,3 +1079,8 @@ SELECT id FROM t1 WHERE i % 1000 = ANY ($1::int[]) ORDER BY id -- ordered; param
 SELECT id, i < 100, tx = 'alpha', d IS NULL, si > 5 AND b < 0, NOT (n >= 2) FROM t1 ORDER BY id -- ordered
 SELECT id, i < 100 AS small, tx < 'b' FROM t1 WHERE id < 50 ORDER BY id -- ordered
 SELECT id, (SELECT x.i < 2000 AS lesser FROM t1 x WHERE x.id = t1.id) FROM t1 WHERE (SELECT x.i < 2000 AS lesser FROM t1 x WHERE x.id = t1.id) = (t1.i < 1900) ORDER BY id -- ordered
+-- constants PostgreSQL's planner folds away unread
+SELECT id FROM t1 WHERE (true OR eq_i >= 9223372036854775807 + 1) ORDER BY id -- ordered
+SELECT id FROM t1 WHERE false AND i > 2147483647 + 1 -- empty
+SELECT id FROM t1 WHERE i > 2147483647 + 1 OR true -- error
+SELECT id, upper(tx) FROM t1 WHERE (true OR i >= 2147483647 + 1) AND id < 5 ORDER BY id -- ordered
