@@ -115,6 +115,9 @@ type planStatement struct {
 	Note      string     `json:"note,omitempty"`
 	// Rekeys are the re-keyings the statement would wait for.
 	Rekeys []planRekey `json:"rekeys,omitempty"`
+	// Proxy is what the proxy computes of a SELECT in split execution,
+	// as EXPLAIN shows it (rewrite.ExplainSplit).
+	Proxy []string `json:"proxy,omitempty"`
 }
 
 type planNeed struct {
@@ -325,29 +328,20 @@ func planWorkload(name, src string, stmts []rewrite.Statement, snap *catalog.Sna
 				ps.Result, ps.Note = planPlain, "reads no encrypted table: passed through unchanged"
 				break
 			}
-			// PlanQuery rewrites the tree in place: plan a copy, so the
-			// statement can be planned again.
-			p, err := rewrite.PlanQuery(reparse(st), lookup)
+			sel, err := rewrite.PlanSelect(st, lookup, rewrite.SelectOptions{})
 			if rekeyed(err, &ps) {
-				p, err = rewrite.PlanQuery(reparse(st), lookup)
+				sel, err = rewrite.PlanSelect(st, lookup, rewrite.SelectOptions{})
 			}
 			var rk *rewrite.RekeyError
 			if errors.As(err, &rk) {
-				err = rk.Refusal()
+				// As the proxy runs it when re-keying is not possible.
+				sel, err = rewrite.PlanSelect(st, lookup, rewrite.SelectOptions{SplitOverRekey: true})
 			}
 			if err != nil {
 				var pe *pgconn.PgError
 				if !errors.As(err, &pe) {
 					ps.Result, ps.Message = planError, err.Error()
 					break
-				}
-				if pe.Code == "0A000" {
-					if agg, err := rewrite.PlanAggregate(reparse(st), lookup); err == nil {
-						// As the proxy runs it: split execution.
-						ps.Result, ps.Note = planPlanned, "split execution: the server runs FROM and WHERE over the onions, the proxy decrypts the rows and computes the rest"
-						addNeeds(agg.Inner.Needs)
-						break
-					}
 				}
 				ps.Result, ps.Code, ps.Message = planRefused, pe.Code, pe.Message
 				if rp, err := rewrite.PlanQuery(reparse(st), relaxed); err == nil {
@@ -368,7 +362,11 @@ func planWorkload(name, src string, stmts []rewrite.Statement, snap *catalog.Sna
 				break
 			}
 			ps.Result = planPlanned
-			addNeeds(p.Needs)
+			addNeeds(sel.Server.Needs)
+			if sel.Proxy != nil {
+				ps.Note = "split execution: the server runs FROM and WHERE over the onions, the proxy decrypts the rows and computes the rest"
+				ps.Proxy, _ = rewrite.ExplainSplit(sel.Proxy)
+			}
 		case "Update", "Delete":
 			// Their WHERE runs on the onions like a SELECT's.
 			var t *catalog.Table
@@ -516,6 +514,9 @@ func (r *planReport) print(out io.Writer) error {
 		case planPlanned:
 			if s.Note != "" {
 				fmt.Fprintf(w, "    %s\n", s.Note)
+			}
+			for _, l := range s.Proxy {
+				fmt.Fprintf(w, "      %s\n", l)
 			}
 			if len(s.Needs) == 0 {
 				fmt.Fprintln(w, "    needs no onion peeled: runs at the current layers")

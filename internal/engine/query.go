@@ -31,8 +31,8 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	clientRefs := rewrite.ParamRefs(st)
 	lookup := func(schema, name string) *catalog.Table { return tables[schema+"."+name] }
 	rewrite.DropSubqueryOrder(st)
-	orig := st.Clone() // the planners rewrite the tree they get
-	p, err := rewrite.PlanQuery(st, lookup)
+	orig := st.Clone()
+	sel, err := rewrite.PlanSelect(st, lookup, rewrite.SelectOptions{})
 	var rk *rewrite.RekeyError
 	if errors.As(err, &rk) {
 		// Evaluating subqueries first reveals less than re-keying
@@ -45,26 +45,21 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		if !s.splitNotRekey {
 			return nil, err
 		}
-		err = rk.Refusal() // the proxy compares the columns (split execution)
+		// The proxy compares the columns (split execution).
+		sel, err = rewrite.PlanSelect(st, lookup, rewrite.SelectOptions{SplitOverRekey: true})
 	}
-	var agg *rewrite.AggPlan
 	if err != nil {
-		var aggErr error
-		if agg, aggErr = splitExecution(orig.Clone(), lookup, err); agg == nil {
-			refusal := err
-			if isRefusal(aggErr) {
-				refusal = withSplitRefusal(err, aggErr)
-			}
-			if ahead, ok := s.subqueriesAhead(orig, lookup, ext, refusal); ok {
-				return ahead()
-			}
-			if aggErr != nil && !isRefusal(aggErr) {
-				return nil, aggErr
-			}
-			return nil, withSplitRefusal(err, aggErr)
+		refusal := err
+		var se *rewrite.SplitError
+		if errors.As(err, &se) {
+			refusal = se.Refusal
 		}
-		p = agg.Inner
+		if ahead, ok := s.subqueriesAhead(orig, lookup, ext, refusal); ok {
+			return ahead()
+		}
+		return nil, err
 	}
+	p, agg := sel.Server, sel.Proxy
 	if err := s.e.checkTextOrder(p); err != nil {
 		return nil, err
 	}
@@ -291,46 +286,8 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	return sp, nil
 }
 
-// splitExecution plans a SELECT the server cannot compute over the
-// onions (refused with 0A000 by rewrite.PlanQuery) for split execution
-// (rewrite.PlanAggregate); nil and why when that cannot run it either:
-// its own refusal (0A000, which the caller adds to the original one), or
-// an error in the query itself (SQLSTATE class 42, such as an unknown
-// column). st is a copy of the statement as the client sent it, which
-// PlanAggregate may rewrite.
-func splitExecution(st rewrite.Statement, lookup rewrite.TableLookup, refusal error) (*rewrite.AggPlan, error) {
-	if !isRefusal(refusal) {
-		return nil, nil
-	}
-	agg, err := rewrite.PlanAggregate(st, lookup)
-	if err != nil {
-		return nil, err
-	}
-	return agg, nil
-}
-
-// withSplitRefusal adds to the server planner's refusal why split
-// execution cannot run the statement either (its own refusal), as the
-// error's Detail.
-func withSplitRefusal(refusal, split error) error {
-	var pe, se *pgconn.PgError
-	if !errors.As(refusal, &pe) || !errors.As(split, &se) || se.Code != "0A000" || se.Message == pe.Message {
-		return refusal
-	}
-	out := *pe
-	detail := "The proxy cannot compute it either: " + se.Message + "."
-	if out.Detail != "" {
-		detail = out.Detail + " " + detail
-	}
-	out.Detail = detail
-	return &out
-}
-
 // isRefusal reports whether err is a refusal (0A000).
-func isRefusal(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "0A000"
-}
+func isRefusal(err error) bool { return rewrite.IsRefusal(err) }
 
 // aggInputs are the encrypted columns among a split execution's inputs
 // (nil for a plain input).
