@@ -260,8 +260,7 @@ func (ev *evaluator) checkConstants(e *rewrite.Expr) error {
 	}
 	if constantExpr(e) && e.Kind == rewrite.ExprOp {
 		_, err := ev.eval(e, &scope{})
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code != "0A000" {
+		if err != nil && !isRefusal(err) {
 			return err
 		}
 		return nil

@@ -401,10 +401,8 @@ func caseMap(fn, ctype string, a aval) (aval, error) {
 // ctypeRefusal refuses mapping case in the proxy when its C library
 // lacks the database's LC_CTYPE.
 func ctypeRefusal(what, ctype string, err error) error {
-	return &pgconn.PgError{Severity: "ERROR", Code: "0A000",
-		Message: fmt.Sprintf("%s is not supported in a query the proxy computes: the database's LC_CTYPE is %q, which the proxy's C library does not have", what, ctype),
-		Detail:  err.Error(),
-		Hint:    "Install the locale on the proxy's machine (the same C library release as the server's)."}
+	return rewrite.Refuse(fmt.Sprintf("%s is not supported in a query the proxy computes: the database's LC_CTYPE is %q, which the proxy's C library does not have", what, ctype),
+		err.Error(), "Install the locale on the proxy's machine (the same C library release as the server's).")
 }
 
 // compare orders two non-NULL values of comparable types.

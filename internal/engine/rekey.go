@@ -42,7 +42,11 @@ func (s *session) rekey(rk *rewrite.RekeyError) error {
 	inBlock := s.lastStatus == 'T' || s.lastStatus == 'E'
 	s.mu.Unlock()
 	if inBlock {
-		pe := *rk.Refusal().(*pgconn.PgError)
+		var r *rewrite.Refused
+		if !errors.As(rk.Refusal(), &r) {
+			return rk.Refusal()
+		}
+		pe := *r
 		pe.Hint = fmt.Sprintf("The proxy re-keys %s into join group %s on demand, but not inside a transaction block: send the statement once outside one, or run proxy columns set with --join-group %[2]s.",
 			rk.Rekeys[0].Table.Name+"."+rk.Rekeys[0].Column.Name, rk.Rekeys[0].Group)
 		return &pe
@@ -106,9 +110,7 @@ func (e *Engine) rekeyColumn(ctx context.Context, r rewrite.Rekey, reveals strin
 		}
 		if err != nil {
 			e.log.Warn("re-keying failed", append(what, "err", err)...)
-			return &pgconn.PgError{Severity: "ERROR", Code: "0A000",
-				Message: fmt.Sprintf("comparing %s.%s under another key needs it re-keyed into join group %s, which failed", r.Table.Name, r.Column.Name, r.Group),
-				Detail:  err.Error()}
+			return rewrite.Refuse(fmt.Sprintf("comparing %s.%s under another key needs it re-keyed into join group %s, which failed", r.Table.Name, r.Column.Name, r.Group), err.Error(), "")
 		}
 		e.rekeys.Add(1)
 		e.log.Info("re-keyed a column into a join group", append(what, "took", time.Since(began).Round(time.Millisecond))...)

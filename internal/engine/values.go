@@ -59,8 +59,7 @@ func (p *sessionParams) get() (onion.Env, error) {
 	if p.env == nil && p.envErr == nil {
 		env, err := onion.NewEnv(p.dateStyle, p.timeZone)
 		if err != nil {
-			p.envErr = &pgconn.PgError{Severity: "ERROR", Code: "0A000",
-				Message: fmt.Sprintf("the proxy cannot read or show encrypted values with DateStyle %q and TimeZone %q: %v", p.dateStyle, p.timeZone, err)}
+			p.envErr = rewrite.Refusal("the proxy cannot read or show encrypted values with DateStyle %q and TimeZone %q: %v", p.dateStyle, p.timeZone, err)
 		} else {
 			env.CType = p.ctype
 			p.env = &env
@@ -272,8 +271,7 @@ func decodeParam(x *encrypted, declared uint32, format int16, raw []byte, env on
 	if v, ok, err := convertBinaryParam(t, declared, raw, env); ok || err != nil {
 		return v, err
 	}
-	return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
-		Message: fmt.Sprintf("a binary parameter of type OID %d for encrypted column %s.%s (%s) is not supported; send it in text format or as %s", declared, x.table, x.cat.Name, t, t)}
+	return onion.Value{}, rewrite.Refusal("a binary parameter of type OID %d for encrypted column %s.%s (%s) is not supported; send it in text format or as %s", declared, x.table, x.cat.Name, t, t)
 }
 
 // binaryInt reads a binary int2, int4 or int8 parameter.

@@ -221,13 +221,6 @@ type CreatePlan struct {
 	ForeignKeys []Statement
 }
 
-// Refusal is a statement the proxy cannot run correctly and securely. It
-// converts to SQLSTATE 0A000 with a message naming the construct and the
-// column.
-func Refusal(format string, a ...any) error {
-	return &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf(format, a...)}
-}
-
 // PlanCreate rewrites one CREATE TABLE statement. Plain columns keep their
 // definition; each encrypted column becomes one column per onion (see
 // onion.Layout; named after physicalPrefix), and the table gets the

@@ -1,7 +1,6 @@
 package rewrite
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -310,10 +309,9 @@ func CastTarget(e *Expr) (onion.Type, error) {
 func PlanAggregate(st Statement, lookup TableLookup) (*AggPlan, error) {
 	orig := st.Clone()
 	p, err := planAggregate(st, lookup, false)
-	var pe *pgconn.PgError
-	if err != nil && errors.As(err, &pe) && pe.Code == "0A000" {
+	if IsRefusal(err) {
 		p2, err2 := planAggregate(orig, lookup, true)
-		if err2 == nil || !errors.As(err2, &pe) || pe.Code != "0A000" {
+		if err2 == nil || !IsRefusal(err2) {
 			return p2, err2 // answered, or an error of the query itself
 		}
 	}

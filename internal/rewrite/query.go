@@ -314,7 +314,7 @@ func (q *planner) need(c *encCol, kind onion.Kind) error {
 	if !hasCapability(c.col, kind) {
 		err := Refusal("%s on encrypted column %s.%s needs its %s onion, which its policy does not give it (capabilities: %v)", c.construct, c.table.Name, c.col.Name, kind, c.col.Capabilities)
 		if kind == onion.KindOrd && isText(c) {
-			err.(*pgconn.PgError).Hint = fmt.Sprintf("Text columns get an Ord onion (over the first %d bytes) only when declared before the table is created: proxy columns set %s.%s --policy encrypted --capabilities eq,ord,search", onion.OrdPrefixLen, c.table.Name, c.col.Name)
+			err.(*Refused).Hint = fmt.Sprintf("Text columns get an Ord onion (over the first %d bytes) only when declared before the table is created: proxy columns set %s.%s --policy encrypted --capabilities eq,ord,search", onion.OrdPrefixLen, c.table.Name, c.col.Name)
 		}
 		return err
 	}

@@ -83,7 +83,8 @@ func (e *SplitError) Unwrap() error { return e.err }
 // execution cannot run the statement either (its own refusal), as the
 // error's Detail.
 func withSplitRefusal(refusal, split error) error {
-	var pe, se *pgconn.PgError
+	var pe *Refused
+	var se *pgconn.PgError
 	if !errors.As(refusal, &pe) || !errors.As(split, &se) || se.Message == pe.Message {
 		return refusal
 	}
@@ -94,11 +95,4 @@ func withSplitRefusal(refusal, split error) error {
 	}
 	out.Detail = detail
 	return &out
-}
-
-// IsRefusal reports whether err refuses a statement the proxy cannot run
-// correctly and securely (SQLSTATE 0A000, see Refusal).
-func IsRefusal(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "0A000"
 }

@@ -1,9 +1,6 @@
 package rewrite
 
 import (
-	"errors"
-
-	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -142,8 +139,7 @@ func (b *aggBuilder) sublinkDependent(sl *pg_query.SubLink) error {
 	for _, cr := range outer {
 		e := &Expr{Kind: ExprInput, Input: b.input(cr)}
 		if err := b.checkGrouped(e); err != nil {
-			var pe *pgconn.PgError
-			if errors.As(err, &pe) && pe.Code == "0A000" {
+			if IsRefusal(err) {
 				return refusal
 			}
 			return err
