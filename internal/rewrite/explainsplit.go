@@ -269,8 +269,7 @@ func windowString(w *Window) string {
 		parts = append(parts, "ORDER BY "+strings.Join(os, ", "))
 	}
 	if f := w.Frame; f != nil {
-		mode := map[FrameMode]string{FrameRange: "RANGE", FrameRows: "ROWS", FrameGroups: "GROUPS"}[f.Mode]
-		s := mode + " BETWEEN " + boundString(f.Start) + " AND " + boundString(f.End)
+		s := f.Mode.String() + " BETWEEN " + boundString(f.Start) + " AND " + boundString(f.End)
 		switch f.Exclude {
 		case ExcludeCurrentRow:
 			s += " EXCLUDE CURRENT ROW"

@@ -126,6 +126,10 @@ type Window struct {
 // of the ORDER BY key (RANGE, only without offsets).
 type FrameMode int
 
+func (m FrameMode) String() string {
+	return map[FrameMode]string{FrameRange: "RANGE", FrameRows: "ROWS", FrameGroups: "GROUPS"}[m]
+}
+
 // Frame modes.
 const (
 	FrameRange FrameMode = iota
@@ -1236,7 +1240,7 @@ func (b *aggBuilder) frame(over *pg_query.WindowDef) (*Frame, error) {
 	case opts&frameOffsets != 0:
 		return nil, Refusal("RANGE frames with an offset PRECEDING or FOLLOWING are not supported in a query the proxy computes")
 	}
-	mode := map[FrameMode]string{FrameRange: "RANGE", FrameRows: "ROWS", FrameGroups: "GROUPS"}[f.Mode]
+	mode := f.Mode.String()
 	bound := func(unbounded, current, preceding, following int32, off *pg_query.Node, deflt BoundKind) (FrameBound, error) {
 		switch {
 		case opts&unbounded != 0:
@@ -1266,13 +1270,10 @@ func (b *aggBuilder) frame(over *pg_query.WindowDef) (*Frame, error) {
 	if f.End, err = bound(frameEndUnbounded, frameEndCurrent, frameEndPreceding, frameEndFollowing, over.EndOffset, UnboundedFollowing); err != nil {
 		return nil, err
 	}
-	switch {
-	case opts&frameExcludeCurrentRow != 0:
-		f.Exclude = ExcludeCurrentRow
-	case opts&frameExcludeGroup != 0:
-		f.Exclude = ExcludeGroup
-	case opts&frameExcludeTies != 0:
-		f.Exclude = ExcludeTies
+	for bit, x := range map[int32]FrameExclusion{frameExcludeCurrentRow: ExcludeCurrentRow, frameExcludeGroup: ExcludeGroup, frameExcludeTies: ExcludeTies} {
+		if opts&bit != 0 {
+			f.Exclude = x // the parser allows one
+		}
 	}
 	return f, nil
 }
