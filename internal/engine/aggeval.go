@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglike"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -17,21 +18,21 @@ import (
 type evaluator struct {
 	in     []onion.Type // the input columns' types
 	env    onion.Env
-	consts map[*rewrite.Expr]aval
+	consts map[*ir.Expr]aval
 	// patterns are the LIKE patterns, compiled once (per copy: maps are
 	// not shared between workers).
-	patterns map[*rewrite.Like]*pglike.Pattern
+	patterns map[*ir.Like]*pglike.Pattern
 	// rowPatterns are the patterns computed per row (rowPattern).
-	rowPatterns map[*rewrite.Like]compiledPattern
-	aggs        map[*rewrite.Expr]int // aggregate -> index of its state
-	wins        map[*rewrite.Expr]int // window function -> index of its values (window.go)
+	rowPatterns map[*ir.Like]compiledPattern
+	aggs        map[*ir.Expr]int // aggregate -> index of its state
+	wins        map[*ir.Expr]int // window function -> index of its values (window.go)
 	// lookups are the decorrelated subqueries' values, read-only once
 	// built (shared by the workers).
-	lookups map[*rewrite.Lookup]*lookupTable
-	sigs    map[*rewrite.Expr]*callSig // typed function calls (scalar.go)
+	lookups map[*ir.Lookup]*lookupTable
+	sigs    map[*ir.Expr]*callSig // typed function calls (scalar.go)
 	// refused is the first call the scalar library refused, for the
 	// message.
-	refused *rewrite.Expr
+	refused *ir.Expr
 	// clock gives the current time (scalarclock.go); nil where none is
 	// known, which refuses the functions reading it.
 	clock *serverClock
@@ -46,14 +47,14 @@ type scope struct {
 }
 
 // typeOf is the type of e's values.
-func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
+func (ev *evaluator) typeOf(e *ir.Expr) (onion.Type, error) {
 	switch e.Kind {
-	case rewrite.ExprInput:
+	case ir.ExprInput:
 		return ev.in[e.Input], nil
-	case rewrite.ExprConst:
+	case ir.ExprConst:
 		v, err := ev.constant(e, nil)
 		return v.t, err
-	case rewrite.ExprLike:
+	case ir.ExprLike:
 		if !isUnknown(e.Args[0]) {
 			t, err := ev.typeOf(e.Args[0])
 			if err != nil {
@@ -67,9 +68,9 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 			}
 		}
 		return tBool, nil
-	case rewrite.ExprBool, rewrite.ExprNullTest, rewrite.ExprIn:
+	case ir.ExprBool, ir.ExprNullTest, ir.ExprIn:
 		return tBool, nil
-	case rewrite.ExprOp:
+	case ir.ExprOp:
 		if e.Op == "neg" {
 			return ev.typeOf(e.Args[0])
 		}
@@ -89,7 +90,7 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 		}
 		v, err := arith(e.Op, nullOf(a), nullOf(b))
 		return v.t, err
-	case rewrite.ExprCase:
+	case ir.ExprCase:
 		var t *onion.Type
 		for i := 1; i < len(e.Args); i += 2 {
 			if err := ev.unify(&t, e.Args[i]); err != nil {
@@ -105,7 +106,7 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 			return tText, nil
 		}
 		return *t, nil
-	case rewrite.ExprAgg:
+	case ir.ExprAgg:
 		if e.Star || e.Func == "count" {
 			return tInt8, nil
 		}
@@ -154,15 +155,15 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 			return tText, nil // min and max of text: varchar has none of its own
 		}
 		return t, nil // min, max
-	case rewrite.ExprFunc:
+	case ir.ExprFunc:
 		sig, err := ev.signature(e)
 		if err != nil {
 			return onion.Type{}, err
 		}
 		return sig.result, nil
-	case rewrite.ExprLookup:
+	case ir.ExprLookup:
 		return ev.lookupType(e)
-	case rewrite.ExprWindow:
+	case ir.ExprWindow:
 		return ev.windowType(e)
 	}
 	return onion.Type{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
@@ -171,8 +172,8 @@ func (ev *evaluator) typeOf(e *rewrite.Expr) (onion.Type, error) {
 // unify folds the type of e into t (CASE branches) by commonType; NULL
 // constants and untyped literals do not count (they take the others'
 // type, text when all are such).
-func (ev *evaluator) unify(t **onion.Type, e *rewrite.Expr) error {
-	if e.Kind == rewrite.ExprConst && (e.Const == nil || isUnknown(e)) {
+func (ev *evaluator) unify(t **onion.Type, e *ir.Expr) error {
+	if e.Kind == ir.ExprConst && (e.Const == nil || isUnknown(e)) {
 		return nil
 	}
 	x, err := ev.typeOf(e)
@@ -192,7 +193,7 @@ func (ev *evaluator) unify(t **onion.Type, e *rewrite.Expr) error {
 }
 
 // operandTypes types two operands, an unknown literal taking the other's.
-func (ev *evaluator) operandTypes(a, b *rewrite.Expr) (onion.Type, onion.Type, error) {
+func (ev *evaluator) operandTypes(a, b *ir.Expr) (onion.Type, onion.Type, error) {
 	if isUnknown(a) && !isUnknown(b) {
 		tb, err := ev.typeOf(b)
 		if err != nil {
@@ -213,10 +214,10 @@ func (ev *evaluator) operandTypes(a, b *rewrite.Expr) (onion.Type, onion.Type, e
 	return ta, tb, err
 }
 
-func isUnknown(e *rewrite.Expr) bool { return e.Kind == rewrite.ExprConst && e.ConstType == "" }
+func isUnknown(e *ir.Expr) bool { return e.Kind == ir.ExprConst && e.ConstType == "" }
 
 // constant is a constant's value, cached (typed by want when unknown).
-func (ev *evaluator) constant(e *rewrite.Expr, want *onion.Type) (aval, error) {
+func (ev *evaluator) constant(e *ir.Expr, want *onion.Type) (aval, error) {
 	if v, ok := ev.consts[e]; ok && (want == nil || !isUnknown(e) || v.t.Base == want.Base) {
 		return v, nil
 	}
@@ -225,7 +226,7 @@ func (ev *evaluator) constant(e *rewrite.Expr, want *onion.Type) (aval, error) {
 		return v, err
 	}
 	if ev.consts == nil {
-		ev.consts = map[*rewrite.Expr]aval{}
+		ev.consts = map[*ir.Expr]aval{}
 	}
 	ev.consts[e] = v
 	return v, nil
@@ -234,9 +235,9 @@ func (ev *evaluator) constant(e *rewrite.Expr, want *onion.Type) (aval, error) {
 // plan checks, before any row is read, that e is typed (every operator
 // and function exists for its argument types) and that its constant
 // parts evaluate: the errors PostgreSQL raises when it plans.
-func (ev *evaluator) plan(e *rewrite.Expr) error {
+func (ev *evaluator) plan(e *ir.Expr) error {
 	var bad error
-	walkExpr(e, func(x *rewrite.Expr) {
+	walkExpr(e, func(x *ir.Expr) {
 		if _, err := ev.typeOf(x); err != nil && bad == nil {
 			bad = err
 		}
@@ -252,13 +253,13 @@ func (ev *evaluator) plan(e *rewrite.Expr) error {
 // those when it plans the statement, so their errors (an operator that
 // does not exist, a literal out of its type's range, a division by zero)
 // fail the statement even where evaluation would never reach them.
-func (ev *evaluator) checkConstants(e *rewrite.Expr) error {
-	if e == nil || e.Kind == rewrite.ExprCase {
+func (ev *evaluator) checkConstants(e *ir.Expr) error {
+	if e == nil || e.Kind == ir.ExprCase {
 		// PostgreSQL drops the arms of a CASE whose condition folds to
 		// false without folding them: left to evaluation.
 		return nil
 	}
-	if constantExpr(e) && e.Kind == rewrite.ExprOp {
+	if constantExpr(e) && e.Kind == ir.ExprOp {
 		_, err := ev.eval(e, &scope{})
 		if err != nil && !isRefusal(err) {
 			return err
@@ -280,16 +281,16 @@ func (ev *evaluator) checkConstants(e *rewrite.Expr) error {
 		if err != nil {
 			return err
 		}
-		folded = folded || e.Kind == rewrite.ExprBool && e.Op != "NOT" && x.Kind == rewrite.ExprConst &&
+		folded = folded || e.Kind == ir.ExprBool && e.Op != "NOT" && x.Kind == ir.ExprConst &&
 			x.ConstType == "boolean" && x.Const != nil && (*x.Const == "true") == (e.Op == "OR")
 	}
 	return ev.checkConstants(e.Else)
 }
 
 // constantExpr reports whether e reads no row and no group.
-func constantExpr(e *rewrite.Expr) bool {
+func constantExpr(e *ir.Expr) bool {
 	switch e.Kind {
-	case rewrite.ExprInput, rewrite.ExprAgg, rewrite.ExprLookup, rewrite.ExprWindow:
+	case ir.ExprInput, ir.ExprAgg, ir.ExprLookup, ir.ExprWindow:
 		return false
 	}
 	for _, x := range e.Args {
@@ -301,7 +302,7 @@ func constantExpr(e *rewrite.Expr) bool {
 }
 
 // pattern is l's constant pattern, compiled.
-func (ev *evaluator) pattern(l *rewrite.Like) (*pglike.Pattern, error) {
+func (ev *evaluator) pattern(l *ir.Like) (*pglike.Pattern, error) {
 	if p := ev.patterns[l]; p != nil {
 		return p, nil
 	}
@@ -310,24 +311,24 @@ func (ev *evaluator) pattern(l *rewrite.Like) (*pglike.Pattern, error) {
 		return nil, err
 	}
 	if ev.patterns == nil {
-		ev.patterns = map[*rewrite.Like]*pglike.Pattern{}
+		ev.patterns = map[*ir.Like]*pglike.Pattern{}
 	}
 	ev.patterns[l] = p
 	return p, nil
 }
 
 // eval computes e in sc.
-func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
+func (ev *evaluator) eval(e *ir.Expr, sc *scope) (aval, error) {
 	switch e.Kind {
-	case rewrite.ExprInput:
+	case ir.ExprInput:
 		return sc.row[e.Input], nil
-	case rewrite.ExprConst:
+	case ir.ExprConst:
 		return ev.constant(e, nil)
-	case rewrite.ExprAgg:
+	case ir.ExprAgg:
 		return sc.aggs[ev.aggs[e]], nil
-	case rewrite.ExprWindow:
+	case ir.ExprWindow:
 		return sc.wins[ev.wins[e]], nil
-	case rewrite.ExprOp:
+	case ir.ExprOp:
 		if e.Op == "neg" {
 			a, err := ev.eval(e.Args[0], sc)
 			if err != nil {
@@ -367,15 +368,15 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			return aval{}, err
 		}
 		return boolVal(compares(c, e.Op) || e.Op == "=" && c == 0 || e.Op == "<>" && c != 0), nil
-	case rewrite.ExprBool:
+	case ir.ExprBool:
 		return ev.boolean(e, sc)
-	case rewrite.ExprNullTest:
+	case ir.ExprNullTest:
 		a, err := ev.eval(e.Args[0], sc)
 		if err != nil {
 			return a, err
 		}
 		return boolVal(a.null == (e.Op == "IS NULL")), nil
-	case rewrite.ExprLike:
+	case ir.ExprLike:
 		a, err := ev.eval(e.Args[0], sc)
 		if err != nil || a.null || e.Like.Const == nil && len(e.Args) < 2 {
 			return nullOf(tBool), err
@@ -397,7 +398,7 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			return aval{}, err
 		}
 		return boolVal(ok != e.Like.Negate), nil
-	case rewrite.ExprIn:
+	case ir.ExprIn:
 		sawNull := false
 		// The tested value is computed once, not once per item (unless
 		// it is itself an untyped literal, which takes each item's type).
@@ -442,7 +443,7 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			return nullOf(tBool), nil
 		}
 		return boolVal(e.Op != "="), nil
-	case rewrite.ExprCase:
+	case ir.ExprCase:
 		t, err := ev.typeOf(e)
 		if err != nil {
 			return aval{}, err
@@ -460,16 +461,16 @@ func (ev *evaluator) eval(e *rewrite.Expr, sc *scope) (aval, error) {
 			return nullOf(t), nil
 		}
 		return ev.castTo(e.Else, t, sc)
-	case rewrite.ExprFunc:
+	case ir.ExprFunc:
 		return ev.call(e, sc)
-	case rewrite.ExprLookup:
+	case ir.ExprLookup:
 		return ev.lookup(e, sc)
 	}
 	return aval{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
 }
 
 // pair evaluates two operands, an unknown literal taking the other's type.
-func (ev *evaluator) pair(x, y *rewrite.Expr, sc *scope) (aval, aval, error) {
+func (ev *evaluator) pair(x, y *ir.Expr, sc *scope) (aval, aval, error) {
 	if isUnknown(x) && !isUnknown(y) {
 		b, err := ev.eval(y, sc)
 		if err != nil {
@@ -491,7 +492,7 @@ func (ev *evaluator) pair(x, y *rewrite.Expr, sc *scope) (aval, aval, error) {
 }
 
 // castTo evaluates e as type t (a CASE branch), by convertTo.
-func (ev *evaluator) castTo(e *rewrite.Expr, t onion.Type, sc *scope) (aval, error) {
+func (ev *evaluator) castTo(e *ir.Expr, t onion.Type, sc *scope) (aval, error) {
 	if isUnknown(e) {
 		return ev.constant(e, &t) // an untyped literal is read as t
 	}
@@ -503,7 +504,7 @@ func (ev *evaluator) castTo(e *rewrite.Expr, t onion.Type, sc *scope) (aval, err
 }
 
 // boolean is AND, OR and NOT with SQL's three-valued logic.
-func (ev *evaluator) boolean(e *rewrite.Expr, sc *scope) (aval, error) {
+func (ev *evaluator) boolean(e *ir.Expr, sc *scope) (aval, error) {
 	if e.Op == "NOT" {
 		a, err := ev.eval(e.Args[0], sc)
 		if err != nil || a.null {
@@ -540,7 +541,7 @@ func boolVal(b bool) aval {
 // concatTypes types the operands of x || y as PostgreSQL resolves it
 // (textcat, anynonarray || text, text || anynonarray): an untyped
 // literal is text, and one operand at least must be text.
-func (ev *evaluator) concatTypes(e *rewrite.Expr) ([2]onion.Type, error) {
+func (ev *evaluator) concatTypes(e *ir.Expr) ([2]onion.Type, error) {
 	var ts [2]onion.Type
 	text := false
 	for i, a := range e.Args[:2] {
@@ -565,7 +566,7 @@ func (ev *evaluator) concatTypes(e *rewrite.Expr) ([2]onion.Type, error) {
 
 // concat computes x || y: a non-text operand is cast to text
 // (anynonarray || text).
-func (ev *evaluator) concat(e *rewrite.Expr, sc *scope) (aval, error) {
+func (ev *evaluator) concat(e *ir.Expr, sc *scope) (aval, error) {
 	ts, err := ev.concatTypes(e)
 	if err != nil {
 		return aval{}, err
@@ -596,7 +597,7 @@ func (ev *evaluator) concat(e *rewrite.Expr, sc *scope) (aval, error) {
 
 // rowPattern is the pattern of LIKE e computed from the row (Args[1]),
 // compiled once per distinct value; nil for NULL.
-func (ev *evaluator) rowPattern(e *rewrite.Expr, sc *scope) (*pglike.Pattern, error) {
+func (ev *evaluator) rowPattern(e *ir.Expr, sc *scope) (*pglike.Pattern, error) {
 	var v aval
 	var err error
 	if isUnknown(e.Args[1]) {
@@ -619,7 +620,7 @@ func (ev *evaluator) rowPattern(e *rewrite.Expr, sc *scope) (*pglike.Pattern, er
 		return nil, err
 	}
 	if ev.rowPatterns == nil {
-		ev.rowPatterns = map[*rewrite.Like]compiledPattern{}
+		ev.rowPatterns = map[*ir.Like]compiledPattern{}
 	}
 	ev.rowPatterns[e.Like] = compiledPattern{s, p}
 	return p, nil

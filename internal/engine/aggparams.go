@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -11,12 +12,12 @@ import (
 // comparison or IN list it is an operand of takes there; text when
 // nothing says (a plain input, whose type only the server's answer
 // tells, counts as text). inEnc are the plan's encrypted inputs.
-func inferParamTypes(agg *rewrite.AggPlan, inEnc []*encrypted, declared map[int]rewrite.ParamConst, env onion.Env) map[int]onion.Type {
+func inferParamTypes(agg *rewrite.AggPlan, inEnc []*encrypted, declared map[int]ir.ParamConst, env onion.Env) map[int]onion.Type {
 	out := map[int]onion.Type{}
 	if agg.Source != nil {
 		return out // inputs computed by the proxy first: left as text
 	}
-	trace := map[*rewrite.Expr]int{}
+	trace := map[*ir.Expr]int{}
 	bound := agg.BindParamsTraced(declared, trace)
 	in := make([]onion.Type, bound.Inputs)
 	for i := range in {
@@ -31,26 +32,26 @@ func inferParamTypes(agg *rewrite.AggPlan, inEnc []*encrypted, declared map[int]
 // inferTypes is inferParamTypes over the expressions walk visits, bound
 // to constants (trace maps each constant that was a parameter to its
 // number), whose inputs have types in.
-func inferTypes(walk func(func(*rewrite.Expr)), trace map[*rewrite.Expr]int, in []onion.Type, env onion.Env) map[int]onion.Type {
+func inferTypes(walk func(func(*ir.Expr)), trace map[*ir.Expr]int, in []onion.Type, env onion.Env) map[int]onion.Type {
 	out := map[int]onion.Type{}
-	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}}
-	set := func(e *rewrite.Expr, t onion.Type) {
+	ev := &evaluator{env: env, in: in, consts: map[*ir.Expr]aval{}}
+	set := func(e *ir.Expr, t onion.Type) {
 		if n, ok := trace[e]; ok && t != tUnknown {
 			if _, done := out[n]; !done {
 				out[n] = onion.Type{Base: t.Base, Elem: t.Elem} // without modifiers; an array keeps its element
 			}
 		}
 	}
-	typed := func(e *rewrite.Expr) (onion.Type, bool) {
+	typed := func(e *ir.Expr) (onion.Type, bool) {
 		if _, ok := trace[e]; ok || isUnknown(e) {
 			return tUnknown, false
 		}
 		t, err := ev.typeOf(e)
 		return t, err == nil
 	}
-	walk(func(e *rewrite.Expr) {
+	walk(func(e *ir.Expr) {
 		switch e.Kind {
-		case rewrite.ExprFunc:
+		case ir.ExprFunc:
 			if sig, err := ev.signature(e); err == nil {
 				for i, a := range e.Args {
 					if i < len(sig.params) {
@@ -58,7 +59,7 @@ func inferTypes(walk func(func(*rewrite.Expr)), trace map[*rewrite.Expr]int, in 
 					}
 				}
 			}
-		case rewrite.ExprOp:
+		case ir.ExprOp:
 			if len(e.Args) == 2 {
 				if t, ok := typed(e.Args[1]); ok {
 					set(e.Args[0], t)
@@ -67,7 +68,7 @@ func inferTypes(walk func(func(*rewrite.Expr)), trace map[*rewrite.Expr]int, in 
 					set(e.Args[1], t)
 				}
 			}
-		case rewrite.ExprIn:
+		case ir.ExprIn:
 			var t onion.Type
 			ok := false
 			for _, a := range e.Args {
@@ -80,7 +81,7 @@ func inferTypes(walk func(func(*rewrite.Expr)), trace map[*rewrite.Expr]int, in 
 					set(a, t)
 				}
 			}
-		case rewrite.ExprLike:
+		case ir.ExprLike:
 			for _, a := range e.Args {
 				set(a, tText)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/pgnumeric"
@@ -56,8 +57,8 @@ type aggregator struct {
 	collation string
 	inEnc     []*encrypted
 	ev        *evaluator
-	aggList   []aggRef        // the aggregates of ev.aggs, in index order
-	winList   []*rewrite.Expr // the window functions of ev.wins, in index order
+	aggList   []aggRef   // the aggregates of ev.aggs, in index order
+	winList   []*ir.Expr // the window functions of ev.wins, in index order
 	outT      []onion.Type
 	err       error // the first evaluation error, reported at the end
 
@@ -82,8 +83,8 @@ type aggregator struct {
 // paramBox carries one execution's parameter values from Bind to the
 // aggregator, which reads them once the server answers.
 type paramBox struct {
-	declared map[int]rewrite.ParamConst // typed NULLs
-	vals     atomic.Pointer[map[int]rewrite.ParamConst]
+	declared map[int]ir.ParamConst // typed NULLs
+	vals     atomic.Pointer[map[int]ir.ParamConst]
 }
 
 // bindParams makes the plan's parameters constants (rewrite.BindParams).
@@ -105,7 +106,7 @@ func (a *aggregator) bindParams() {
 // aggRef is one aggregate the plan computes per group and its state's
 // index.
 type aggRef struct {
-	e *rewrite.Expr
+	e *ir.Expr
 	k int
 }
 
@@ -236,8 +237,8 @@ func (a *aggregator) nameRefusal(err error, x *encrypted) error {
 		return err
 	}
 	if x == nil && a.ev != nil && a.ev.refused != nil {
-		walkExpr(a.ev.refused, func(e *rewrite.Expr) {
-			if e.Kind == rewrite.ExprInput && x == nil && e.Input < len(a.inEnc) {
+		walkExpr(a.ev.refused, func(e *ir.Expr) {
+			if e.Kind == ir.ExprInput && x == nil && e.Input < len(a.inEnc) {
 				x = a.inEnc[e.Input]
 			}
 		})
@@ -254,22 +255,22 @@ func (a *aggregator) nameRefusal(err error, x *encrypted) error {
 // start sets up the evaluation over inputs of types in and returns the
 // result's fields.
 func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDescription, error) {
-	ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}, aggs: map[*rewrite.Expr]int{}, wins: map[*rewrite.Expr]int{}, lookups: map[*rewrite.Lookup]*lookupTable{}, clock: a.clock}
+	ev := &evaluator{env: env, in: in, consts: map[*ir.Expr]aval{}, aggs: map[*ir.Expr]int{}, wins: map[*ir.Expr]int{}, lookups: map[*ir.Lookup]*lookupTable{}, clock: a.clock}
 	a.ev = ev
 	a.aggList, a.winList = nil, nil
 	var lookupErr error
 	for _, e := range a.exprs() {
-		walkExpr(e, func(x *rewrite.Expr) {
-			if x.Kind == rewrite.ExprLookup && ev.lookups[x.Lookup] == nil && lookupErr == nil {
+		walkExpr(e, func(x *ir.Expr) {
+			if x.Kind == ir.ExprLookup && ev.lookups[x.Lookup] == nil && lookupErr == nil {
 				ev.lookups[x.Lookup], lookupErr = newLookupTable(x.Lookup, env)
 			}
-			if x.Kind == rewrite.ExprAgg {
+			if x.Kind == ir.ExprAgg {
 				if _, ok := ev.aggs[x]; !ok {
 					ev.aggs[x] = len(ev.aggs)
 					a.aggList = append(a.aggList, aggRef{e: x, k: ev.aggs[x]})
 				}
 			}
-			if x.Kind == rewrite.ExprWindow {
+			if x.Kind == ir.ExprWindow {
 				if _, ok := ev.wins[x]; !ok {
 					ev.wins[x] = len(ev.wins)
 					a.winList = append(a.winList, x)
@@ -290,7 +291,7 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 	}
 	// The conditions are typed before any row, so that a refusal names
 	// its column.
-	for _, e := range []*rewrite.Expr{a.plan.Where, a.plan.Having, a.plan.JoinResidual} {
+	for _, e := range []*ir.Expr{a.plan.Where, a.plan.Having, a.plan.JoinResidual} {
 		if e == nil {
 			continue
 		}
@@ -314,7 +315,7 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 			name = "?column?"
 		}
 		fields[i] = pgproto3.FieldDescription{Name: []byte(name), DataTypeOID: t.OID(), DataTypeSize: t.Size(), TypeModifier: -1, Format: formatOf(a.formats, i)}
-		if o.Expr.Kind == rewrite.ExprInput {
+		if o.Expr.Kind == ir.ExprInput {
 			fields[i].TypeModifier = t.Typmod()
 		}
 	}
@@ -328,7 +329,7 @@ func (a *aggregator) checkTextOrder() error {
 	if a.collation == "" || pglocale.ByteOrder(a.collation) {
 		return nil
 	}
-	isText := func(e *rewrite.Expr) bool {
+	isText := func(e *ir.Expr) bool {
 		t, err := a.ev.typeOf(e)
 		k, _ := kindOf(t)
 		return err == nil && (k == kText || k == kJSONB) // jsonb orders its strings by the collation
@@ -340,11 +341,11 @@ func (a *aggregator) checkTextOrder() error {
 		}
 	}
 	for _, e := range a.exprs() {
-		walkExpr(e, func(x *rewrite.Expr) {
+		walkExpr(e, func(x *ir.Expr) {
 			switch {
-			case x.Kind == rewrite.ExprOp && len(x.Args) == 2 && (x.Op == "<" || x.Op == "<=" || x.Op == ">" || x.Op == ">=") && (isText(x.Args[0]) || isText(x.Args[1])):
+			case x.Kind == ir.ExprOp && len(x.Args) == 2 && (x.Op == "<" || x.Op == "<=" || x.Op == ">" || x.Op == ">=") && (isText(x.Args[0]) || isText(x.Args[1])):
 				refuse("a range comparison")
-			case x.Kind == rewrite.ExprAgg && (x.Func == "min" || x.Func == "max") && len(x.Args) == 1 && isText(x.Args[0]):
+			case x.Kind == ir.ExprAgg && (x.Func == "min" || x.Func == "max") && len(x.Args) == 1 && isText(x.Args[0]):
 				refuse(x.Func)
 			}
 		})
@@ -358,8 +359,8 @@ func (a *aggregator) checkTextOrder() error {
 }
 
 // exprs are every expression the plan evaluates per group.
-func (a *aggregator) exprs() []*rewrite.Expr {
-	var out []*rewrite.Expr
+func (a *aggregator) exprs() []*ir.Expr {
+	var out []*ir.Expr
 	for _, o := range a.plan.Outputs {
 		out = append(out, o.Expr)
 	}
@@ -382,7 +383,7 @@ func (a *aggregator) exprs() []*rewrite.Expr {
 	return out
 }
 
-func walkExpr(e *rewrite.Expr, f func(*rewrite.Expr)) { rewrite.WalkExpr(e, f) }
+func walkExpr(e *ir.Expr, f func(*ir.Expr)) { ir.WalkExpr(e, f) }
 
 // foldBatchRows is how many rows are handed to a worker at a time.
 const foldBatchRows = 256
@@ -558,7 +559,7 @@ type folder struct {
 
 func (a *aggregator) newFolder() *folder {
 	ev := *a.ev
-	ev.consts = map[*rewrite.Expr]aval{}
+	ev.consts = map[*ir.Expr]aval{}
 	ev.patterns, ev.rowPatterns = nil, nil
 	ev.sigs = maps.Clone(a.ev.sigs) // filled on first use: each worker its own
 	f := &folder{a: a, ev: &ev, groups: map[string]*group{}, keys: map[*group]string{}}
@@ -712,7 +713,7 @@ func plainInput(ev *evaluator, i int, raw []byte) (aval, error) {
 	return fromOnion(t, v, ev.env)
 }
 
-func (f *folder) accumulate(st *aggState, e *rewrite.Expr, sc *scope) error {
+func (f *folder) accumulate(st *aggState, e *ir.Expr, sc *scope) error {
 	if e.Star {
 		st.count++
 		return nil
@@ -866,7 +867,7 @@ func floatAdd(a, b float64) (float64, error) {
 }
 
 // merge folds another worker's state of the same aggregate e into st.
-func (st *aggState) merge(o *aggState, e *rewrite.Expr) error {
+func (st *aggState) merge(o *aggState, e *ir.Expr) error {
 	if e.Distinct {
 		if st.distinct == nil {
 			st.distinct = o.distinct
@@ -916,7 +917,7 @@ func (st *aggState) merge(o *aggState, e *rewrite.Expr) error {
 }
 
 // result is an aggregate's value from its state.
-func (a *aggregator) result(e *rewrite.Expr, st *aggState) (aval, error) {
+func (a *aggregator) result(e *ir.Expr, st *aggState) (aval, error) {
 	t, err := a.ev.typeOf(e)
 	if err != nil {
 		return aval{}, err
@@ -1059,7 +1060,7 @@ func (a *aggregator) results() ([][]aval, error) {
 // compareSortKeys orders two rows' ORDER BY keys x and y as order says
 // (directions, NULLs first or last); the first comparison error is kept
 // in *err.
-func compareSortKeys(x, y []aval, order []rewrite.AggOrder, err *error) int {
+func compareSortKeys(x, y []aval, order []ir.AggOrder, err *error) int {
 	for i, o := range order {
 		u, v := x[i], y[i]
 		c := nullsOrder(u.null, v.null, o.NullsFirst)

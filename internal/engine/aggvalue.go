@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgjson"
 	"github.com/pgonion/pgonion/internal/pglocale"
@@ -161,7 +162,7 @@ func (a aval) toOnion(env onion.Env) (onion.Value, error) {
 
 // constValue reads a constant as type t (for an unknown-typed literal met
 // with a typed operand) or as its own type.
-func constValue(e *rewrite.Expr, want *onion.Type, env onion.Env) (aval, error) {
+func constValue(e *ir.Expr, want *onion.Type, env onion.Env) (aval, error) {
 	t := tText
 	switch e.ConstType {
 	case "", "text", "varchar", "bpchar", "char":

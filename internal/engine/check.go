@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -63,7 +64,7 @@ func (e *Engine) planChecks(t *catalog.Table) (*rowChecks, error) {
 				return nil, rewrite.Refusal("CHECK constraint %s of table %s reads column %s of type %s, which the proxy cannot evaluate yet", c.Name, t.Name, col.Name, types[i])
 			}
 		}
-		ev := &evaluator{in: types, consts: map[*rewrite.Expr]aval{}}
+		ev := &evaluator{in: types, consts: map[*ir.Expr]aval{}}
 		if bad := ev.plan(pc.Expr); bad != nil {
 			return nil, rewrite.Refusal("CHECK constraint %s of table %s: %s", c.Name, t.Name, errMessage(bad))
 		}
@@ -117,7 +118,7 @@ func (rc *rowChecks) verify(value func(*catalog.Column) (onion.Value, bool), par
 		if partial && !written {
 			continue
 		}
-		ev := &evaluator{env: env, in: rc.types[i], consts: map[*rewrite.Expr]aval{}}
+		ev := &evaluator{env: env, in: rc.types[i], consts: map[*ir.Expr]aval{}}
 		r, err := ev.eval(c.Expr, &scope{row: in})
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -65,7 +66,7 @@ func (e *Engine) planGenerations(t *catalog.Table, env onion.Env) (*rowGeneratio
 		if err != nil {
 			return nil, err
 		}
-		ev := &evaluator{env: env, in: in, consts: map[*rewrite.Expr]aval{}}
+		ev := &evaluator{env: env, in: in, consts: map[*ir.Expr]aval{}}
 		if bad := ev.plan(g.Expr); bad != nil {
 			return nil, rewrite.Refusal("generated column %s.%s: %s", t.Name, c.Name, errMessage(bad))
 		}
@@ -88,7 +89,7 @@ func (rg *rowGenerations) compute(g int, value func(*catalog.Column) onion.Value
 			return onion.Value{}, err
 		}
 	}
-	ev := &evaluator{env: env, in: rg.in[g], consts: map[*rewrite.Expr]aval{}}
+	ev := &evaluator{env: env, in: rg.in[g], consts: map[*ir.Expr]aval{}}
 	a, err := ev.eval(gen.Expr, &scope{row: in})
 	if err != nil {
 		return onion.Value{}, err

@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -46,17 +47,17 @@ func newRawGroups(a *aggregator) *rawGroups {
 	}
 	grouping := map[int]bool{}
 	for _, g := range p.Group {
-		walkExpr(g, func(x *rewrite.Expr) {
-			if x.Kind == rewrite.ExprInput {
+		walkExpr(g, func(x *ir.Expr) {
+			if x.Kind == ir.ExprInput {
 				grouping[x.Input] = true
 			}
 		})
 	}
 	perRow := map[int]bool{}
-	var inputsOf func(e *rewrite.Expr)
-	inputsOf = func(e *rewrite.Expr) {
-		walkExpr(e, func(x *rewrite.Expr) {
-			if x.Kind == rewrite.ExprInput {
+	var inputsOf func(e *ir.Expr)
+	inputsOf = func(e *ir.Expr) {
+		walkExpr(e, func(x *ir.Expr) {
+			if x.Kind == ir.ExprInput {
 				perRow[x.Input] = true
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/schemes/rnd"
@@ -508,7 +509,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 			// proxy, NULL for the server.
 			// (A parameter that is also an encrypted column's value is
 			// read as that column's type.)
-			for _, n := range rewrite.ExprParams(h.Expr) {
+			for _, n := range ir.ExprParams(h.Expr) {
 				if holeOf[n] == nil {
 					holeOf[n] = &encrypted{e: p.xs[i].e, table: p.xs[i].table, cat: p.xs[i].cat, typ: p.exprParams[n]}
 				}
@@ -585,12 +586,12 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 				if clock == nil {
 					clock = s.sessionClock(true)
 				}
-				if refs := rewrite.ExprParams(h.Expr); len(refs) > 0 {
+				if refs := ir.ExprParams(h.Expr); len(refs) > 0 {
 					// This execution's parameters, as constants.
-					vals := map[int]rewrite.ParamConst{}
+					vals := map[int]ir.ParamConst{}
 					for _, n := range refs {
 						x := holeOf[n]
-						pc := rewrite.ParamConst{Type: x.typ.String()}
+						pc := ir.ParamConst{Type: x.typ.String()}
 						v, err := bs.value(n, x)
 						if err != nil {
 							return err
@@ -696,25 +697,25 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 		if err != nil {
 			return nil, err
 		}
-		if refs := rewrite.ExprParams(h.Expr); len(refs) > 0 {
+		if refs := ir.ExprParams(h.Expr); len(refs) > 0 {
 			if ext == nil {
 				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P02", Message: fmt.Sprintf("there is no parameter $%d", refs[0])}
 			}
-			declared := map[int]rewrite.ParamConst{}
+			declared := map[int]ir.ParamConst{}
 			for _, n := range refs {
 				var oid uint32
 				if n-1 < len(ext.oids) {
 					oid = ext.oids[n-1]
 				}
-				declared[n] = rewrite.ParamConst{Type: paramConstType(oid)}
+				declared[n] = ir.ParamConst{Type: paramConstType(oid)}
 			}
-			trace := map[*rewrite.Expr]int{}
+			trace := map[*ir.Expr]int{}
 			typed := *h
 			typed.Expr = rewrite.BindExpr(h.Expr, declared, trace)
 			if _, err := planExprHole(t, &typed, env); err != nil {
 				return nil, err
 			}
-			inferred := inferTypes(func(f func(*rewrite.Expr)) { rewrite.WalkExpr(typed.Expr, f) }, trace, nil, env)
+			inferred := inferTypes(func(f func(*ir.Expr)) { ir.WalkExpr(typed.Expr, f) }, trace, nil, env)
 			if params == nil {
 				params = map[int]onion.Type{}
 			}
@@ -762,7 +763,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 // planExprHole types hole h's expression, refusing what the proxy
 // cannot compute.
 func planExprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env) (*evaluator, error) {
-	ev := &evaluator{env: env, consts: map[*rewrite.Expr]aval{}}
+	ev := &evaluator{env: env, consts: map[*ir.Expr]aval{}}
 	if bad := ev.plan(h.Expr); bad != nil {
 		return nil, rewrite.Refusal("expression for encrypted column %s.%s: %s", t.Name, h.Column.Name, errMessage(bad))
 	}

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // lookupTable is a decorrelated subquery's value per key
-// (rewrite.Lookup), keyed as GROUP BY keys are (keyOf): 1 and 1.0 are
+// (ir.Lookup), keyed as GROUP BY keys are (keyOf): 1 and 1.0 are
 // one key, as they are equal for PostgreSQL's =.
 type lookupTable struct {
 	keys []onion.Type
@@ -17,7 +18,7 @@ type lookupTable struct {
 	vals map[string]aval
 }
 
-func newLookupTable(l *rewrite.Lookup, env onion.Env) (*lookupTable, error) {
+func newLookupTable(l *ir.Lookup, env onion.Env) (*lookupTable, error) {
 	types := make([]onion.Type, len(l.Result.Types))
 	for i, name := range l.Result.Types {
 		t, ok := typeOfName(name)
@@ -68,7 +69,7 @@ func textValue(t onion.Type, s string, env onion.Env) (aval, error) {
 
 // lookupType is the type of a lookup's values, once its keys are checked
 // to compare with the enclosing query's as PostgreSQL's = would.
-func (ev *evaluator) lookupType(e *rewrite.Expr) (onion.Type, error) {
+func (ev *evaluator) lookupType(e *ir.Expr) (onion.Type, error) {
 	lt := ev.lookups[e.Lookup]
 	if lt == nil {
 		return onion.Type{}, fmt.Errorf("engine: a lookup was not built")
@@ -96,7 +97,7 @@ func (ev *evaluator) lookupType(e *rewrite.Expr) (onion.Type, error) {
 
 // lookup is the value of a lookup for the keys of the row in sc (NULL
 // when a key is NULL or the subquery had no rows for them).
-func (ev *evaluator) lookup(e *rewrite.Expr, sc *scope) (aval, error) {
+func (ev *evaluator) lookup(e *ir.Expr, sc *scope) (aval, error) {
 	lt := ev.lookups[e.Lookup]
 	var key strings.Builder
 	for _, a := range e.Args {

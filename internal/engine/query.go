@@ -15,6 +15,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgarray"
 	"github.com/pgonion/pgonion/internal/pglike"
@@ -141,7 +142,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			holeOf[r.Like.Param] = textParam
 		}
 	}
-	for _, lv := range []rewrite.LimitValue{p.Limit, p.Offset} {
+	for _, lv := range []ir.LimitValue{p.Limit, p.Offset} {
 		if lv.Param > 0 {
 			holeOf[lv.Param] = int8Param
 		}
@@ -149,14 +150,14 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	// Parameters that split execution's expressions read: the server
 	// gets NULL in their place.
 	var aggParams []int
-	declared := map[int]rewrite.ParamConst{}
+	declared := map[int]ir.ParamConst{}
 	if agg != nil {
 		aggParams = agg.Params()
 		for _, n := range aggParams {
 			if holeOf[n] != nil || n > hp.n {
 				return nil, rewrite.Refusal("parameter $%d is used both in an expression the proxy computes and elsewhere; pass the value twice", n)
 			}
-			declared[n] = rewrite.ParamConst{Type: paramConstType(hp.clients[n-1])}
+			declared[n] = ir.ParamConst{Type: paramConstType(hp.clients[n-1])}
 		}
 		env, err := s.params.get()
 		if err != nil {
@@ -212,7 +213,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		}
 		if len(aggParams) > 0 {
 			// Read before finish hides the client's parameters.
-			vals := map[int]rewrite.ParamConst{}
+			vals := map[int]ir.ParamConst{}
 			for _, n := range aggParams {
 				pc := declared[n]
 				if raw := b.Parameters[n-1]; raw != nil {
@@ -351,7 +352,7 @@ func exprParam(n int, declared uint32, inferred onion.Type) *encrypted {
 }
 
 // paramConstType names a declared parameter type as a constant's type
-// (rewrite.Expr.ConstType); "" for none or one the evaluator reads
+// (ir.Expr.ConstType); "" for none or one the evaluator reads
 // otherwise (an untyped literal).
 func paramConstType(oid uint32) string {
 	return map[uint32]string{oidInt2: "smallint", oidInt4: "integer", oidInt8: "bigint", 1700: "numeric", oidText: "text",
@@ -957,7 +958,7 @@ func (e *Engine) queryProjection(p *rewrite.QueryPlan) (*projection, error) {
 // or a range comparison of a text column.
 type residual struct {
 	col     int
-	like    *rewrite.Like
+	like    *ir.Like
 	pattern *pglike.Pattern // compiled at plan time for a constant pattern
 	cmp     *rewrite.CompareCheck
 }
@@ -970,7 +971,7 @@ func (p *projection) execFor(plan *rewrite.QueryPlan, bs *bindState, env onion.E
 	if !p.proxyRows() {
 		return nil, nil
 	}
-	read := func(lv rewrite.LimitValue) (int64, error) {
+	read := func(lv ir.LimitValue) (int64, error) {
 		switch {
 		case lv.Const != nil:
 			return *lv.Const, nil

@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgarray"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -60,7 +61,7 @@ func (s *session) newRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks
 			return nil, rewrite.Refusal("UPDATE of table %s reads column %s of type %s, which the proxy cannot compute with yet", t.Name, c.Name, c.Type)
 		}
 	}
-	r.ev = &evaluator{env: env, in: r.in, consts: map[*rewrite.Expr]aval{}}
+	r.ev = &evaluator{env: env, in: r.in, consts: map[*ir.Expr]aval{}}
 	for i, set := range p.Sets {
 		if bad := r.ev.plan(set.Expr); bad != nil {
 			return nil, rewrite.Refusal("SET %s = <expression> on table %s: %s", set.Column.Name, t.Name, errMessage(bad))
@@ -237,11 +238,11 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 		}
 		return 0
 	}
-	declared := map[int]rewrite.ParamConst{}
+	declared := map[int]ir.ParamConst{}
 	for _, n := range setParams {
-		declared[n] = rewrite.ParamConst{Type: paramConstType(declaredOID(n))}
+		declared[n] = ir.ParamConst{Type: paramConstType(declaredOID(n))}
 	}
-	trace := map[*rewrite.Expr]int{}
+	trace := map[*ir.Expr]int{}
 	typed := p.BindParams(declared, trace)
 	r, err := s.newRMW(typed, t, checks, env)
 	if err != nil {
@@ -321,7 +322,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 		// This execution's computed values, its parameters bound.
 		r := r
 		if len(setParams) > 0 {
-			vals := map[int]rewrite.ParamConst{}
+			vals := map[int]ir.ParamConst{}
 			for _, n := range setParams {
 				pc := declared[n]
 				if raw := b.Parameters[n-1]; raw != nil {

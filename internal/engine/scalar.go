@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglocale"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -66,7 +67,7 @@ type callSig struct {
 }
 
 // signature types call e (ExprFunc), cached per evaluator.
-func (ev *evaluator) signature(e *rewrite.Expr) (*callSig, error) {
+func (ev *evaluator) signature(e *ir.Expr) (*callSig, error) {
 	if s := ev.sigs[e]; s != nil {
 		return s, nil
 	}
@@ -113,14 +114,14 @@ func (ev *evaluator) signature(e *rewrite.Expr) (*callSig, error) {
 	}
 	s := &callSig{fn: fn, params: params, result: result}
 	if ev.sigs == nil {
-		ev.sigs = map[*rewrite.Expr]*callSig{}
+		ev.sigs = map[*ir.Expr]*callSig{}
 	}
 	ev.sigs[e] = s
 	return s, nil
 }
 
 // call evaluates call e in sc.
-func (ev *evaluator) call(e *rewrite.Expr, sc *scope) (aval, error) {
+func (ev *evaluator) call(e *ir.Expr, sc *scope) (aval, error) {
 	s, err := ev.signature(e)
 	if err != nil {
 		return aval{}, err

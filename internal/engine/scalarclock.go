@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -208,10 +209,10 @@ func clockFuncs() map[string]*scalarFunc {
 
 // volatileExpr reports whether e calls a function whose value is not a
 // function of its arguments (computed anew for each execution).
-func volatileExpr(e *rewrite.Expr) bool {
+func volatileExpr(e *ir.Expr) bool {
 	found := false
-	rewrite.WalkExpr(e, func(x *rewrite.Expr) {
-		if x.Kind == rewrite.ExprFunc {
+	ir.WalkExpr(e, func(x *ir.Expr) {
+		if x.Kind == ir.ExprFunc {
 			if fn := scalarFuncs[x.Func]; fn != nil && fn.volatile {
 				found = true
 			}
@@ -233,7 +234,7 @@ func planDefaults(t *catalog.Table, env onion.Env) error {
 		if err != nil {
 			return err
 		}
-		ev := &evaluator{env: env, consts: map[*rewrite.Expr]aval{}}
+		ev := &evaluator{env: env, consts: map[*ir.Expr]aval{}}
 		if bad := ev.plan(e); bad != nil {
 			return rewrite.Refusal("DEFAULT of encrypted column %s.%s: %s", t.Name, c.Name, errMessage(bad))
 		}

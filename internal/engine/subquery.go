@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -111,7 +112,7 @@ func refusalMessage(err error) string {
 // evaluateSubquery runs one subquery through the proxy (planned like a
 // client's statement: it may itself need split execution or subqueries
 // of its own evaluated first) and returns its decrypted rows.
-func (s *session) evaluateSubquery(sub rewrite.Subquery, hold bool) (rewrite.SubqueryResult, error) {
+func (s *session) evaluateSubquery(sub rewrite.Subquery, hold bool) (ir.SubqueryResult, error) {
 	st := sub.Statement
 	p, err := s.plan(st, nil)
 	if err != nil && sub.Fallback != nil && isRefusal(err) {
@@ -119,7 +120,7 @@ func (s *session) evaluateSubquery(sub rewrite.Subquery, hold bool) (rewrite.Sub
 		p, err = s.plan(st, nil)
 	}
 	if err != nil {
-		return rewrite.SubqueryResult{}, err
+		return ir.SubqueryResult{}, err
 	}
 	c := &subqueryRows{}
 	sql := st.SQL
@@ -127,12 +128,12 @@ func (s *session) evaluateSubquery(sub rewrite.Subquery, hold bool) (rewrite.Sub
 		sql, c.inner = p.sql, p.results
 	}
 	if err := s.execAhead(sql, c, hold); err != nil {
-		return rewrite.SubqueryResult{}, err
+		return ir.SubqueryResult{}, err
 	}
 	if c.err != nil {
-		return rewrite.SubqueryResult{}, c.err
+		return ir.SubqueryResult{}, c.err
 	}
-	res := rewrite.SubqueryResult{Rows: c.rows, Secret: c.inner != nil}
+	res := ir.SubqueryResult{Rows: c.rows, Secret: c.inner != nil}
 	if sub.Kind == rewrite.SubqueryExists {
 		return res, nil
 	}
@@ -214,11 +215,11 @@ func (c *subqueryRows) add(row *pgproto3.DataRow) {
 }
 
 // subqueryTypeNames names the types a subquery's result may have for
-// the proxy to substitute it (rewrite.SubqueryResult.Types).
+// the proxy to substitute it (ir.SubqueryResult.Types).
 var subqueryTypeNames = map[uint32]string{16: "bool", 20: "int8", 21: "int2", 23: "int4", 25: "text", 27: "tid", 1042: "bpchar", 1043: "varchar",
 	1082: "date", 1114: "timestamp", 1184: "timestamptz", 1700: "numeric"}
 
-// typeOfName is the type of a lookup's column (rewrite.Lookup), named as
+// typeOfName is the type of a lookup's column (ir.Lookup), named as
 // in subqueryTypeNames.
 func typeOfName(name string) (onion.Type, bool) {
 	for oid, n := range subqueryTypeNames {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -12,23 +13,23 @@ import (
 // collation does, so a split execution that orders text is refused under
 // any other collation, and equality alone is not.
 func TestSplitTextOrderNeedsByteOrder(t *testing.T) {
-	in := func() *rewrite.Expr { return &rewrite.Expr{Kind: rewrite.ExprInput} }
+	in := func() *ir.Expr { return &ir.Expr{Kind: ir.ExprInput} }
 	lit := "b"
 	for _, tc := range []struct {
 		name   string
 		plan   rewrite.AggPlan
 		orders bool
 	}{
-		{"ORDER BY", rewrite.AggPlan{Order: []rewrite.AggOrder{{Expr: in()}}}, true},
-		{"range", rewrite.AggPlan{Where: &rewrite.Expr{Kind: rewrite.ExprOp, Op: "<", Args: []*rewrite.Expr{in(), {Kind: rewrite.ExprConst, Const: &lit}}}}, true},
-		{"max", rewrite.AggPlan{Outputs: []rewrite.AggOutput{{Expr: &rewrite.Expr{Kind: rewrite.ExprAgg, Func: "max", Args: []*rewrite.Expr{in()}}}}}, true},
-		{"equality", rewrite.AggPlan{Where: &rewrite.Expr{Kind: rewrite.ExprOp, Op: "=", Args: []*rewrite.Expr{in(), {Kind: rewrite.ExprConst, Const: &lit}}}}, false},
+		{"ORDER BY", rewrite.AggPlan{Order: []ir.AggOrder{{Expr: in()}}}, true},
+		{"range", rewrite.AggPlan{Where: &ir.Expr{Kind: ir.ExprOp, Op: "<", Args: []*ir.Expr{in(), {Kind: ir.ExprConst, Const: &lit}}}}, true},
+		{"max", rewrite.AggPlan{Outputs: []ir.AggOutput{{Expr: &ir.Expr{Kind: ir.ExprAgg, Func: "max", Args: []*ir.Expr{in()}}}}}, true},
+		{"equality", rewrite.AggPlan{Where: &ir.Expr{Kind: ir.ExprOp, Op: "=", Args: []*ir.Expr{in(), {Kind: ir.ExprConst, Const: &lit}}}}, false},
 	} {
 		for _, coll := range []string{"C", "POSIX", "en_US.UTF-8"} {
 			plan := tc.plan
 			plan.Inputs = 1
 			if plan.Outputs == nil {
-				plan.Outputs = []rewrite.AggOutput{{Name: "x", Expr: in()}}
+				plan.Outputs = []ir.AggOutput{{Name: "x", Expr: in()}}
 				plan.Ungrouped = true
 			}
 			a := newAggregator(&plan, nil, []*encrypted{nil}, newAggTypes(&plan), nil, nil, coll)

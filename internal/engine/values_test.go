@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglocale"
-	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // escapeBytea is PostgreSQL's bytea escape output form.
@@ -65,7 +65,7 @@ func TestCaseMap(t *testing.T) {
 		}
 	}
 	arg := "X"
-	e := &rewrite.Expr{Kind: rewrite.ExprFunc, Func: "lower", Args: []*rewrite.Expr{{Kind: rewrite.ExprConst, Const: &arg, ConstType: "text"}}}
+	e := &ir.Expr{Kind: ir.ExprFunc, Func: "lower", Args: []*ir.Expr{{Kind: ir.ExprConst, Const: &arg, ConstType: "text"}}}
 	for _, ctype := range []string{"C", "POSIX", "C.UTF-8", "en_US.UTF-8", "xx_NOPE.UTF-8", ""} {
 		ok := pglocale.Check(ctype) == nil
 		if (ctype == "C" || ctype == "POSIX") != ok && ctype != "C.UTF-8" && ctype != "en_US.UTF-8" {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
-	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // Window functions of an ungrouped split execution, computed once every
@@ -28,7 +28,7 @@ import (
 // sort's).
 
 // windowType is the type of window function e.
-func (ev *evaluator) windowType(e *rewrite.Expr) (onion.Type, error) {
+func (ev *evaluator) windowType(e *ir.Expr) (onion.Type, error) {
 	switch e.Func {
 	case "row_number", "rank", "dense_rank":
 		return tInt8, nil
@@ -60,8 +60,8 @@ func (ev *evaluator) windowType(e *rewrite.Expr) (onion.Type, error) {
 
 // asAggregate is window function e's aggregate (sum, avg, count, min,
 // max) as an ExprAgg, for its type and its state.
-func asAggregate(e *rewrite.Expr) *rewrite.Expr {
-	return &rewrite.Expr{Kind: rewrite.ExprAgg, Func: e.Func, Star: e.Star, Args: e.Args}
+func asAggregate(e *ir.Expr) *ir.Expr {
+	return &ir.Expr{Kind: ir.ExprAgg, Func: e.Func, Star: e.Star, Args: e.Args}
 }
 
 // computeWindows sets the window function values of every row of a.order.
@@ -98,7 +98,7 @@ type windowPart struct {
 func (p *windowPart) peerStart(i int) int { return p.groups[p.peer[i]] }
 func (p *windowPart) peerEnd(i int) int   { return p.groups[p.peer[i]+1] }
 
-func (a *aggregator) computeWindow(k int, w *rewrite.Expr, rows []*group) error {
+func (a *aggregator) computeWindow(k int, w *ir.Expr, rows []*group) error {
 	ev := a.ev
 	wr := make([]windowRow, len(rows))
 	for i, g := range rows {
@@ -193,21 +193,21 @@ func (a *aggregator) computeWindow(k int, w *rewrite.Expr, rows []*group) error 
 
 // frameSpec is a window's frame with its offsets evaluated.
 type frameSpec struct {
-	mode                   rewrite.FrameMode
-	start, end             rewrite.BoundKind
+	mode                   ir.FrameMode
+	start, end             ir.BoundKind
 	startOffset, endOffset int64
-	exclude                rewrite.FrameExclusion
+	exclude                ir.FrameExclusion
 }
 
 // windowFrame evaluates w's frame (the default one when it has none):
 // offsets are bigint constants, neither NULL nor negative.
-func (a *aggregator) windowFrame(w *rewrite.Expr) (frameSpec, error) {
+func (a *aggregator) windowFrame(w *ir.Expr) (frameSpec, error) {
 	f := w.Window.Frame
 	if f == nil {
-		return frameSpec{mode: rewrite.FrameRange, start: rewrite.UnboundedPreceding, end: rewrite.CurrentRow}, nil
+		return frameSpec{mode: ir.FrameRange, start: ir.UnboundedPreceding, end: ir.CurrentRow}, nil
 	}
 	out := frameSpec{mode: f.Mode, start: f.Start.Kind, end: f.End.Kind, exclude: f.Exclude}
-	offset := func(b rewrite.FrameBound, which string) (int64, error) {
+	offset := func(b ir.FrameBound, which string) (int64, error) {
 		if b.Offset == nil {
 			return 0, nil
 		}
@@ -244,21 +244,21 @@ func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 		return p.groups[k]
 	}
 	switch fr.start {
-	case rewrite.UnboundedPreceding:
+	case ir.UnboundedPreceding:
 		lo = 0
-	case rewrite.CurrentRow:
+	case ir.CurrentRow:
 		lo = i
-		if fr.mode != rewrite.FrameRows {
+		if fr.mode != ir.FrameRows {
 			lo = p.peerStart(i)
 		}
-	case rewrite.OffsetPreceding:
-		if fr.mode == rewrite.FrameRows {
+	case ir.OffsetPreceding:
+		if fr.mode == ir.FrameRows {
 			lo = clampRow(int64(i)-fr.startOffset, n)
 		} else {
 			lo = groupAt(int64(g) - fr.startOffset)
 		}
-	case rewrite.OffsetFollowing:
-		if fr.mode == rewrite.FrameRows {
+	case ir.OffsetFollowing:
+		if fr.mode == ir.FrameRows {
 			lo = clampRow(addSat(int64(i), fr.startOffset), n)
 		} else {
 			lo = groupAt(addSat(int64(g), fr.startOffset))
@@ -267,21 +267,21 @@ func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 		lo = n
 	}
 	switch fr.end {
-	case rewrite.UnboundedFollowing:
+	case ir.UnboundedFollowing:
 		hi = n
-	case rewrite.CurrentRow:
+	case ir.CurrentRow:
 		hi = i + 1
-		if fr.mode != rewrite.FrameRows {
+		if fr.mode != ir.FrameRows {
 			hi = p.peerEnd(i)
 		}
-	case rewrite.OffsetPreceding:
-		if fr.mode == rewrite.FrameRows {
+	case ir.OffsetPreceding:
+		if fr.mode == ir.FrameRows {
 			hi = clampRow(int64(i)-fr.endOffset+1, n)
 		} else {
 			hi = groupAt(int64(g) - fr.endOffset + 1)
 		}
-	case rewrite.OffsetFollowing:
-		if fr.mode == rewrite.FrameRows {
+	case ir.OffsetFollowing:
+		if fr.mode == ir.FrameRows {
 			hi = clampRow(addSat(addSat(int64(i), fr.endOffset), 1), n)
 		} else {
 			hi = groupAt(addSat(addSat(int64(g), fr.endOffset), 1))
@@ -298,11 +298,11 @@ func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 // excluded reports whether row j is excluded from row i's frame.
 func (fr *frameSpec) excluded(p *windowPart, i, j int) bool {
 	switch fr.exclude {
-	case rewrite.ExcludeCurrentRow:
+	case ir.ExcludeCurrentRow:
 		return j == i
-	case rewrite.ExcludeGroup:
+	case ir.ExcludeGroup:
 		return p.peer[j] == p.peer[i]
-	case rewrite.ExcludeTies:
+	case ir.ExcludeTies:
 		return j != i && p.peer[j] == p.peer[i]
 	}
 	return false
@@ -320,7 +320,7 @@ func addSat(x, y int64) int64 {
 
 // windowValues sets window function k's value for the rows of one
 // partition.
-func (a *aggregator) windowValues(k int, w *rewrite.Expr, p *windowPart, fr frameSpec) error {
+func (a *aggregator) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec) error {
 	n := len(p.rows)
 	set := func(i int, v aval) { p.rows[i].g.wins[k] = v }
 	t, err := a.ev.typeOf(w)
@@ -449,7 +449,7 @@ func ntileOf(i, n, b int64) int64 {
 // windowAggregates computes an aggregate over each row's frame. A frame
 // that starts at the partition's start, without exclusions, only grows
 // from row to row: its state is carried on.
-func (a *aggregator) windowAggregates(w *rewrite.Expr, p *windowPart, fr frameSpec, set func(int, aval)) error {
+func (a *aggregator) windowAggregates(w *ir.Expr, p *windowPart, fr frameSpec, set func(int, aval)) error {
 	agg := asAggregate(w)
 	add := func(st *aggState, r windowRow) error {
 		if w.Star {
@@ -461,14 +461,14 @@ func (a *aggregator) windowAggregates(w *rewrite.Expr, p *windowPart, fr frameSp
 		}
 		return st.add(w.Func, r.args[0])
 	}
-	growing := fr.start == rewrite.UnboundedPreceding && fr.exclude == rewrite.ExcludeNoOthers
+	growing := fr.start == ir.UnboundedPreceding && fr.exclude == ir.ExcludeNoOthers
 	var st aggState
 	added := 0
 	prevLo, prevHi := -1, -1
 	var prev aval
 	for i := range p.rows {
 		lo, hi := fr.bounds(p, i)
-		if lo == prevLo && hi == prevHi && fr.exclude == rewrite.ExcludeNoOthers {
+		if lo == prevLo && hi == prevHi && fr.exclude == ir.ExcludeNoOthers {
 			set(i, prev) // the same frame: the same value
 			continue
 		}

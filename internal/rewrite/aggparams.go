@@ -1,6 +1,10 @@
 package rewrite
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/pgonion/pgonion/internal/ir"
+)
 
 // Parameters in what the proxy computes. In the extended protocol a
 // split execution's expressions may read the client's parameters
@@ -8,20 +12,12 @@ import "strconv"
 // (the engine sends it NULL in their place), and at each Bind the engine
 // makes a copy of the plan whose parameters are constants (BindParams).
 
-// ParamConst is the value of a parameter as a constant: its text (nil:
-// NULL) and its type as the client declared it ("" for none: an untyped
-// literal, typed by its use).
-type ParamConst struct {
-	Text *string
-	Type string
-}
-
 // Params returns the parameter numbers p's expressions read, each once.
 func (p *AggPlan) Params() []int {
 	var out []int
 	seen := map[int]bool{}
-	p.walkExprs(func(e *Expr) {
-		if e.Kind == ExprParam && !seen[e.Input] {
+	p.walkExprs(func(e *ir.Expr) {
+		if e.Kind == ir.ExprParam && !seen[e.Input] {
 			seen[e.Input] = true
 			out = append(out, e.Input)
 		}
@@ -40,18 +36,18 @@ func (p *AggPlan) Params() []int {
 func (p *AggPlan) LimitParams() []int {
 	var out []int
 	for x := p; x != nil; x = x.Source {
-		for _, lv := range []LimitValue{x.Limit, x.Offset} {
+		for _, lv := range []ir.LimitValue{x.Limit, x.Offset} {
 			if lv.Param > 0 {
 				out = append(out, lv.Param)
 			}
 		}
 	}
-	p.walkExprs(func(e *Expr) {
-		if e.Kind != ExprWindow || e.Window.Frame == nil {
+	p.walkExprs(func(e *ir.Expr) {
+		if e.Kind != ir.ExprWindow || e.Window.Frame == nil {
 			return
 		}
-		for _, b := range []FrameBound{e.Window.Frame.Start, e.Window.Frame.End} {
-			if b.Offset != nil && b.Offset.Kind == ExprParam {
+		for _, b := range []ir.FrameBound{e.Window.Frame.Start, e.Window.Frame.End} {
+			if b.Offset != nil && b.Offset.Kind == ir.ExprParam {
 				out = append(out, b.Offset.Input)
 			}
 		}
@@ -62,48 +58,48 @@ func (p *AggPlan) LimitParams() []int {
 // bindLimit makes a LIMIT or OFFSET parameter its value: none for NULL,
 // as PostgreSQL reads LIMIT NULL. The value is an integer's text (the
 // engine decodes the parameter as bigint).
-func bindLimit(lv LimitValue, vals map[int]ParamConst) LimitValue {
+func bindLimit(lv ir.LimitValue, vals map[int]ir.ParamConst) ir.LimitValue {
 	if lv.Param == 0 {
 		return lv
 	}
 	v, ok := vals[lv.Param]
 	if !ok || v.Text == nil {
-		return LimitValue{}
+		return ir.LimitValue{}
 	}
 	x, err := strconv.ParseInt(*v.Text, 10, 64)
 	if err != nil {
 		return lv // left a parameter: the engine fails the statement
 	}
-	return LimitValue{Const: &x}
+	return ir.LimitValue{Const: &x}
 }
 
 // BindParams returns a copy of p whose parameters are the constants
 // vals (by parameter number); p is not modified. A parameter missing
 // from vals is an untyped NULL.
-func (p *AggPlan) BindParams(vals map[int]ParamConst) *AggPlan {
+func (p *AggPlan) BindParams(vals map[int]ir.ParamConst) *AggPlan {
 	return p.BindParamsTraced(vals, nil)
 }
 
 // BindParamsTraced is BindParams, recording in trace (when not nil) the
 // constant each parameter became, with its number.
-func (p *AggPlan) BindParamsTraced(vals map[int]ParamConst, trace map[*Expr]int) *AggPlan {
+func (p *AggPlan) BindParamsTraced(vals map[int]ir.ParamConst, trace map[*ir.Expr]int) *AggPlan {
 	if p == nil {
 		return nil
 	}
 	out := *p
 	// Shared nodes stay shared (GROUP BY 1 is the output's node).
-	done := map[*Expr]*Expr{}
-	bind := func(e *Expr) *Expr { return bindExpr(e, vals, done, trace) }
-	out.Outputs = make([]AggOutput, len(p.Outputs))
+	done := map[*ir.Expr]*ir.Expr{}
+	bind := func(e *ir.Expr) *ir.Expr { return bindExpr(e, vals, done, trace) }
+	out.Outputs = make([]ir.AggOutput, len(p.Outputs))
 	for i, o := range p.Outputs {
-		out.Outputs[i] = AggOutput{Name: o.Name, Expr: bind(o.Expr)}
+		out.Outputs[i] = ir.AggOutput{Name: o.Name, Expr: bind(o.Expr)}
 	}
 	out.Where, out.Having, out.Repeat, out.JoinResidual = bind(p.Where), bind(p.Having), bind(p.Repeat), bind(p.JoinResidual)
-	out.Group = make([]*Expr, len(p.Group))
+	out.Group = make([]*ir.Expr, len(p.Group))
 	for i, g := range p.Group {
 		out.Group[i] = bind(g)
 	}
-	out.Order = make([]AggOrder, len(p.Order))
+	out.Order = make([]ir.AggOrder, len(p.Order))
 	for i, o := range p.Order {
 		out.Order[i] = o
 		out.Order[i].Expr = bind(o.Expr)
@@ -113,17 +109,17 @@ func (p *AggPlan) BindParamsTraced(vals map[int]ParamConst, trace map[*Expr]int)
 	return &out
 }
 
-func bindExpr(e *Expr, vals map[int]ParamConst, done map[*Expr]*Expr, trace map[*Expr]int) *Expr {
+func bindExpr(e *ir.Expr, vals map[int]ir.ParamConst, done map[*ir.Expr]*ir.Expr, trace map[*ir.Expr]int) *ir.Expr {
 	if e == nil {
 		return nil
 	}
 	if b, ok := done[e]; ok {
 		return b
 	}
-	var out *Expr
-	if e.Kind == ExprParam {
+	var out *ir.Expr
+	if e.Kind == ir.ExprParam {
 		v := vals[e.Input]
-		out = &Expr{Kind: ExprConst, Const: v.Text, ConstType: v.Type}
+		out = &ir.Expr{Kind: ir.ExprConst, Const: v.Text, ConstType: v.Type}
 		if trace != nil {
 			trace[out] = e.Input
 		}
@@ -131,14 +127,14 @@ func bindExpr(e *Expr, vals map[int]ParamConst, done map[*Expr]*Expr, trace map[
 		c := *e
 		out = &c
 		if len(e.Args) > 0 {
-			out.Args = make([]*Expr, len(e.Args))
+			out.Args = make([]*ir.Expr, len(e.Args))
 			for i, a := range e.Args {
 				out.Args[i] = bindExpr(a, vals, done, trace)
 			}
 		}
 		out.Else = bindExpr(e.Else, vals, done, trace)
 		if e.Window != nil {
-			w := &Window{}
+			w := &ir.Window{}
 			for _, p := range e.Window.Partition {
 				w.Partition = append(w.Partition, bindExpr(p, vals, done, trace))
 			}
@@ -160,14 +156,14 @@ func bindExpr(e *Expr, vals map[int]ParamConst, done map[*Expr]*Expr, trace map[
 }
 
 // WalkExprs calls f on every expression node of p (and of its Source).
-func (p *AggPlan) WalkExprs(f func(*Expr)) { p.walkExprs(f) }
+func (p *AggPlan) WalkExprs(f func(*ir.Expr)) { p.walkExprs(f) }
 
 // walkExprs calls f on every expression node of p (and of its Source).
-func (p *AggPlan) walkExprs(f func(*Expr)) {
+func (p *AggPlan) walkExprs(f func(*ir.Expr)) {
 	if p == nil {
 		return
 	}
-	walk := func(e *Expr) { WalkExpr(e, f) }
+	walk := func(e *ir.Expr) { ir.WalkExpr(e, f) }
 	for _, o := range p.Outputs {
 		walk(o.Expr)
 	}
@@ -189,8 +185,8 @@ func (p *RMWPlan) Params() []int {
 	var out []int
 	seen := map[int]bool{}
 	for _, set := range p.Sets {
-		WalkExpr(set.Expr, func(e *Expr) {
-			if e.Kind == ExprParam && !seen[e.Input] {
+		ir.WalkExpr(set.Expr, func(e *ir.Expr) {
+			if e.Kind == ir.ExprParam && !seen[e.Input] {
 				seen[e.Input] = true
 				out = append(out, e.Input)
 			}
@@ -202,10 +198,10 @@ func (p *RMWPlan) Params() []int {
 // BindParams returns a copy of p whose computed values read the
 // constants vals in place of the parameters (see AggPlan.BindParams);
 // trace, when not nil, records them as BindParamsTraced does.
-func (p *RMWPlan) BindParams(vals map[int]ParamConst, trace map[*Expr]int) *RMWPlan {
+func (p *RMWPlan) BindParams(vals map[int]ir.ParamConst, trace map[*ir.Expr]int) *RMWPlan {
 	out := *p
 	out.Sets = make([]RMWSet, len(p.Sets))
-	done := map[*Expr]*Expr{}
+	done := map[*ir.Expr]*ir.Expr{}
 	for i, set := range p.Sets {
 		out.Sets[i] = RMWSet{Column: set.Column, Expr: bindExpr(set.Expr, vals, done, trace)}
 	}
@@ -213,52 +209,15 @@ func (p *RMWPlan) BindParams(vals map[int]ParamConst, trace map[*Expr]int) *RMWP
 }
 
 // WalkExprs calls f on every expression node of p's computed values.
-func (p *RMWPlan) WalkExprs(f func(*Expr)) {
+func (p *RMWPlan) WalkExprs(f func(*ir.Expr)) {
 	for _, set := range p.Sets {
-		WalkExpr(set.Expr, f)
+		ir.WalkExpr(set.Expr, f)
 	}
-}
-
-// WalkExpr calls f on e and every expression below it.
-func WalkExpr(e *Expr, f func(*Expr)) {
-	if e == nil {
-		return
-	}
-	f(e)
-	for _, a := range e.Args {
-		WalkExpr(a, f)
-	}
-	WalkExpr(e.Else, f)
-	if e.Window != nil {
-		for _, p := range e.Window.Partition {
-			WalkExpr(p, f)
-		}
-		for _, o := range e.Window.Order {
-			WalkExpr(o.Expr, f)
-		}
-		if fr := e.Window.Frame; fr != nil {
-			WalkExpr(fr.Start.Offset, f)
-			WalkExpr(fr.End.Offset, f)
-		}
-	}
-}
-
-// ExprParams returns the parameter numbers e reads, each once.
-func ExprParams(e *Expr) []int {
-	var out []int
-	seen := map[int]bool{}
-	WalkExpr(e, func(x *Expr) {
-		if x.Kind == ExprParam && !seen[x.Input] {
-			seen[x.Input] = true
-			out = append(out, x.Input)
-		}
-	})
-	return out
 }
 
 // BindExpr returns a copy of e whose parameters are the constants vals,
 // recording in trace (when not nil) the constant each became; e is not
 // modified.
-func BindExpr(e *Expr, vals map[int]ParamConst, trace map[*Expr]int) *Expr {
-	return bindExpr(e, vals, map[*Expr]*Expr{}, trace)
+func BindExpr(e *ir.Expr, vals map[int]ir.ParamConst, trace map[*ir.Expr]int) *ir.Expr {
+	return bindExpr(e, vals, map[*ir.Expr]*ir.Expr{}, trace)
 }

@@ -11,6 +11,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // CHECK constraints over encrypted columns cannot be evaluated by the
@@ -27,7 +28,7 @@ type Check struct {
 	Name   string
 	Domain string // the domain whose CHECK it is, if any
 	// Expr is the expression; its inputs are Columns.
-	Expr *Expr
+	Expr *ir.Expr
 	// Columns are the encrypted columns the expression reads, by input.
 	Columns []*catalog.Column
 }
@@ -46,7 +47,7 @@ func PlanCheck(c catalog.Check, t *catalog.Table) (*Check, error) {
 // on the row's values: it may read encrypted columns of t only. what
 // names the expression in messages; hint ends the refusal of a plain
 // column.
-func planRowExpr(sql string, t *catalog.Table, what, hint string) (*Expr, []*catalog.Column, error) {
+func planRowExpr(sql string, t *catalog.Table, what, hint string) (*ir.Expr, []*catalog.Column, error) {
 	sts, err := Parse("SELECT " + sql)
 	if err != nil || len(sts) != 1 {
 		return nil, nil, fmt.Errorf("rewrite: %s: %v", what, err)

@@ -6,6 +6,8 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // This file decorrelates scalar subqueries that aggregate rows matched by
@@ -33,17 +35,9 @@ import (
 // to the server).
 const lookupFunc = "pgonion_lookup"
 
-// Lookup is a decorrelated scalar subquery's value per key.
-type Lookup struct {
-	// Keys is how many key columns lead each row of Result; the value
-	// is the last column.
-	Keys   int
-	Result SubqueryResult
-}
-
 // lookupSet holds the lookups of a statement, by index.
 type lookupSet struct {
-	items []*Lookup
+	items []*ir.Lookup
 }
 
 // correlated records sub (a scalar subquery that is not uncorrelated) if
@@ -266,7 +260,7 @@ func lookupNode(i int, outer []*pg_query.Node, sublink *pg_query.Node) *pg_query
 }
 
 // lookupOf returns the lookup a placeholder names, and its outer keys.
-func (s Statement) lookupOf(fc *pg_query.FuncCall) (*Lookup, []*pg_query.Node, bool) {
+func (s Statement) lookupOf(fc *pg_query.FuncCall) (*ir.Lookup, []*pg_query.Node, bool) {
 	if fc.Location != secretLocation || len(fc.Funcname) != 2 || fieldName(fc.Funcname[0]) != lookupFunc || len(fc.Args) < 2 || s.lookups == nil {
 		return nil, nil, false
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // DEFAULTs of encrypted columns. The server cannot apply a default to a
@@ -22,7 +23,7 @@ func HasDefault(c *catalog.Column) bool {
 
 // DefaultExprOf is the expression of c's DEFAULT (DefaultExpr) for the
 // engine to compute; nil when c has none.
-func DefaultExprOf(c *catalog.Column) (*Expr, error) {
+func DefaultExprOf(c *catalog.Column) (*ir.Expr, error) {
 	if c.DefaultExpr == nil {
 		return nil, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // Functional dependency on a primary key: PostgreSQL accepts, in the
@@ -101,7 +103,7 @@ func (b *aggBuilder) groupsKey(items []fromItem, item int) bool {
 	}
 	var grouped []string
 	for _, g := range b.plan.Group {
-		if g.Kind != ExprInput || g.Input >= len(b.targets) {
+		if g.Kind != ir.ExprInput || g.Input >= len(b.targets) {
 			continue
 		}
 		if gcr := b.targets[g.Input].GetResTarget().GetVal().GetColumnRef(); gcr != nil {

@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // Stored generated columns over encrypted columns
@@ -30,7 +31,7 @@ import (
 type Generation struct {
 	Column *catalog.Column
 	// Expr is the expression; its inputs are Columns.
-	Expr    *Expr
+	Expr    *ir.Expr
 	Columns []*catalog.Column
 }
 

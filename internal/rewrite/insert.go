@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 )
 
@@ -35,7 +36,7 @@ type Hole struct {
 	// Expr, when set, is a constant expression the client wrote
 	// (lower('X'), 40 + 2) for the proxy to compute once, before the
 	// statement is sent (it reads no column and no parameter).
-	Expr *Expr
+	Expr *ir.Expr
 	// Generated is set for the value of a generated column the proxy
 	// computes from the other values of its row (Generation), in an
 	// INSERT: Const, Param and Expr are unset.

@@ -5,6 +5,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"slices"
+
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // This file lets split execution check, in the proxy, conditions of a
@@ -211,7 +213,7 @@ func (b *aggBuilder) checkJoinResidual(r *joinResidual, lookup TableLookup) erro
 	refuse := func(why string) error {
 		return Refusal("a LEFT JOIN ... ON condition the proxy checks (on table %s) is supported only in a grouped query whose groups read the left side and whose aggregates read only the right side and ignore NULLs: %s", r.right.Relname, why)
 	}
-	var residual *Expr
+	var residual *ir.Expr
 	for _, c := range r.conds {
 		e, err := b.expr(c)
 		if err != nil {
@@ -233,17 +235,17 @@ func (b *aggBuilder) checkJoinResidual(r *joinResidual, lookup TableLookup) erro
 			right[i] = true
 		}
 	}
-	reads := func(e *Expr, inAgg bool) (readsRight bool) {
-		var walk func(*Expr, bool)
-		walk = func(x *Expr, under bool) {
+	reads := func(e *ir.Expr, inAgg bool) (readsRight bool) {
+		var walk func(*ir.Expr, bool)
+		walk = func(x *ir.Expr, under bool) {
 			if x == nil {
 				return
 			}
-			if x.Kind == ExprInput && right[x.Input] && !under {
+			if x.Kind == ir.ExprInput && right[x.Input] && !under {
 				readsRight = true
 			}
 			for _, a := range x.Args {
-				walk(a, under || x.Kind == ExprAgg)
+				walk(a, under || x.Kind == ir.ExprAgg)
 			}
 			walk(x.Else, under)
 		}
@@ -261,8 +263,8 @@ func (b *aggBuilder) checkJoinResidual(r *joinResidual, lookup TableLookup) erro
 			return refuse("GROUP BY reads the right side")
 		}
 	}
-	var aggs []*Expr
-	var outside []*Expr
+	var aggs []*ir.Expr
+	var outside []*ir.Expr
 	for _, o := range b.plan.Outputs {
 		outside = append(outside, o.Expr)
 	}
@@ -274,12 +276,12 @@ func (b *aggBuilder) checkJoinResidual(r *joinResidual, lookup TableLookup) erro
 		if reads(e, false) {
 			return refuse("an expression outside the aggregates reads the right side")
 		}
-		var collect func(*Expr)
-		collect = func(x *Expr) {
+		var collect func(*ir.Expr)
+		collect = func(x *ir.Expr) {
 			if x == nil {
 				return
 			}
-			if x.Kind == ExprAgg {
+			if x.Kind == ir.ExprAgg {
 				aggs = append(aggs, x)
 				return
 			}
@@ -308,18 +310,18 @@ func (b *aggBuilder) checkJoinResidual(r *joinResidual, lookup TableLookup) erro
 // strictOver reports whether e is NULL whenever the inputs in right are:
 // a right input, or arithmetic over right inputs and constants that reads
 // at least one of them.
-func strictOver(e *Expr, right map[int]bool) bool {
+func strictOver(e *ir.Expr, right map[int]bool) bool {
 	switch e.Kind {
-	case ExprInput:
+	case ir.ExprInput:
 		return right[e.Input]
-	case ExprOp:
+	case ir.ExprOp:
 		if e.Op != "+" && e.Op != "-" && e.Op != "*" && e.Op != "/" {
 			return false
 		}
 		some := false
 		for _, a := range e.Args {
 			switch {
-			case a.Kind == ExprConst:
+			case a.Kind == ir.ExprConst:
 			case strictOver(a, right):
 				some = true
 			default:

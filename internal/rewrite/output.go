@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 )
 
@@ -800,35 +801,35 @@ func (l *level) finish() error {
 
 // limitValue reads a LIMIT or OFFSET the proxy applies: a constant, a
 // parameter, NULL or ALL.
-func limitValue(n *pg_query.Node) (LimitValue, error) {
+func limitValue(n *pg_query.Node) (ir.LimitValue, error) {
 	if n == nil {
-		return LimitValue{}, nil
+		return ir.LimitValue{}, nil
 	}
 	if tc := n.GetTypeCast(); tc != nil {
 		n = tc.Arg
 	}
 	if p := n.GetParamRef(); p != nil {
-		return LimitValue{Param: int(p.Number)}, nil
+		return ir.LimitValue{Param: int(p.Number)}, nil
 	}
 	if c := n.GetAConst(); c != nil {
 		if c.Isnull {
-			return LimitValue{}, nil
+			return ir.LimitValue{}, nil
 		}
 		switch v := c.Val.(type) {
 		case *pg_query.A_Const_Ival:
 			x := int64(v.Ival.Ival)
-			return LimitValue{Const: &x}, nil
+			return ir.LimitValue{Const: &x}, nil
 		case *pg_query.A_Const_Fval:
 			if x, err := strconv.ParseInt(v.Fval.Fval, 10, 64); err == nil {
-				return LimitValue{Const: &x}, nil
+				return ir.LimitValue{Const: &x}, nil
 			}
 		case *pg_query.A_Const_Sval:
 			// LIMIT '5': the server reads the literal as bigint (clients
 			// that inline parameters send them so).
 			if x, err := strconv.ParseInt(strings.TrimSpace(v.Sval.Sval), 10, 64); err == nil {
-				return LimitValue{Const: &x}, nil
+				return ir.LimitValue{Const: &x}, nil
 			}
 		}
 	}
-	return LimitValue{}, Refusal("LIMIT or OFFSET with an expression together with LIKE, a range or ORDER BY on an encrypted text column is not supported: use a constant or a parameter")
+	return ir.LimitValue{}, Refusal("LIMIT or OFFSET with an expression together with LIKE, a range or ORDER BY on an encrypted text column is not supported: use a constant or a parameter")
 }

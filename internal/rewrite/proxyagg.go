@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgarray"
 )
@@ -39,19 +40,19 @@ type AggPlan struct {
 	// Inputs is the number of input columns (the visible columns of
 	// Inner).
 	Inputs  int
-	Outputs []AggOutput
+	Outputs []ir.AggOutput
 	// Where is the part of the WHERE clause the proxy checks on each
 	// input row before grouping (conditions the server cannot evaluate
 	// over the onions, such as substring(c, 1, 2) IN (...)); nil when the
 	// server evaluates all of it.
-	Where  *Expr
-	Group  []*Expr
-	Having *Expr
+	Where  *ir.Expr
+	Group  []*ir.Expr
+	Having *ir.Expr
 	// Repeat, when set, is how many copies of each group's row that
 	// passes Having are result rows (an integer; 0 or less: none), for
 	// INTERSECT ALL and EXCEPT ALL.
-	Repeat *Expr
-	Order  []AggOrder
+	Repeat *ir.Expr
+	Order  []ir.AggOrder
 	// DistinctOn is how many of the first Order keys are DISTINCT ON's
 	// expressions (ungrouped plans): of the rows sorted by Order, the
 	// first of each run of rows equal on them is kept, before Offset and
@@ -59,7 +60,7 @@ type AggPlan struct {
 	DistinctOn int
 	// Limit and Offset are constants or parameters (or none); a
 	// parameter is bigint, and BindParams makes it a constant.
-	Limit, Offset LimitValue
+	Limit, Offset ir.LimitValue
 	// Ungrouped is a query without aggregates or GROUP BY: each input
 	// row that passes Where is a result row.
 	Ungrouped bool
@@ -67,7 +68,7 @@ type AggPlan struct {
 	// proxy checks (see outerjoin.go): on each input row where it is not
 	// true, the inputs Nullable (the right side's columns) are set to
 	// NULL before Where, grouping and aggregates.
-	JoinResidual *Expr
+	JoinResidual *ir.Expr
 	Nullable     []int
 	// RowIDs are the inputs that identify a row of a table (its tableoid
 	// and ctid, see groupmerge.go): only grouped on, they are compared
@@ -79,127 +80,12 @@ type AggPlan struct {
 	Source *AggPlan
 }
 
-// AggOutput is one column of the result.
-type AggOutput struct {
-	Name string
-	Expr *Expr
-}
-
-// AggOrder is one ORDER BY key.
-type AggOrder struct {
-	Expr             *Expr
-	Desc, NullsFirst bool
-}
-
-// ExprKind says what an Expr is.
-type ExprKind int
-
-// Expression kinds.
-const (
-	ExprInput    ExprKind = iota // an input column (Input)
-	ExprConst                    // a constant (Const, ConstType)
-	ExprOp                       // Op over Args: + - * / || (binary; unary -), = <> < <= > >=
-	ExprBool                     // Op AND, OR, NOT over Args
-	ExprNullTest                 // Op "IS NULL" or "IS NOT NULL" of Args[0]
-	ExprLike                     // Args[0] LIKE Like (its Const is the pattern, else Args[1])
-	ExprIn                       // Args[0] IN (Args[1:]); Op "=" (IN) or "<>" (NOT IN)
-	ExprCase                     // CASE WHEN Args[0] THEN Args[1] ... ELSE Else END
-	ExprAgg                      // Func(Args[0]) over the group: one of proxyAggregates
-	ExprFunc                     // Func(Args): a function of the engine's scalar library; "cast" to ConstType
-	ExprLookup                   // Lookup's value for the keys Args (NULL when it has none)
-	ExprParam                    // the client's parameter $Input (extended protocol): see BindParams
-	ExprWindow                   // Func(Args) OVER Window: row_number rank dense_rank, or sum avg count min max
-)
-
-// Window is a window function's OVER clause: its partitions, order and
-// frame.
-type Window struct {
-	Partition []*Expr
-	Order     []AggOrder
-	// Frame is the frame clause; nil is the default frame (RANGE
-	// UNBOUNDED PRECEDING to the current row and its peers; the whole
-	// partition without ORDER BY).
-	Frame *Frame
-}
-
-// FrameMode is how a frame's bounds count: rows, peer groups, or values
-// of the ORDER BY key (RANGE, only without offsets).
-type FrameMode int
-
-func (m FrameMode) String() string {
-	return map[FrameMode]string{FrameRange: "RANGE", FrameRows: "ROWS", FrameGroups: "GROUPS"}[m]
-}
-
-// Frame modes.
-const (
-	FrameRange FrameMode = iota
-	FrameRows
-	FrameGroups
-)
-
-// BoundKind is where a frame starts or ends.
-type BoundKind int
-
-// Frame bounds.
-const (
-	UnboundedPreceding BoundKind = iota
-	OffsetPreceding              // Offset rows or groups before the current one
-	CurrentRow                   // the current row (RANGE, GROUPS: and its peers)
-	OffsetFollowing              // Offset rows or groups after the current one
-	UnboundedFollowing
-)
-
-// FrameExclusion is a frame's EXCLUDE clause.
-type FrameExclusion int
-
-// Frame exclusions.
-const (
-	ExcludeNoOthers FrameExclusion = iota
-	ExcludeCurrentRow
-	ExcludeGroup // the current row and its peers
-	ExcludeTies  // the current row's peers, not the row itself
-)
-
-// FrameBound is one end of a frame; Offset (a bigint constant or
-// parameter) only for OffsetPreceding and OffsetFollowing.
-type FrameBound struct {
-	Kind   BoundKind
-	Offset *Expr
-}
-
-// Frame is an explicit frame clause.
-type Frame struct {
-	Mode       FrameMode
-	Start, End FrameBound
-	Exclude    FrameExclusion
-}
-
-// Expr is an expression the proxy evaluates.
-type Expr struct {
-	Kind  ExprKind
-	Input int
-	// Const is the constant's text (nil: NULL); ConstType as in CmpHole.
-	Const *string
-	// ConstType is a constant's type as in CmpHole, or the target type of
-	// a cast (ExprFunc "cast"; CastTarget).
-	ConstType string
-	Op        string
-	Func      string
-	// Distinct is count(DISTINCT x) etc.; Star is count(*).
-	Distinct, Star bool
-	Args           []*Expr
-	Else           *Expr
-	Like           *Like
-	Lookup         *Lookup
-	Window         *Window // ExprWindow's OVER clause
-}
-
 // readLimits reads sel's LIMIT and OFFSET, which the proxy applies:
 // constants or parameters (made constants by BindParams).
 func (p *AggPlan) readLimits(sel *pg_query.SelectStmt) error {
 	for _, lv := range []struct {
 		n   *pg_query.Node
-		out *LimitValue
+		out *ir.LimitValue
 	}{{sel.LimitCount, &p.Limit}, {sel.LimitOffset, &p.Offset}} {
 		var err error
 		if *lv.out, err = limitValue(lv.n); err != nil {
@@ -297,7 +183,7 @@ func isOutputPosition(n *pg_query.Node) bool {
 const textArrayType = "text[]"
 
 // CastTarget is the target type of cast e (ExprFunc "cast").
-func CastTarget(e *Expr) (onion.Type, error) {
+func CastTarget(e *ir.Expr) (onion.Type, error) {
 	if e.ConstType == textArrayType {
 		return onion.ArrayOf(onion.Type{Base: onion.Text})
 	}
@@ -389,7 +275,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		if hasAgg(e) {
 			return nil, Refusal("aggregate functions are not allowed in WHERE")
 		}
-		if HasWindow(e) {
+		if ir.HasWindow(e) {
 			return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P20", Message: "window functions are not allowed in WHERE"}
 		}
 		b.plan.Where = andExpr(b.plan.Where, e)
@@ -411,7 +297,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		if hasAgg(e) {
 			grouped = true
 		}
-		b.plan.Outputs = append(b.plan.Outputs, AggOutput{Name: outputName(rt), Expr: e})
+		b.plan.Outputs = append(b.plan.Outputs, ir.AggOutput{Name: outputName(rt), Expr: e})
 	}
 	for _, n := range sel.GroupClause {
 		e, err := b.outputRef(n, false)
@@ -421,7 +307,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		b.plan.Group = append(b.plan.Group, e)
 	}
 	for _, cr := range rowIDs {
-		if e, err := b.expr(&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}}); err == nil && e.Kind == ExprInput {
+		if e, err := b.expr(&pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: cr}}); err == nil && e.Kind == ir.ExprInput {
 			b.plan.RowIDs = append(b.plan.RowIDs, e.Input)
 		}
 	}
@@ -441,7 +327,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		if err != nil {
 			return nil, err
 		}
-		b.plan.Order = append(b.plan.Order, AggOrder{Expr: e, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
+		b.plan.Order = append(b.plan.Order, ir.AggOrder{Expr: e, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
 		grouped = grouped || hasAgg(e)
 	}
 	b.plan.Ungrouped = !grouped
@@ -452,7 +338,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		// As PostgreSQL: the leading ORDER BY items are the DISTINCT ON
 		// expressions, in any order; those ORDER BY does not list are
 		// sorted on after them.
-		var on []*Expr
+		var on []*ir.Expr
 		for _, n := range distinctOnItems {
 			e, err := b.outputRef(n, true)
 			if err != nil {
@@ -462,7 +348,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		}
 		matched := make([]bool, len(on))
 		for i := 0; i < len(on) && i < len(b.plan.Order); i++ {
-			k := slices.IndexFunc(on, func(e *Expr) bool { return sameExpr(e, b.plan.Order[i].Expr) })
+			k := slices.IndexFunc(on, func(e *ir.Expr) bool { return sameExpr(e, b.plan.Order[i].Expr) })
 			if k < 0 {
 				return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P10", Message: "SELECT DISTINCT ON expressions must match initial ORDER BY expressions"}
 			}
@@ -471,14 +357,14 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		if len(b.plan.Order) < len(on) {
 			for k, e := range on {
 				if !matched[k] {
-					b.plan.Order = append(b.plan.Order, AggOrder{Expr: e})
+					b.plan.Order = append(b.plan.Order, ir.AggOrder{Expr: e})
 				}
 			}
 		}
 		b.plan.DistinctOn = len(on)
 	}
 	if grouped {
-		for _, e := range append(slices.Collect(func(yield func(*Expr) bool) {
+		for _, e := range append(slices.Collect(func(yield func(*ir.Expr) bool) {
 			for _, o := range b.plan.Outputs {
 				yield(o.Expr)
 			}
@@ -486,7 +372,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 				yield(o.Expr)
 			}
 		}), b.plan.Having) {
-			if e != nil && HasWindow(e) {
+			if e != nil && ir.HasWindow(e) {
 				return nil, Refusal("window functions over a grouped query are not supported in a query the proxy computes")
 			}
 		}
@@ -496,7 +382,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 	}
 	// Every input is checked for grouping: outside aggregates only GROUP
 	// BY expressions may be read (as PostgreSQL requires).
-	check := []*Expr{b.plan.Having}
+	check := []*ir.Expr{b.plan.Having}
 	for _, o := range b.plan.Outputs {
 		check = append(check, o.Expr)
 	}
@@ -519,7 +405,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 	if b.source != nil {
 		b.plan.Source, b.plan.Inner, b.plan.Inputs = b.source, b.source.Inner, len(b.source.Outputs)
 		for _, g := range b.plan.Group {
-			if g.Kind != ExprInput {
+			if g.Kind != ir.ExprInput {
 				continue
 			}
 			if err := refuseLossyOutput(b.source, g.Input); err != nil {
@@ -541,7 +427,7 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 	// As on the server: grouping on a column whose equal values print
 	// differently (1.0, 1.00) would show an arbitrary one.
 	for _, g := range b.plan.Group {
-		if g.Kind != ExprInput {
+		if g.Kind != ir.ExprInput {
 			continue
 		}
 		if err := refuseLossyInput(&b.plan, g.Input); err != nil {
@@ -577,7 +463,7 @@ func refuseLossyInput(p *AggPlan, i int) error {
 // refuseLossyOutput is refuseLossyInput for output i of p: an output
 // that is an input passed through is that input.
 func refuseLossyOutput(p *AggPlan, i int) error {
-	if e := p.Outputs[i].Expr; e.Kind == ExprInput {
+	if e := p.Outputs[i].Expr; e.Kind == ir.ExprInput {
 		return refuseLossyInput(p, e.Input)
 	}
 	return nil
@@ -703,7 +589,7 @@ func (b *aggBuilder) input(cr *pg_query.ColumnRef) int {
 // outputRef is a GROUP BY or ORDER BY item: an output position or name
 // (ORDER BY prefers output names; GROUP BY input columns), else an
 // expression.
-func (b *aggBuilder) outputRef(n *pg_query.Node, preferOutput bool) (*Expr, error) {
+func (b *aggBuilder) outputRef(n *pg_query.Node, preferOutput bool) (*ir.Expr, error) {
 	if k, ok := position(n); ok {
 		if k < 1 || k > len(b.plan.Outputs) {
 			return nil, Refusal("position %d is not in the select list", k)
@@ -720,7 +606,7 @@ func (b *aggBuilder) outputRef(n *pg_query.Node, preferOutput bool) (*Expr, erro
 	return b.expr(n)
 }
 
-func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
+func (b *aggBuilder) expr(n *pg_query.Node) (*ir.Expr, error) {
 	if n == nil {
 		return nil, nil
 	}
@@ -731,13 +617,13 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		}
 		if b.source != nil {
 			i, err := b.sourceInput(x.ColumnRef)
-			return &Expr{Kind: ExprInput, Input: i}, err
+			return &ir.Expr{Kind: ir.ExprInput, Input: i}, err
 		}
-		return &Expr{Kind: ExprInput, Input: b.input(x.ColumnRef)}, nil
+		return &ir.Expr{Kind: ir.ExprInput, Input: b.input(x.ColumnRef)}, nil
 	case *pg_query.Node_AConst:
 		return constExpr(n), nil
 	case *pg_query.Node_ParamRef:
-		return &Expr{Kind: ExprParam, Input: int(x.ParamRef.Number)}, nil
+		return &ir.Expr{Kind: ir.ExprParam, Input: int(x.ParamRef.Number)}, nil
 	case *pg_query.Node_TypeCast:
 		if x.TypeCast.Arg.GetAConst() != nil {
 			e := constExpr(x.TypeCast.Arg)
@@ -758,7 +644,7 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		if len(tn.GetArrayBounds()) > 0 {
 			if names := typeNames(tn); len(tn.GetArrayBounds()) == 1 && len(typmods(tn)) == 0 && len(names) > 0 && (names[len(names)-1] == "text" || names[len(names)-1] == "varchar") {
 				// text[]: the operand of the jsonb operators #>, ?| and ?&.
-				return b.withArgs(&Expr{Kind: ExprFunc, Func: "cast", ConstType: textArrayType}, x.TypeCast.Arg)
+				return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: "cast", ConstType: textArrayType}, x.TypeCast.Arg)
 			}
 			return nil, Refusal("casts to array types other than text[] are not supported in a query the proxy computes")
 		}
@@ -766,29 +652,29 @@ func (b *aggBuilder) expr(n *pg_query.Node) (*Expr, error) {
 		if err != nil {
 			return nil, Refusal("cast to %s is not supported in a query the proxy computes", deparseType(tn))
 		}
-		return b.withArgs(&Expr{Kind: ExprFunc, Func: "cast", ConstType: t.String()}, x.TypeCast.Arg)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: "cast", ConstType: t.String()}, x.TypeCast.Arg)
 	case *pg_query.Node_CoalesceExpr:
-		return b.withArgs(&Expr{Kind: ExprFunc, Func: "coalesce"}, x.CoalesceExpr.Args...)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: "coalesce"}, x.CoalesceExpr.Args...)
 	case *pg_query.Node_MinMaxExpr:
 		f := "greatest"
 		if x.MinMaxExpr.Op == pg_query.MinMaxOp_IS_LEAST {
 			f = "least"
 		}
-		return b.withArgs(&Expr{Kind: ExprFunc, Func: f}, x.MinMaxExpr.Args...)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: f}, x.MinMaxExpr.Args...)
 	case *pg_query.Node_BoolExpr:
-		e := &Expr{Kind: ExprBool, Op: map[pg_query.BoolExprType]string{pg_query.BoolExprType_AND_EXPR: "AND", pg_query.BoolExprType_OR_EXPR: "OR", pg_query.BoolExprType_NOT_EXPR: "NOT"}[x.BoolExpr.Boolop]}
+		e := &ir.Expr{Kind: ir.ExprBool, Op: map[pg_query.BoolExprType]string{pg_query.BoolExprType_AND_EXPR: "AND", pg_query.BoolExprType_OR_EXPR: "OR", pg_query.BoolExprType_NOT_EXPR: "NOT"}[x.BoolExpr.Boolop]}
 		return b.withArgs(e, x.BoolExpr.Args...)
 	case *pg_query.Node_NullTest:
 		op := "IS NULL"
 		if x.NullTest.Nulltesttype == pg_query.NullTestType_IS_NOT_NULL {
 			op = "IS NOT NULL"
 		}
-		return b.withArgs(&Expr{Kind: ExprNullTest, Op: op}, x.NullTest.Arg)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprNullTest, Op: op}, x.NullTest.Arg)
 	case *pg_query.Node_AExpr:
 		return b.aexpr(x.AExpr)
 	case *pg_query.Node_CaseExpr:
 		ce := x.CaseExpr
-		e := &Expr{Kind: ExprCase}
+		e := &ir.Expr{Kind: ir.ExprCase}
 		for _, w := range ce.Args {
 			cw := w.GetCaseWhen()
 			cond := cw.Expr
@@ -865,7 +751,7 @@ func nodeDescription(n *pg_query.Node) string {
 	return "this expression (" + name + ")"
 }
 
-func (b *aggBuilder) withArgs(e *Expr, args ...*pg_query.Node) (*Expr, error) {
+func (b *aggBuilder) withArgs(e *ir.Expr, args ...*pg_query.Node) (*ir.Expr, error) {
 	for _, a := range args {
 		x, err := b.expr(a)
 		if err != nil {
@@ -876,7 +762,7 @@ func (b *aggBuilder) withArgs(e *Expr, args ...*pg_query.Node) (*Expr, error) {
 	return e, nil
 }
 
-func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
+func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*ir.Expr, error) {
 	names := stringList(a.Name)
 	op := ""
 	if len(names) == 1 {
@@ -893,7 +779,7 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 			// jsonb operators, regular expressions and bit shifts:
 			// functions of the scalar library named by their symbols.
 			if a.Lexpr != nil {
-				return b.withArgs(&Expr{Kind: ExprFunc, Func: op}, a.Lexpr, a.Rexpr)
+				return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: op}, a.Lexpr, a.Rexpr)
 			}
 		case "#>", "#>>", "?|", "?&":
 			// Their text[] operand: one argument per element.
@@ -902,29 +788,29 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 				if err != nil {
 					return nil, err
 				}
-				return b.withArgs(&Expr{Kind: ExprFunc, Func: op}, append([]*pg_query.Node{a.Lexpr}, elems...)...)
+				return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: op}, append([]*pg_query.Node{a.Lexpr}, elems...)...)
 			}
 		case "%":
 			// int4mod, numeric_mod: the function mod.
 			if a.Lexpr != nil {
-				return b.withArgs(&Expr{Kind: ExprFunc, Func: "mod"}, a.Lexpr, a.Rexpr)
+				return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: "mod"}, a.Lexpr, a.Rexpr)
 			}
 			fallthrough
 		case "^":
 			// dpow, numeric_power: the function power.
 			if a.Lexpr != nil {
-				return b.withArgs(&Expr{Kind: ExprFunc, Func: "power"}, a.Lexpr, a.Rexpr)
+				return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: "power"}, a.Lexpr, a.Rexpr)
 			}
 			fallthrough
 		default:
 			return nil, Refusal("operator %s is not supported in a query the proxy computes", op)
 		}
 		if a.Lexpr == nil {
-			return b.withArgs(&Expr{Kind: ExprOp, Op: "neg"}, a.Rexpr)
+			return b.withArgs(&ir.Expr{Kind: ir.ExprOp, Op: "neg"}, a.Rexpr)
 		}
-		return b.withArgs(&Expr{Kind: ExprOp, Op: op}, a.Lexpr, a.Rexpr)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprOp, Op: op}, a.Lexpr, a.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
-		return b.withArgs(&Expr{Kind: ExprFunc, Func: "nullif"}, a.Lexpr, a.Rexpr)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: "nullif"}, a.Lexpr, a.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_IN:
 		list := a.Rexpr.GetList()
 		if list == nil {
@@ -934,20 +820,20 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 		if op == "<>" {
 			in = "<>"
 		}
-		return b.withArgs(&Expr{Kind: ExprIn, Op: in}, append([]*pg_query.Node{a.Lexpr}, list.Items...)...)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprIn, Op: in}, append([]*pg_query.Node{a.Lexpr}, list.Items...)...)
 	case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
 		list := a.Rexpr.GetList()
-		lo, err := b.withArgs(&Expr{Kind: ExprOp, Op: ">="}, a.Lexpr, list.Items[0])
+		lo, err := b.withArgs(&ir.Expr{Kind: ir.ExprOp, Op: ">="}, a.Lexpr, list.Items[0])
 		if err != nil {
 			return nil, err
 		}
-		hi, err := b.withArgs(&Expr{Kind: ExprOp, Op: "<="}, a.Lexpr, list.Items[1])
+		hi, err := b.withArgs(&ir.Expr{Kind: ir.ExprOp, Op: "<="}, a.Lexpr, list.Items[1])
 		if err != nil {
 			return nil, err
 		}
-		e := &Expr{Kind: ExprBool, Op: "AND", Args: []*Expr{lo, hi}}
+		e := &ir.Expr{Kind: ir.ExprBool, Op: "AND", Args: []*ir.Expr{lo, hi}}
 		if a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN {
-			e = &Expr{Kind: ExprBool, Op: "NOT", Args: []*Expr{e}}
+			e = &ir.Expr{Kind: ir.ExprBool, Op: "NOT", Args: []*ir.Expr{e}}
 		}
 		return e, nil
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
@@ -964,7 +850,7 @@ func (b *aggBuilder) aexpr(a *pg_query.A_Expr) (*Expr, error) {
 // written as that OR (AND); an array value (a parameter, a literal) is
 // the function "op any" ("op all") of the scalar library, which reads
 // its text form with x's type.
-func (b *aggBuilder) quantified(a *pg_query.A_Expr, op string) (*Expr, error) {
+func (b *aggBuilder) quantified(a *pg_query.A_Expr, op string) (*ir.Expr, error) {
 	switch op {
 	case "=", "<>", "<", "<=", ">", ">=":
 	default:
@@ -986,7 +872,7 @@ func (b *aggBuilder) quantified(a *pg_query.A_Expr, op string) (*Expr, error) {
 				untyped = false
 			}
 		}
-		e := &Expr{Kind: ExprBool, Op: join}
+		e := &ir.Expr{Kind: ir.ExprBool, Op: join}
 		for _, el := range ae.Elements {
 			if el.GetAArrayExpr() != nil {
 				return nil, Refusal("a multidimensional array with ANY or ALL is not supported in a query the proxy computes")
@@ -994,7 +880,7 @@ func (b *aggBuilder) quantified(a *pg_query.A_Expr, op string) (*Expr, error) {
 			if untyped {
 				el = &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: el, TypeName: typeName("text"), Location: -1}}}
 			}
-			c, err := b.withArgs(&Expr{Kind: ExprOp, Op: op}, a.Lexpr, el)
+			c, err := b.withArgs(&ir.Expr{Kind: ir.ExprOp, Op: op}, a.Lexpr, el)
 			if err != nil {
 				return nil, err
 			}
@@ -1012,7 +898,7 @@ func (b *aggBuilder) quantified(a *pg_query.A_Expr, op string) (*Expr, error) {
 	if arr.GetParamRef() == nil && arr.GetAConst() == nil {
 		return nil, Refusal("ANY or ALL of this array is not supported in a query the proxy computes: only ARRAY[...], a literal or a parameter")
 	}
-	return b.withArgs(&Expr{Kind: ExprFunc, Func: op + " " + quant}, a.Lexpr, arr)
+	return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: op + " " + quant}, a.Lexpr, arr)
 }
 
 // textArrayElements are the elements of the text[] operand of op:
@@ -1051,7 +937,7 @@ func textArrayElements(n *pg_query.Node, op string) ([]*pg_query.Node, error) {
 }
 
 // like reads LIKE, ILIKE and their operators ~~, ~~* and negations.
-func (b *aggBuilder) like(a *pg_query.A_Expr) (*Expr, error) {
+func (b *aggBuilder) like(a *pg_query.A_Expr) (*ir.Expr, error) {
 	l, pat, err := readLike(a)
 	if err != nil {
 		return nil, err
@@ -1059,15 +945,15 @@ func (b *aggBuilder) like(a *pg_query.A_Expr) (*Expr, error) {
 	if pat.GetAConst() == nil {
 		// A pattern computed per row (UPPER($1), col || '%'):
 		// Args[1].
-		return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr, pat)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprLike, Like: l}, a.Lexpr, pat)
 	}
 	l.Const = constExpr(pat).Const
-	return b.withArgs(&Expr{Kind: ExprLike, Like: l}, a.Lexpr)
+	return b.withArgs(&ir.Expr{Kind: ir.ExprLike, Like: l}, a.Lexpr)
 }
 
-func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
+func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*ir.Expr, error) {
 	if l, keys, ok := b.st.lookupOf(fc); ok {
-		return b.withArgs(&Expr{Kind: ExprLookup, Lookup: l}, keys...)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprLookup, Lookup: l}, keys...)
 	}
 	name := funcName(fc)
 	if fc.Over != nil {
@@ -1083,7 +969,7 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 		if b.inAgg {
 			return nil, Refusal("nested aggregates are not supported")
 		}
-		e := &Expr{Kind: ExprAgg, Func: name, Distinct: fc.AggDistinct, Star: fc.AggStar}
+		e := &ir.Expr{Kind: ir.ExprAgg, Func: name, Distinct: fc.AggDistinct, Star: fc.AggStar}
 		if fc.AggStar {
 			return e, nil
 		}
@@ -1099,12 +985,12 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 		if len(fc.Args) != 2 || fc.Args[0].GetAConst() == nil {
 			return nil, Refusal("%s needs a constant field", name)
 		}
-		return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...) // date_part is double precision
+		return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: name}, fc.Args...) // date_part is double precision
 	case "substring", "substr":
 		if len(fc.Args) < 2 || len(fc.Args) > 3 {
 			return nil, Refusal("substring with %d arguments is not supported", len(fc.Args))
 		}
-		return b.withArgs(&Expr{Kind: ExprFunc, Func: "substring"}, fc.Args...)
+		return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: "substring"}, fc.Args...)
 	}
 	if isAggregate(fc) {
 		return nil, Refusal("aggregate %s is not supported in a query the proxy computes", name)
@@ -1115,7 +1001,7 @@ func (b *aggBuilder) funcCall(fc *pg_query.FuncCall) (*Expr, error) {
 	// Any other function: the engine computes it if its scalar library
 	// has it (with these argument types), and refuses it by name
 	// otherwise.
-	return b.withArgs(&Expr{Kind: ExprFunc, Func: name}, fc.Args...)
+	return b.withArgs(&ir.Expr{Kind: ir.ExprFunc, Func: name}, fc.Args...)
 }
 
 // proxyAggregates are the aggregates split execution computes (ExprAgg):
@@ -1127,7 +1013,7 @@ var proxyAggregates = []string{"sum", "avg", "count", "min", "max",
 // order and frame: the ranking and distribution functions, lag, lead,
 // first_value, last_value, nth_value, ntile, and the aggregates sum, avg,
 // count, min and max.
-func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*Expr, error) {
+func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*ir.Expr, error) {
 	over := fc.Over
 	if over.Name != "" || over.Refname != "" {
 		return nil, Refusal("named windows (WINDOW w AS ...) are not supported in a query the proxy computes")
@@ -1138,7 +1024,7 @@ func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*Expr, error) {
 	if b.inAgg || b.inWindow {
 		return nil, Refusal("window functions inside aggregates or other window functions are not allowed")
 	}
-	e := &Expr{Kind: ExprWindow, Func: name, Star: fc.AggStar, Window: &Window{}}
+	e := &ir.Expr{Kind: ir.ExprWindow, Func: name, Star: fc.AggStar, Window: &ir.Window{}}
 	switch name {
 	case "row_number", "rank", "dense_rank":
 		if len(fc.Args) > 0 || fc.AggStar {
@@ -1193,9 +1079,9 @@ func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.Window.Order = append(e.Window.Order, AggOrder{Expr: o, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
+		e.Window.Order = append(e.Window.Order, ir.AggOrder{Expr: o, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
 	}
-	if frame != nil && frame.Mode == FrameGroups && len(e.Window.Order) == 0 {
+	if frame != nil && frame.Mode == ir.FrameGroups && len(e.Window.Order) == 0 {
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P20", Message: "GROUPS mode requires an ORDER BY clause"}
 	}
 	return e, nil
@@ -1226,51 +1112,51 @@ const (
 // frame reads an OVER clause's frame: nil for the default one. RANGE
 // with an offset (a distance in the ORDER BY key's values) is refused;
 // the parser has rejected impossible bounds already.
-func (b *aggBuilder) frame(over *pg_query.WindowDef) (*Frame, error) {
+func (b *aggBuilder) frame(over *pg_query.WindowDef) (*ir.Frame, error) {
 	opts := over.FrameOptions
 	if opts&frameDefaultOptionsMask == 0 {
 		return nil, nil
 	}
-	f := &Frame{Mode: FrameRange}
+	f := &ir.Frame{Mode: ir.FrameRange}
 	switch {
 	case opts&frameRows != 0:
-		f.Mode = FrameRows
+		f.Mode = ir.FrameRows
 	case opts&frameGroups != 0:
-		f.Mode = FrameGroups
+		f.Mode = ir.FrameGroups
 	case opts&frameOffsets != 0:
 		return nil, Refusal("RANGE frames with an offset PRECEDING or FOLLOWING are not supported in a query the proxy computes")
 	}
 	mode := f.Mode.String()
-	bound := func(unbounded, current, preceding, following int32, off *pg_query.Node, deflt BoundKind) (FrameBound, error) {
+	bound := func(unbounded, current, preceding, following int32, off *pg_query.Node, deflt ir.BoundKind) (ir.FrameBound, error) {
 		switch {
 		case opts&unbounded != 0:
-			return FrameBound{Kind: deflt}, nil
+			return ir.FrameBound{Kind: deflt}, nil
 		case opts&current != 0:
-			return FrameBound{Kind: CurrentRow}, nil
+			return ir.FrameBound{Kind: ir.CurrentRow}, nil
 		case opts&(preceding|following) != 0:
-			kind := OffsetPreceding
+			kind := ir.OffsetPreceding
 			if opts&following != 0 {
-				kind = OffsetFollowing
+				kind = ir.OffsetFollowing
 			}
 			x, err := b.expr(off)
 			if err != nil {
-				return FrameBound{}, err
+				return ir.FrameBound{}, err
 			}
 			if len(exprInputs(x)) > 0 {
-				return FrameBound{}, &pgconn.PgError{Severity: "ERROR", Code: "42P10", Message: fmt.Sprintf("argument of %s must not contain variables", mode)}
+				return ir.FrameBound{}, &pgconn.PgError{Severity: "ERROR", Code: "42P10", Message: fmt.Sprintf("argument of %s must not contain variables", mode)}
 			}
-			return FrameBound{Kind: kind, Offset: x}, nil
+			return ir.FrameBound{Kind: kind, Offset: x}, nil
 		}
-		return FrameBound{Kind: deflt}, nil
+		return ir.FrameBound{Kind: deflt}, nil
 	}
 	var err error
-	if f.Start, err = bound(frameStartUnbounded, frameStartCurrent, frameStartPreceding, frameStartFollowing, over.StartOffset, UnboundedPreceding); err != nil {
+	if f.Start, err = bound(frameStartUnbounded, frameStartCurrent, frameStartPreceding, frameStartFollowing, over.StartOffset, ir.UnboundedPreceding); err != nil {
 		return nil, err
 	}
-	if f.End, err = bound(frameEndUnbounded, frameEndCurrent, frameEndPreceding, frameEndFollowing, over.EndOffset, UnboundedFollowing); err != nil {
+	if f.End, err = bound(frameEndUnbounded, frameEndCurrent, frameEndPreceding, frameEndFollowing, over.EndOffset, ir.UnboundedFollowing); err != nil {
 		return nil, err
 	}
-	for bit, x := range map[int32]FrameExclusion{frameExcludeCurrentRow: ExcludeCurrentRow, frameExcludeGroup: ExcludeGroup, frameExcludeTies: ExcludeTies} {
+	for bit, x := range map[int32]ir.FrameExclusion{frameExcludeCurrentRow: ir.ExcludeCurrentRow, frameExcludeGroup: ir.ExcludeGroup, frameExcludeTies: ir.ExcludeTies} {
 		if opts&bit != 0 {
 			f.Exclude = x // the parser allows one
 		}
@@ -1279,21 +1165,14 @@ func (b *aggBuilder) frame(over *pg_query.WindowDef) (*Frame, error) {
 }
 
 // exprInputs returns the input columns e reads.
-func exprInputs(e *Expr) []int {
+func exprInputs(e *ir.Expr) []int {
 	var out []int
-	WalkExpr(e, func(x *Expr) {
-		if x.Kind == ExprInput {
+	ir.WalkExpr(e, func(x *ir.Expr) {
+		if x.Kind == ir.ExprInput {
 			out = append(out, x.Input)
 		}
 	})
 	return out
-}
-
-// HasWindow reports whether e computes a window function.
-func HasWindow(e *Expr) bool {
-	found := false
-	WalkExpr(e, func(x *Expr) { found = found || x.Kind == ExprWindow })
-	return found
 }
 
 // filterAsCase reads agg(x) FILTER (WHERE c) as agg(CASE WHEN c THEN x
@@ -1314,7 +1193,7 @@ func filterAsCase(fc *pg_query.FuncCall) *pg_query.FuncCall {
 
 // sqlValueFunction is CURRENT_DATE, CURRENT_TIMESTAMP(p), LOCALTIME ...:
 // the function of that name, the precision its argument.
-func sqlValueFunction(f *pg_query.SQLValueFunction) (*Expr, error) {
+func sqlValueFunction(f *pg_query.SQLValueFunction) (*ir.Expr, error) {
 	name, precise := map[pg_query.SQLValueFunctionOp]string{
 		pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:        "current_date",
 		pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIME:        "current_time",
@@ -1334,17 +1213,17 @@ func sqlValueFunction(f *pg_query.SQLValueFunction) (*Expr, error) {
 	if name == "" {
 		return nil, Refusal("%s is not supported in a query the proxy computes", strings.TrimPrefix(f.Op.String(), "SVFOP_"))
 	}
-	e := &Expr{Kind: ExprFunc, Func: name}
+	e := &ir.Expr{Kind: ir.ExprFunc, Func: name}
 	if precise {
-		e.Args = []*Expr{constExpr(pg_query.MakeAConstIntNode(int64(f.Typmod), -1))}
+		e.Args = []*ir.Expr{constExpr(pg_query.MakeAConstIntNode(int64(f.Typmod), -1))}
 	}
 	return e, nil
 }
 
 // checkGrouped refuses inputs read outside aggregates that are not GROUP
 // BY expressions.
-func (b *aggBuilder) checkGrouped(e *Expr) error {
-	if e == nil || e.Kind == ExprAgg || e.Kind == ExprConst {
+func (b *aggBuilder) checkGrouped(e *ir.Expr) error {
+	if e == nil || e.Kind == ir.ExprAgg || e.Kind == ir.ExprConst {
 		return nil
 	}
 	for _, g := range b.plan.Group {
@@ -1352,10 +1231,10 @@ func (b *aggBuilder) checkGrouped(e *Expr) error {
 			return nil
 		}
 	}
-	if e.Kind == ExprInput {
+	if e.Kind == ir.ExprInput {
 		return b.checkDependent(e.Input)
 	}
-	for _, a := range append(append([]*Expr{}, e.Args...), e.Else) {
+	for _, a := range append(append([]*ir.Expr{}, e.Args...), e.Else) {
 		if err := b.checkGrouped(a); err != nil {
 			return err
 		}
@@ -1364,7 +1243,7 @@ func (b *aggBuilder) checkGrouped(e *Expr) error {
 }
 
 // sameExpr reports whether two Exprs are the same expression.
-func sameExpr(a, b *Expr) bool {
+func sameExpr(a, b *ir.Expr) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -1380,11 +1259,11 @@ func sameExpr(a, b *Expr) bool {
 	return true
 }
 
-func hasAgg(e *Expr) bool {
+func hasAgg(e *ir.Expr) bool {
 	if e == nil {
 		return false
 	}
-	if e.Kind == ExprAgg {
+	if e.Kind == ir.ExprAgg {
 		return true
 	}
 	for _, a := range e.Args {
@@ -1396,8 +1275,8 @@ func hasAgg(e *Expr) bool {
 }
 
 // constExpr is the Expr of an A_Const (or a negated number).
-func constExpr(n *pg_query.Node) *Expr {
-	e := &Expr{Kind: ExprConst, ConstType: constType(n)}
+func constExpr(n *pg_query.Node) *ir.Expr {
+	e := &ir.Expr{Kind: ir.ExprConst, ConstType: constType(n)}
 	c := n.GetAConst()
 	if c == nil || c.Isnull {
 		return e
@@ -1609,11 +1488,11 @@ func andNodes(ns []*pg_query.Node) *pg_query.Node {
 	return &pg_query.Node{Node: &pg_query.Node_BoolExpr{BoolExpr: &pg_query.BoolExpr{Boolop: pg_query.BoolExprType_AND_EXPR, Args: ns}}}
 }
 
-func andExpr(a, b *Expr) *Expr {
+func andExpr(a, b *ir.Expr) *ir.Expr {
 	if a == nil {
 		return b
 	}
-	return &Expr{Kind: ExprBool, Op: "AND", Args: []*Expr{a, b}}
+	return &ir.Expr{Kind: ir.ExprBool, Op: "AND", Args: []*ir.Expr{a, b}}
 }
 
 // serverEvaluates reports whether the server can evaluate condition c

@@ -8,6 +8,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 )
 
@@ -71,7 +72,7 @@ type CmpHole struct {
 	// ($1::int8), "" when it has none (it takes the column's type).
 	ConstType string
 	// Like is the LIKE whose pattern (Const or Param) a HoleTokens holds.
-	Like *Like
+	Like *ir.Like
 
 	node *pg_query.Node // placeholder in the rewritten tree
 }
@@ -112,7 +113,7 @@ type CompareCheck struct {
 type Residual struct {
 	// Column is the index in QueryPlan.Columns of the (hidden) value.
 	Column  int
-	Like    *Like // checked on the decrypted value
+	Like    *ir.Like // checked on the decrypted value
 	Compare *CompareCheck
 }
 
@@ -161,13 +162,6 @@ type ProxySort struct {
 	WithTies bool
 }
 
-// LimitValue is a LIMIT or OFFSET applied by the proxy: a constant, a
-// client parameter, or neither (no limit).
-type LimitValue struct {
-	Const *int64
-	Param int
-}
-
 // QueryPlan is the rewritten form of a SELECT that reads tables with
 // encrypted columns.
 type QueryPlan struct {
@@ -195,7 +189,7 @@ type QueryPlan struct {
 	// FIRST limit+offset ROWS WITH TIES on its prefix order).
 	Residuals     []Residual
 	Sort          *ProxySort
-	Limit, Offset LimitValue
+	Limit, Offset ir.LimitValue
 	// PlainResults is set when the rows need no decryption (every output
 	// is plaintext): the server's rows go to the client unchanged, and
 	// Columns is empty.

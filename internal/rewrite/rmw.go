@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 )
 
@@ -48,7 +49,7 @@ type RMWPlan struct {
 // encrypted Column.
 type RMWSet struct {
 	Column *catalog.Column
-	Expr   *Expr
+	Expr   *ir.Expr
 }
 
 // PlanUpdateRMW plans st as a read-modify-write when one of its SET items
@@ -150,9 +151,9 @@ func PlanUpdateRMW(st Statement, t *catalog.Table, extra []*catalog.Column) (*RM
 			continue // recomputed below
 		}
 		newValues[c.Name] = rt.Val
-		var e *Expr
+		var e *ir.Expr
 		if n.GetResTarget().Val.GetSetToDefault() != nil {
-			e = &Expr{Kind: ExprConst, Const: c.Default}
+			e = &ir.Expr{Kind: ir.ExprConst, Const: c.Default}
 			if c.DefaultExpr != nil {
 				if e, err = DefaultExprOf(c); err != nil {
 					return nil, err

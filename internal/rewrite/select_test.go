@@ -15,6 +15,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
@@ -171,8 +172,8 @@ func TestPlanQueryGolden(t *testing.T) {
 			}
 			fmt.Fprintln(&out)
 		}
-		if p.Limit != (LimitValue{}) || p.Offset != (LimitValue{}) {
-			lv := func(v LimitValue) string {
+		if p.Limit != (ir.LimitValue{}) || p.Offset != (ir.LimitValue{}) {
+			lv := func(v ir.LimitValue) string {
 				if v.Const != nil {
 					return fmt.Sprint(*v.Const)
 				}

@@ -4,6 +4,8 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // A subquery inside an expression the proxy computes is left to the
@@ -16,7 +18,7 @@ import (
 
 // sublinkInput returns the input of a scalar, EXISTS, IN or op ANY/ALL
 // subquery, adding it.
-func (b *aggBuilder) sublinkInput(n *pg_query.Node) (*Expr, error) {
+func (b *aggBuilder) sublinkInput(n *pg_query.Node) (*ir.Expr, error) {
 	sl := n.GetSubLink()
 	switch sl.SubLinkType {
 	case pg_query.SubLinkType_EXPR_SUBLINK, pg_query.SubLinkType_EXISTS_SUBLINK,
@@ -33,12 +35,12 @@ func (b *aggBuilder) sublinkInput(n *pg_query.Node) (*Expr, error) {
 	}
 	key := "(subquery) " + text
 	if i, ok := b.inputs[key]; ok {
-		return &Expr{Kind: ExprInput, Input: i}, nil
+		return &ir.Expr{Kind: ir.ExprInput, Input: i}, nil
 	}
 	i := len(b.targets)
 	b.inputs[key] = i
 	b.targets = append(b.targets, pg_query.MakeResTargetNodeWithVal(proto.Clone(n).(*pg_query.Node), -1))
-	return &Expr{Kind: ExprInput, Input: i}, nil
+	return &ir.Expr{Kind: ir.ExprInput, Input: i}, nil
 }
 
 // exprText is an expression's SQL text, the same for the same expression
@@ -137,7 +139,7 @@ func (b *aggBuilder) sublinkDependent(sl *pg_query.SubLink) error {
 		return refusal
 	}
 	for _, cr := range outer {
-		e := &Expr{Kind: ExprInput, Input: b.input(cr)}
+		e := &ir.Expr{Kind: ir.ExprInput, Input: b.input(cr)}
 		if err := b.checkGrouped(e); err != nil {
 			if IsRefusal(err) {
 				return refusal

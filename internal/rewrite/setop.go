@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // Set operations (UNION, INTERSECT, EXCEPT) whose branches select
@@ -83,7 +85,7 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.PlainResults || len(p.Residuals) > 0 || p.Sort != nil || p.Limit != (LimitValue{}) || p.Offset != (LimitValue{}) || p.Visible != len(p.Columns) || p.Visible != width {
+		if p.PlainResults || len(p.Residuals) > 0 || p.Sort != nil || p.Limit != (ir.LimitValue{}) || p.Offset != (ir.LimitValue{}) || p.Visible != len(p.Columns) || p.Visible != width {
 			return nil, Refusal("a branch of this set operation needs the proxy itself (plain outputs only, conditions, order or limits it checks), which is not supported yet")
 		}
 		plans[i] = p
@@ -155,10 +157,10 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 	inner.st = Statement{SQL: st.SQL, Kind: "Select", Tree: &pg_query.RawStmt{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: server}}}, version: st.version}
 
 	plan := &AggPlan{Inner: inner, Inputs: len(inner.Columns)}
-	tag := &Expr{Kind: ExprInput, Input: 0}
-	isBranch := func(i int) *Expr {
+	tag := &ir.Expr{Kind: ir.ExprInput, Input: 0}
+	isBranch := func(i int) *ir.Expr {
 		c := strconv.Itoa(i)
-		return &Expr{Kind: ExprOp, Op: "=", Args: []*Expr{tag, {Kind: ExprConst, Const: &c, ConstType: "integer"}}}
+		return &ir.Expr{Kind: ir.ExprOp, Op: "=", Args: []*ir.Expr{tag, {Kind: ir.ExprConst, Const: &c, ConstType: "integer"}}}
 	}
 	first := 1
 	starts := make([]int, len(plans))
@@ -167,11 +169,11 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 		first += len(p.Columns)
 	}
 	for j := range width {
-		e := &Expr{Kind: ExprCase}
+		e := &ir.Expr{Kind: ir.ExprCase}
 		for i := range plans {
-			e.Args = append(e.Args, isBranch(i), &Expr{Kind: ExprInput, Input: starts[i] + j})
+			e.Args = append(e.Args, isBranch(i), &ir.Expr{Kind: ir.ExprInput, Input: starts[i] + j})
 		}
-		plan.Outputs = append(plan.Outputs, AggOutput{Name: outputName(branches[0].TargetList[j].GetResTarget()), Expr: e})
+		plan.Outputs = append(plan.Outputs, ir.AggOutput{Name: outputName(branches[0].TargetList[j].GetResTarget()), Expr: e})
 	}
 	switch {
 	case sel.Op == pg_query.SetOperation_SETOP_UNION && sel.All:
@@ -181,23 +183,23 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 			plan.Group = append(plan.Group, o.Expr)
 		}
 	}
-	count := func(cond *Expr) *Expr {
+	count := func(cond *ir.Expr) *ir.Expr {
 		one := "1"
-		c := &Expr{Kind: ExprCase, Args: []*Expr{cond, {Kind: ExprConst, Const: &one, ConstType: "integer"}}}
-		return &Expr{Kind: ExprAgg, Func: "count", Args: []*Expr{c}}
+		c := &ir.Expr{Kind: ir.ExprCase, Args: []*ir.Expr{cond, {Kind: ir.ExprConst, Const: &one, ConstType: "integer"}}}
+		return &ir.Expr{Kind: ir.ExprAgg, Func: "count", Args: []*ir.Expr{c}}
 	}
 	zero := "0"
-	has := func(cond *Expr, want bool) *Expr {
+	has := func(cond *ir.Expr, want bool) *ir.Expr {
 		op := "="
 		if want {
 			op = ">"
 		}
-		return &Expr{Kind: ExprOp, Op: op, Args: []*Expr{count(cond), {Kind: ExprConst, Const: &zero, ConstType: "integer"}}}
+		return &ir.Expr{Kind: ir.ExprOp, Op: op, Args: []*ir.Expr{count(cond), {Kind: ir.ExprConst, Const: &zero, ConstType: "integer"}}}
 	}
 	switch {
 	case sel.All && sel.Op == pg_query.SetOperation_SETOP_INTERSECT:
 		// As many copies as the branch with the fewest has.
-		plan.Repeat = &Expr{Kind: ExprFunc, Func: "least"}
+		plan.Repeat = &ir.Expr{Kind: ir.ExprFunc, Func: "least"}
 		for i := range plans {
 			plan.Repeat.Args = append(plan.Repeat.Args, count(isBranch(i)))
 		}
@@ -205,7 +207,7 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 		// The first branch's copies less the others'.
 		plan.Repeat = count(isBranch(0))
 		for i := 1; i < len(plans); i++ {
-			plan.Repeat = &Expr{Kind: ExprOp, Op: "-", Args: []*Expr{plan.Repeat, count(isBranch(i))}}
+			plan.Repeat = &ir.Expr{Kind: ir.ExprOp, Op: "-", Args: []*ir.Expr{plan.Repeat, count(isBranch(i))}}
 		}
 	case sel.Op == pg_query.SetOperation_SETOP_INTERSECT:
 		for i := range plans {
@@ -233,7 +235,7 @@ func planSetOp(st Statement, lookup TableLookup) (*AggPlan, error) {
 		if k < 0 || k >= width || sb.SortbyDir == pg_query.SortByDir_SORTBY_USING {
 			return nil, Refusal("ORDER BY of a set operation over encrypted columns must name an output column or position")
 		}
-		plan.Order = append(plan.Order, AggOrder{Expr: plan.Outputs[k].Expr, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
+		plan.Order = append(plan.Order, ir.AggOrder{Expr: plan.Outputs[k].Expr, Desc: desc(sb), NullsFirst: nullsFirst(sb)})
 	}
 	if err := plan.readLimits(sel); err != nil {
 		return nil, err

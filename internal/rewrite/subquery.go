@@ -8,6 +8,8 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // This file lets the proxy evaluate uncorrelated subqueries over encrypted
@@ -504,19 +506,6 @@ func (sc *nameScope) resolves(cr *pg_query.ColumnRef) bool {
 	return false
 }
 
-// SubqueryResult is what an evaluated subquery returned.
-type SubqueryResult struct {
-	// Rows are the rows' values in text format (nil for NULL); a scalar
-	// or IN subquery has one column, a lookup its keys and the value.
-	Rows [][]*string
-	// Types are the PostgreSQL names of the columns' types ("numeric",
-	// "int4", "date", "bpchar", ...), the casts given to the constants.
-	Types []string
-	// Secret is set when the values were computed from encrypted
-	// columns: they may reach the server only encrypted.
-	Secret bool
-}
-
 // Substitute replaces the subquery in its statement by its result: a
 // scalar subquery by its value (NULL for no row; more than one row is
 // PostgreSQL's error 21000), x IN (subquery) by x IN (the values) or, for
@@ -524,12 +513,12 @@ type SubqueryResult struct {
 // or EXISTS subquery returned rows is not secret: the server learns it.
 // A lookup is replaced by a placeholder only the proxy evaluates (split
 // execution), which looks the value up by the enclosing query's keys.
-func (s Subquery) Substitute(r SubqueryResult) error {
+func (s Subquery) Substitute(r ir.SubqueryResult) error {
 	if s.Kind == SubqueryLookup {
 		if len(r.Types) != len(s.outer)+1 {
 			return fmt.Errorf("rewrite: a lookup of %d keys got %d columns", len(s.outer), len(r.Types))
 		}
-		s.lookups.items = append(s.lookups.items, &Lookup{Keys: len(s.outer), Result: r})
+		s.lookups.items = append(s.lookups.items, &ir.Lookup{Keys: len(s.outer), Result: r})
 		s.node.Node = lookupNode(len(s.lookups.items)-1, s.outer, s.node).Node
 		return nil
 	}

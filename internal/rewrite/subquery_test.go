@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/ir"
 )
 
 // subqueryLookup knows acc (encrypted columns) and plain_t (no encrypted
@@ -118,26 +119,26 @@ func TestSubstitute(t *testing.T) {
 	s := func(v string) *string { return &v }
 	for _, tc := range []struct {
 		sql    string
-		result SubqueryResult
+		result ir.SubqueryResult
 		want   string // deparsed statement, or "ERROR code"
 	}{
 		{"SELECT id FROM acc WHERE balance > (SELECT avg(balance) FROM acc)",
-			SubqueryResult{Rows: [][]*string{{s("12.50")}}, Types: []string{"numeric"}, Secret: true},
+			ir.SubqueryResult{Rows: [][]*string{{s("12.50")}}, Types: []string{"numeric"}, Secret: true},
 			"SELECT id FROM acc WHERE balance > '12.50'::numeric"},
 		{"SELECT id FROM acc WHERE balance > (SELECT avg(balance) FROM acc)",
-			SubqueryResult{Types: []string{"numeric"}, Secret: true},
+			ir.SubqueryResult{Types: []string{"numeric"}, Secret: true},
 			"SELECT id FROM acc WHERE balance > NULL::numeric"},
 		{"SELECT id FROM acc WHERE balance > (SELECT balance FROM acc)",
-			SubqueryResult{Rows: [][]*string{{s("1")}, {s("2")}}, Types: []string{"numeric"}, Secret: true},
+			ir.SubqueryResult{Rows: [][]*string{{s("1")}, {s("2")}}, Types: []string{"numeric"}, Secret: true},
 			"ERROR 21000"},
 		{"SELECT id FROM acc WHERE owner IN (SELECT owner FROM acc)",
-			SubqueryResult{Rows: [][]*string{{s("ann")}, {nil}}, Types: []string{"text"}, Secret: true},
+			ir.SubqueryResult{Rows: [][]*string{{s("ann")}, {nil}}, Types: []string{"text"}, Secret: true},
 			"SELECT id FROM acc WHERE owner IN ('ann'::text, NULL::text)"},
 		{"SELECT id FROM acc WHERE owner NOT IN (SELECT owner FROM acc)",
-			SubqueryResult{Types: []string{"text"}, Secret: true},
+			ir.SubqueryResult{Types: []string{"text"}, Secret: true},
 			"SELECT id FROM acc WHERE NOT false"},
 		{"SELECT id FROM acc WHERE EXISTS (SELECT 1 FROM acc)",
-			SubqueryResult{Rows: [][]*string{{s("1")}}, Types: []string{"int4"}},
+			ir.SubqueryResult{Rows: [][]*string{{s("1")}}, Types: []string{"int4"}},
 			"SELECT id FROM acc WHERE true"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
@@ -190,7 +191,7 @@ func TestSecretConstantsStayEncrypted(t *testing.T) {
 			if len(subs) != 1 {
 				t.Fatalf("found %d subqueries, want 1", len(subs))
 			}
-			if err := subs[0].Substitute(SubqueryResult{Rows: [][]*string{{&v}}, Types: []string{"text"}, Secret: true}); err != nil {
+			if err := subs[0].Substitute(ir.SubqueryResult{Rows: [][]*string{{&v}}, Types: []string{"text"}, Secret: true}); err != nil {
 				t.Fatal(err)
 			}
 			plan, err := PlanQuery(st, lookup)
@@ -232,8 +233,8 @@ func TestLookupPlan(t *testing.T) {
 		t.Fatalf("Subqueries = %v, want one lookup", subs)
 	}
 	v, k := "2.5", "ann"
-	res := SubqueryResult{Rows: [][]*string{{&k, &v}}, Types: []string{"text", "numeric"}, Secret: true}
-	if err := subs[0].Substitute(SubqueryResult{Types: []string{"numeric"}}); err == nil {
+	res := ir.SubqueryResult{Rows: [][]*string{{&k, &v}}, Types: []string{"text", "numeric"}, Secret: true}
+	if err := subs[0].Substitute(ir.SubqueryResult{Types: []string{"numeric"}}); err == nil {
 		t.Error("Substitute accepted a result without the key columns")
 	}
 	if err := subs[0].Substitute(res); err != nil {
@@ -249,13 +250,13 @@ func TestLookupPlan(t *testing.T) {
 	if !agg.Ungrouped || agg.Where == nil {
 		t.Fatalf("plan: ungrouped %v, where %v; want an ungrouped plan with a proxy-checked WHERE", agg.Ungrouped, agg.Where)
 	}
-	var found *Expr
-	var walk func(e *Expr)
-	walk = func(e *Expr) {
+	var found *ir.Expr
+	var walk func(e *ir.Expr)
+	walk = func(e *ir.Expr) {
 		if e == nil {
 			return
 		}
-		if e.Kind == ExprLookup {
+		if e.Kind == ir.ExprLookup {
 			found = e
 		}
 		for _, a := range e.Args {
@@ -263,7 +264,7 @@ func TestLookupPlan(t *testing.T) {
 		}
 	}
 	walk(agg.Where)
-	if found == nil || found.Lookup == nil || found.Lookup.Keys != 1 || len(found.Args) != 1 || found.Args[0].Kind != ExprInput {
+	if found == nil || found.Lookup == nil || found.Lookup.Keys != 1 || len(found.Args) != 1 || found.Args[0].Kind != ir.ExprInput {
 		t.Fatalf("WHERE has no lookup keyed by an input: %+v", found)
 	}
 	sql, err := agg.Inner.Render(make([]*pg_query.Node, 0))
