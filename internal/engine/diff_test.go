@@ -445,14 +445,20 @@ func (g *queryGen) window() string {
 		bounds := []string{"UNBOUNDED PRECEDING", "%d PRECEDING", "CURRENT ROW", "%d FOLLOWING", "UNBOUNDED FOLLOWING"}
 		lo := g.pick(4)
 		hi := max(lo, 1+g.pick(4))
-		if mode == "RANGE" {
+		if mode == "RANGE" && ((o.family != "int" && o.family != "num") || orderSensitive) {
+			// Offsets need one ORDER BY key, a number here.
 			lo, hi = []int{0, 2}[g.pick(2)], []int{2, 4}[g.pick(2)]
 		}
 		b := func(i int) string {
-			if strings.Contains(bounds[i], "%d") {
-				return fmt.Sprintf(bounds[i], g.pick(4))
+			switch {
+			case !strings.Contains(bounds[i], "%d"):
+				return bounds[i]
+			case mode == "RANGE" && o.family == "num":
+				return strings.Replace(bounds[i], "%d", []string{"0", "0.5", "100", "1e9", "'Infinity'"}[g.pick(5)], 1)
+			case mode == "RANGE":
+				return strings.Replace(bounds[i], "%d", []string{"0", "1", "1000", "100000", "9223372036854775807"}[g.pick(5)], 1)
 			}
-			return bounds[i]
+			return fmt.Sprintf(bounds[i], g.pick(4))
 		}
 		frame = fmt.Sprintf(" %s BETWEEN %s AND %s%s", mode, b(lo), b(hi),
 			[]string{"", "", " EXCLUDE CURRENT ROW", " EXCLUDE GROUP", " EXCLUDE TIES", " EXCLUDE NO OTHERS"}[g.pick(6)])

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
 // Window functions of an ungrouped split execution, computed once every
@@ -197,6 +199,10 @@ type frameSpec struct {
 	start, end             ir.BoundKind
 	startOffset, endOffset int64
 	exclude                ir.FrameExclusion
+	// RANGE with offsets: the offsets as numbers, and the order of the
+	// window's one ORDER BY key.
+	startRange, endRange decimal
+	desc, nullsFirst     bool
 }
 
 // windowFrame evaluates w's frame (the default one when it has none):
@@ -222,12 +228,153 @@ func (a *aggregator) windowFrame(w *ir.Expr) (frameSpec, error) {
 		}
 		return v.i, nil
 	}
+	if f.Mode == ir.FrameRange {
+		return a.rangeFrame(w, out)
+	}
 	var err error
 	if out.startOffset, err = offset(f.Start, "starting"); err != nil {
 		return out, err
 	}
 	out.endOffset, err = offset(f.End, "ending")
 	return out, err
+}
+
+// rangeFrame reads a RANGE frame's offsets: distances in the values of
+// the window's one ORDER BY key, an integer or numeric one here.
+func (a *aggregator) rangeFrame(w *ir.Expr, out frameSpec) (frameSpec, error) {
+	f := w.Window.Frame
+	if f.Start.Offset == nil && f.End.Offset == nil {
+		return out, nil
+	}
+	key := w.Window.Order[0] // exactly one: rewrite checked
+	out.desc, out.nullsFirst = key.Desc, key.NullsFirst
+	kt, err := a.ev.typeOf(key.Expr)
+	if err != nil {
+		return out, err
+	}
+	kk, _ := kindOf(kt)
+	if kk != kInt && kk != kNumeric {
+		return out, rewrite.Refusal("RANGE with offset PRECEDING/FOLLOWING over a window ordered by %s is not supported in a query the proxy computes (integer and numeric only)", kt)
+	}
+	offset := func(b ir.FrameBound, which string) (decimal, error) {
+		if b.Offset == nil {
+			return decimal{}, nil
+		}
+		want := tNumeric
+		if kk == kInt {
+			// in_range takes integer offsets for integer keys.
+			ot, err := a.ev.typeOf(b.Offset)
+			if err != nil {
+				return decimal{}, err
+			}
+			if ok, _ := kindOf(ot); ok != kInt && !isUnknown(b.Offset) {
+				// PostgreSQL's own 0A000, not a refusal.
+				return decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
+					Message: fmt.Sprintf("RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", kt, ot),
+					Hint:    "Cast the offset value to an appropriate type."}
+			}
+			want = tInt8
+		}
+		v, err := a.ev.castTo(b.Offset, want, &scope{})
+		switch {
+		case err != nil:
+			return decimal{}, err
+		case v.null:
+			return decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "22004", Message: "frame " + which + " offset must not be null"}
+		}
+		d := v.numeric()
+		if d.IsNaN() || d.Sign() < 0 || d.IsInf() && kk == kInt {
+			return decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "22013", Message: "invalid preceding or following size in window function"}
+		}
+		return d, nil
+	}
+	if out.startRange, err = offset(f.Start, "starting"); err != nil {
+		return out, err
+	}
+	out.endRange, err = offset(f.End, "ending")
+	return out, err
+}
+
+// inRange is PostgreSQL's in_range for numbers (in_range_numeric_numeric;
+// the integer ones agree on values that fit): whether val <= base ±
+// offset (less) or val >= base ± offset (not less), NaN after every
+// other value.
+func inRange(val, base, offset decimal, sub, less bool) bool {
+	switch {
+	case val.IsNaN():
+		return base.IsNaN() || !less
+	case base.IsNaN():
+		return less
+	case offset.IsInf():
+		if sub && base.IsInf() && base.Sign() > 0 || !sub && base.IsInf() && base.Sign() < 0 {
+			return true // base ± offset would be NaN
+		}
+		if sub {
+			return !less || val.IsInf() && val.Sign() < 0
+		}
+		return less || val.IsInf() && val.Sign() > 0
+	}
+	var sum decimal
+	var err error
+	if sub {
+		sum, err = base.Sub(offset)
+	} else {
+		sum, err = base.Add(offset)
+	}
+	if err != nil {
+		return !less // beyond numeric's range: no value is past it
+	}
+	if less {
+		return val.Cmp(sum) <= 0
+	}
+	return val.Cmp(sum) >= 0
+}
+
+// rangeStart is the first row of row i's RANGE frame that starts at an
+// offset; rangeEnd the row after its last. Both scan as PostgreSQL's
+// update_frameheadpos and update_frametailpos do: a NULL row's frame
+// bound is its peers' (the NULLs); for other rows NULLs sort first or
+// last, so a frame reaching the partition's end includes NULLS LAST rows.
+func (fr *frameSpec) rangeStart(p *windowPart, i int) int {
+	base := p.rows[i].order[0]
+	if base.null {
+		return p.peerStart(i)
+	}
+	sub, less := fr.start == ir.OffsetPreceding, false
+	if fr.desc {
+		sub, less = !sub, true
+	}
+	for j, r := range p.rows {
+		switch k := r.order[0]; {
+		case k.null && fr.nullsFirst:
+		case k.null:
+			return j // the NULLs after every value
+		case inRange(k.numeric(), base.numeric(), fr.startRange, sub, less):
+			return j
+		}
+	}
+	return len(p.rows)
+}
+
+func (fr *frameSpec) rangeEnd(p *windowPart, i int) int {
+	base := p.rows[i].order[0]
+	if base.null {
+		return p.peerEnd(i)
+	}
+	sub, less := fr.end == ir.OffsetPreceding, true
+	if fr.desc {
+		sub, less = !sub, false
+	}
+	for j, r := range p.rows {
+		switch k := r.order[0]; {
+		case k.null && fr.nullsFirst:
+		case k.null:
+			return j
+		case !inRange(k.numeric(), base.numeric(), fr.endRange, sub, less):
+			return j
+		}
+	}
+	return len(p.rows)
 }
 
 // bounds is row i's frame [lo, hi) in p, before exclusions.
@@ -251,17 +398,18 @@ func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 		if fr.mode != ir.FrameRows {
 			lo = p.peerStart(i)
 		}
-	case ir.OffsetPreceding:
-		if fr.mode == ir.FrameRows {
-			lo = clampRow(int64(i)-fr.startOffset, n)
-		} else {
-			lo = groupAt(int64(g) - fr.startOffset)
+	case ir.OffsetPreceding, ir.OffsetFollowing:
+		sign := int64(1)
+		if fr.start == ir.OffsetPreceding {
+			sign = -1
 		}
-	case ir.OffsetFollowing:
-		if fr.mode == ir.FrameRows {
-			lo = clampRow(addSat(int64(i), fr.startOffset), n)
-		} else {
-			lo = groupAt(addSat(int64(g), fr.startOffset))
+		switch fr.mode {
+		case ir.FrameRows:
+			lo = clampRow(addSigned(int64(i), sign, fr.startOffset), n)
+		case ir.FrameGroups:
+			lo = groupAt(addSigned(int64(g), sign, fr.startOffset))
+		default:
+			lo = fr.rangeStart(p, i)
 		}
 	default:
 		lo = n
@@ -274,17 +422,18 @@ func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 		if fr.mode != ir.FrameRows {
 			hi = p.peerEnd(i)
 		}
-	case ir.OffsetPreceding:
-		if fr.mode == ir.FrameRows {
-			hi = clampRow(int64(i)-fr.endOffset+1, n)
-		} else {
-			hi = groupAt(int64(g) - fr.endOffset + 1)
+	case ir.OffsetPreceding, ir.OffsetFollowing:
+		sign := int64(1)
+		if fr.end == ir.OffsetPreceding {
+			sign = -1
 		}
-	case ir.OffsetFollowing:
-		if fr.mode == ir.FrameRows {
-			hi = clampRow(addSat(addSat(int64(i), fr.endOffset), 1), n)
-		} else {
-			hi = groupAt(addSat(addSat(int64(g), fr.endOffset), 1))
+		switch fr.mode {
+		case ir.FrameRows:
+			hi = clampRow(addSigned(int64(i), sign, fr.endOffset)+1, n)
+		case ir.FrameGroups:
+			hi = groupAt(addSigned(int64(g), sign, fr.endOffset) + 1)
+		default:
+			hi = fr.rangeEnd(p, i)
 		}
 	default:
 		hi = 0
@@ -310,12 +459,16 @@ func (fr *frameSpec) excluded(p *windowPart, i, j int) bool {
 
 func clampRow(x int64, n int) int { return int(max(0, min(x, int64(n)))) }
 
-// addSat is x + y for y >= 0, saturating at the largest int64.
-func addSat(x, y int64) int64 {
-	if x > math.MaxInt64-y {
-		return math.MaxInt64
+// addSigned is x + sign*y for y >= 0 and x well inside int64,
+// saturating: a row or group that far away is outside any partition.
+func addSigned(x, sign, y int64) int64 {
+	switch {
+	case sign > 0 && x > math.MaxInt64/2-y:
+		return math.MaxInt64 / 2
+	case sign < 0 && x < math.MinInt64/2+y:
+		return math.MinInt64 / 2
 	}
-	return x + y
+	return x + sign*y
 }
 
 // windowValues sets window function k's value for the rows of one

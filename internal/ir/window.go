@@ -12,7 +12,7 @@ type Window struct {
 }
 
 // FrameMode is how a frame's bounds count: rows, peer groups, or values
-// of the ORDER BY key (RANGE, only without offsets).
+// of the ORDER BY key (RANGE).
 type FrameMode int
 
 func (m FrameMode) String() string {
@@ -49,8 +49,9 @@ const (
 	ExcludeTies  // the current row's peers, not the row itself
 )
 
-// FrameBound is one end of a frame; Offset (a bigint constant or
-// parameter) only for OffsetPreceding and OffsetFollowing.
+// FrameBound is one end of a frame; Offset (a constant or parameter:
+// bigint for ROWS and GROUPS, of the ORDER BY key's type for RANGE) only
+// for OffsetPreceding and OffsetFollowing.
 type FrameBound struct {
 	Kind   BoundKind
 	Offset *Expr

@@ -32,7 +32,7 @@ func (p *AggPlan) Params() []int {
 }
 
 // LimitParams returns the parameters read as bigint: p's LIMIT and
-// OFFSET (and its Source's), and window frame offsets.
+// OFFSET (and its Source's), and ROWS and GROUPS frame offsets.
 func (p *AggPlan) LimitParams() []int {
 	var out []int
 	for x := p; x != nil; x = x.Source {
@@ -43,8 +43,8 @@ func (p *AggPlan) LimitParams() []int {
 		}
 	}
 	p.walkExprs(func(e *ir.Expr) {
-		if e.Kind != ir.ExprWindow || e.Window.Frame == nil {
-			return
+		if e.Kind != ir.ExprWindow || e.Window.Frame == nil || e.Window.Frame.Mode == ir.FrameRange {
+			return // a RANGE offset has the ORDER BY key's type
 		}
 		for _, b := range []ir.FrameBound{e.Window.Frame.Start, e.Window.Frame.End} {
 			if b.Offset != nil && b.Offset.Kind == ir.ExprParam {

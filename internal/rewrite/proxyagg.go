@@ -1084,6 +1084,9 @@ func (b *aggBuilder) window(fc *pg_query.FuncCall, name string) (*ir.Expr, error
 	if frame != nil && frame.Mode == ir.FrameGroups && len(e.Window.Order) == 0 {
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P20", Message: "GROUPS mode requires an ORDER BY clause"}
 	}
+	if frame != nil && frame.Mode == ir.FrameRange && (frame.Start.Offset != nil || frame.End.Offset != nil) && len(e.Window.Order) != 1 {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P20", Message: "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column"}
+	}
 	return e, nil
 }
 
@@ -1105,7 +1108,6 @@ const (
 	frameExcludeCurrentRow  = 0x08000
 	frameExcludeGroup       = 0x10000
 	frameExcludeTies        = 0x20000
-	frameOffsets            = frameStartPreceding | frameEndPreceding | frameStartFollowing | frameEndFollowing
 	frameDefaultOptionsMask = frameNonDefault
 )
 
@@ -1123,8 +1125,6 @@ func (b *aggBuilder) frame(over *pg_query.WindowDef) (*ir.Frame, error) {
 		f.Mode = ir.FrameRows
 	case opts&frameGroups != 0:
 		f.Mode = ir.FrameGroups
-	case opts&frameOffsets != 0:
-		return nil, Refusal("RANGE frames with an offset PRECEDING or FOLLOWING are not supported in a query the proxy computes")
 	}
 	mode := f.Mode.String()
 	bound := func(unbounded, current, preceding, following int32, off *pg_query.Node, deflt ir.BoundKind) (ir.FrameBound, error) {
