@@ -243,8 +243,15 @@ func TestShutdownDrains(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.srv.Shutdown(sctx) }()
 
+	// Shutdown runs in its goroutine: the idle session is closed once it
+	// has begun (bounded wait; a query before that is answered).
 	var one int
-	err = idle.QueryRow(ctx, "SELECT 1").Scan(&one)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		err = idle.QueryRow(ctx, "SELECT 1").Scan(&one)
+		if err != nil || time.Now().After(deadline) {
+			break
+		}
+	}
 	if code := sqlState(err); err == nil || (code != "" && code != "57P01") {
 		t.Fatalf("idle session after shutdown: %v", err)
 	}
