@@ -64,3 +64,59 @@ func TestBinaryParamConversions(t *testing.T) {
 	}
 	t.Logf("%v", got)
 }
+
+// TestFloatParamComparedWithInteger: a double precision (or real)
+// parameter compared with an encrypted smallint or integer column, as
+// Django's server-side binding sends `year > 1999.5`, selects the rows
+// plaintext PostgreSQL selects, in binary and text format.
+func TestFloatParamComparedWithInteger(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	conn := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	direct := db.direct(t)
+	for table, c := range map[string]*pgx.Conn{"fp": conn, "fp_plain": direct} {
+		mustExec(t, c, fmt.Sprintf("CREATE TABLE %s (id int, y smallint, n int)", table))
+		mustExec(t, c, fmt.Sprintf("INSERT INTO %s SELECT g, 1995 + g %% 11, g * 1000 - 20000 FROM generate_series(1, 40) g", table))
+		mustExec(t, c, fmt.Sprintf("INSERT INTO %s VALUES (41, NULL, NULL), (42, 32767, 2147483647), (43, -32768, -2147483648)", table))
+	}
+	const oidFloat4, oidFloat8 = 700, 701
+	f8 := func(f float64) []byte { return binary.BigEndian.AppendUint64(nil, math.Float64bits(f)) }
+	f4 := func(f float32) []byte { return binary.BigEndian.AppendUint32(nil, math.Float32bits(f)) }
+	for _, v := range []float64{1999.5, 2000, 2000.0000001, 0, -0.5, 0.1, 1e10, -1e10, 32767.5, 2147483646.5, -2147483648.25} {
+		for _, col := range []string{"y", "n"} {
+			for _, op := range []string{"=", "<>", "<", "<=", ">", ">="} {
+				for _, arg := range []struct {
+					val    []byte
+					oid    uint32
+					format int16
+				}{
+					{f8(v), oidFloat8, 1},
+					{f4(float32(v)), oidFloat4, 1},
+					{[]byte(fmt.Sprint(v)), oidFloat8, 0},
+				} {
+					var got, want []string
+					for table, c := range map[string]*pgx.Conn{"fp": conn, "fp_plain": direct} {
+						q := fmt.Sprintf("SELECT id FROM %s WHERE %s %s $1 ORDER BY id", table, col, op)
+						res := c.PgConn().ExecParams(ctx, q, [][]byte{arg.val}, []uint32{arg.oid}, []int16{arg.format}, nil).Read()
+						if res.Err != nil {
+							t.Fatalf("%s %s %v (oid %d, format %d): %v", col, op, v, arg.oid, arg.format, res.Err)
+						}
+						var ids []string
+						for _, r := range res.Rows {
+							ids = append(ids, string(r[0]))
+						}
+						if table == "fp" {
+							got = ids
+						} else {
+							want = ids
+						}
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s %s %v (oid %d, format %d): proxy %v, direct %v", col, op, v, arg.oid, arg.format, got, want)
+					}
+				}
+			}
+		}
+	}
+}

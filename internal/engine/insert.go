@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -440,6 +443,42 @@ func (bs *bindState) value(p int, x *encrypted) (onion.Value, error) {
 	return decodeParam(x, bs.hp.clients[p-1], bs.formats[p-1], bs.b.Parameters[p-1], bs.env)
 }
 
+// comparand is parameter p as the value compared with encrypted column
+// x in a WHERE hole. A double precision parameter compared with a
+// smallint or integer column compares as double precision on the
+// server, which holds those integers exactly: its shortest decimal is
+// compared instead (a *fractionalConst between two integers).
+func (bs *bindState) comparand(p int, x *encrypted) (onion.Value, error) {
+	declared, raw := bs.hp.clients[p-1], bs.b.Parameters[p-1]
+	if (declared != oidFloat8 && declared != oidFloat4) || raw == nil || (x.typ.Base != onion.SmallInt && x.typ.Base != onion.Integer) {
+		return bs.value(p, x)
+	}
+	var f float64
+	switch {
+	case bs.formats[p-1] == 0:
+		v, err := strconv.ParseFloat(strings.TrimSpace(string(raw)), 64)
+		if err != nil {
+			return bs.value(p, x)
+		}
+		f = v
+	case declared == oidFloat8 && len(raw) == 8:
+		f = math.Float64frombits(binary.BigEndian.Uint64(raw))
+	case declared == oidFloat4 && len(raw) == 4:
+		f = float64(math.Float32frombits(binary.BigEndian.Uint32(raw)))
+	default:
+		return onion.Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22P03", Message: "incorrect binary data format in bind parameter"}
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return onion.Value{}, rewrite.Refusal("comparing encrypted column %s.%s (%s) with a double precision parameter that is %v is not supported", x.table, x.cat.Name, x.typ, f)
+	}
+	text := strconv.FormatFloat(f, 'f', -1, 64)
+	v, err := x.typ.ParseText([]byte(text), bs.env)
+	if err != nil {
+		return onion.Null(), &fractionalConst{text: text}
+	}
+	return v, nil
+}
+
 // finish appends the added parameters (vals[i] for slot i) and hides the
 // values of parameters that fed only encrypted columns.
 func (bs *bindState) finish(vals [][]byte) {
@@ -646,7 +685,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 				v := onion.Null()
 				var err error
 				if h.Param > 0 {
-					v, err = bs.value(h.Param, h.paramType())
+					v, err = bs.comparand(h.Param, h.paramType())
 				} else {
 					v, err = h.literalValue(bs.env)
 				}

@@ -193,9 +193,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			v := onion.Null()
 			switch {
 			case h.Param > 0:
-				if v, err = bs.value(h.Param, h.paramType()); err != nil {
-					return err
-				}
+				v, err = bs.comparand(h.Param, h.paramType())
 			default:
 				v, err = h.literalValue(bs.env)
 			}

@@ -217,6 +217,8 @@ const (
 	oidBpchar  = 1042
 	oidUnknown = 705
 	oidBytea   = 17
+	oidFloat4  = 700
+	oidFloat8  = 701
 	oidUUID    = 2950
 	oidBool    = 16
 
