@@ -120,3 +120,37 @@ func TestFloatParamComparedWithInteger(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryParamAsText: Django's bulk_update with server-side binding
+// sends each CASE branch's value as a binary parameter of the column's
+// type (inet), which the proxy reads as text before the CAST: the rows
+// end as plaintext PostgreSQL stores them.
+func TestBinaryParamAsText(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	conn := p.connect(t, pgx.QueryExecModeSimpleProtocol)
+	direct := db.direct(t)
+	const oidInt4, oidInet, oidFloat8 = 23, 869, 701
+	i4 := func(i int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(i)) }
+	v4 := []byte{2, 32, 0, 4, 1, 2, 3, 4}
+	v6 := append([]byte{3, 128, 0, 16, 0x20, 0x01}, append(make([]byte, 13), 1)...)
+	net := []byte{2, 24, 0, 4, 10, 0, 0, 0}
+	f8 := binary.BigEndian.AppendUint64(nil, math.Float64bits(0.1))
+	for table, c := range map[string]*pgx.Conn{"ba": conn, "ba_plain": direct} {
+		mustExec(t, c, fmt.Sprintf("CREATE TABLE %s (id int PRIMARY KEY, ip inet, f float8)", table))
+		mustExec(t, c, fmt.Sprintf("INSERT INTO %s VALUES (1, '0.0.0.0', 1), (2, '0.0.0.0', 2), (3, '0.0.0.0', 3)", table))
+		q := fmt.Sprintf(`UPDATE %s SET ip = CAST(CASE WHEN (%[1]s.id = $1) THEN $2 WHEN (%[1]s.id = $3) THEN $4 WHEN (%[1]s.id = $5) THEN $6 ELSE NULL END AS inet),
+			f = CAST(CASE WHEN (%[1]s.id = $1) THEN $7 ELSE NULL END AS double precision) WHERE %[1]s.id IN ($1, $3, $5)`, table)
+		res := c.PgConn().ExecParams(ctx, q, [][]byte{i4(1), v4, i4(2), v6, i4(3), net, f8},
+			[]uint32{oidInt4, oidInet, oidInt4, oidInet, oidInt4, oidInet, oidFloat8}, []int16{1, 1, 1, 1, 1, 1, 1}, nil).Read()
+		if res.Err != nil {
+			t.Fatalf("%s: %v", table, res.Err)
+		}
+	}
+	q := "SELECT id, ip, f FROM %s ORDER BY id"
+	got, want := queryStrings(t, conn, fmt.Sprintf(q, "ba")), queryStrings(t, direct, fmt.Sprintf(q, "ba_plain"))
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("through the proxy: %v\nplaintext: %v", got, want)
+	}
+}

@@ -273,8 +273,27 @@ func decodeParam(x *encrypted, declared uint32, format int16, raw []byte, env on
 	if v, ok, err := convertBinaryParam(t, declared, raw, env); ok || err != nil {
 		return v, err
 	}
+	if t.Base == onion.Text || t.Base == onion.Varchar {
+		// A value the proxy reads as text (a CASE branch of a
+		// bulk_update, cast to the column's type after): the binary
+		// value's text form, which reads back as the same value.
+		for _, b := range binaryAsText {
+			if st := (onion.Type{Base: b}); st.OID() == declared {
+				v, err := st.ParseBinary(raw)
+				if err != nil {
+					return v, err
+				}
+				return t.ParseText(st.AppendText(nil, v, env), env)
+			}
+		}
+	}
 	return onion.Value{}, rewrite.Refusal("a binary parameter of type OID %d for encrypted column %s.%s (%s) is not supported; send it in text format or as %s", declared, x.table, x.cat.Name, t, t)
 }
+
+// binaryAsText are the types of binary parameters read as their text
+// form where the proxy expects text.
+var binaryAsText = []onion.Base{onion.Inet, onion.Cidr, onion.UUID, onion.Float8, onion.Float4, onion.Date,
+	onion.Timestamp, onion.Timestamptz, onion.Time, onion.Interval, onion.Numeric, onion.Boolean}
 
 // binaryInt reads a binary int2, int4 or int8 parameter.
 func binaryInt(declared uint32, raw []byte) (int64, error) {
