@@ -97,7 +97,8 @@ func (p *AggPlan) readLimits(sel *pg_query.SelectStmt) error {
 
 // distinctAsGroups reads SELECT DISTINCT without aggregates or GROUP BY
 // as the same SELECT grouped by every output (GROUP BY 1, 2, ...), which
-// means the same, the rule that ORDER BY reads only outputs included.
+// means the same, the rule that ORDER BY reads only outputs included;
+// over window functions, as DISTINCT ON every output.
 func distinctAsGroups(sel *pg_query.SelectStmt) error {
 	if !plainDistinct(sel.DistinctClause) || len(sel.GroupClause) > 0 || sel.HavingClause != nil {
 		return nil
@@ -110,9 +111,18 @@ func distinctAsGroups(sel *pg_query.SelectStmt) error {
 	if err := checkDistinctOrder(sel); err != nil {
 		return err
 	}
+	var positions []*pg_query.Node
 	for i := range sel.TargetList {
-		sel.GroupClause = append(sel.GroupClause, pg_query.MakeAConstIntNode(int64(i+1), -1))
+		positions = append(positions, pg_query.MakeAConstIntNode(int64(i+1), -1))
 	}
+	if slices.ContainsFunc(sel.TargetList, containsWindowCall) {
+		// Window functions are computed before DISTINCT, over the rows
+		// the grouping would merge: DISTINCT ON every output instead,
+		// after them.
+		sel.DistinctClause = positions
+		return nil
+	}
+	sel.GroupClause = append(sel.GroupClause, positions...)
 	sel.DistinctClause = nil
 	return nil
 }

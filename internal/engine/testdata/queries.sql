@@ -1090,3 +1090,7 @@ SELECT id FROM t1 WHERE (true OR eq_i >= 9223372036854775807 + 1) ORDER BY id --
 SELECT id FROM t1 WHERE false AND i > 2147483647 + 1 -- empty
 SELECT id FROM t1 WHERE i > 2147483647 + 1 OR true -- error
 SELECT id, upper(tx) FROM t1 WHERE (true OR i >= 2147483647 + 1) AND id < 5 ORDER BY id -- ordered
+-- SELECT DISTINCT over window functions (computed first)
+SELECT DISTINCT lead(i, 1, 0) OVER (PARTITION BY grp ORDER BY grp) IS NULL FROM t1
+SELECT DISTINCT grp, nth_value(si, 2) OVER (PARTITION BY grp ORDER BY si, id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM t1 ORDER BY grp -- ordered
+SELECT DISTINCT flag, count(*) OVER (PARTITION BY flag) FROM t1 ORDER BY 2 DESC, 1 -- ordered
