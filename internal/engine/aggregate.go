@@ -1090,14 +1090,11 @@ func (a *aggregator) finish() ([][]aval, error) {
 		vals []aval
 		keys []aval
 	}
-	if len(a.winList) > 0 {
-		if err := a.computeWindows(); err != nil {
-			return nil, err
-		}
-	}
-	var out []outRow
+	// Aggregates and HAVING per group, then window functions over the
+	// groups that remain (over the rows, ungrouped), then the outputs.
+	var kept []*scope
 	for _, g := range a.order {
-		sc := &scope{row: g.row, aggs: make([]aval, len(g.states)), wins: g.wins}
+		sc := &scope{row: g.row, aggs: make([]aval, len(g.states))}
 		for _, ag := range a.aggList {
 			var err error
 			if sc.aggs[ag.k], err = a.result(ag.e, &g.states[ag.k]); err != nil {
@@ -1113,6 +1110,15 @@ func (a *aggregator) finish() ([][]aval, error) {
 				continue
 			}
 		}
+		kept = append(kept, sc)
+	}
+	if len(a.winList) > 0 {
+		if err := a.computeWindows(kept); err != nil {
+			return nil, err
+		}
+	}
+	var out []outRow
+	for _, sc := range kept {
 		r := outRow{}
 		for i, o := range a.plan.Outputs {
 			v, err := a.ev.eval(o.Expr, sc)

@@ -51,6 +51,10 @@ func floorDivInt(a, b int64) int64 {
 	return q
 }
 
+// timestampEndDays is the first date (days since 2000-01-01) a timestamp
+// cannot hold: 294277-01-01.
+const timestampEndDays = 109203528 - 2451545
+
 // dateToTimestamp casts a date to a timestamp (midnight) or a
 // timestamptz (midnight in the session's time zone); the infinities stay
 // infinite.
@@ -130,15 +134,21 @@ func extractTime(field string, a aval, env onion.Env) (aval, error) {
 			return nullOf(tNumeric), nil
 		}
 		return aval{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
-	case isDate:
-		local = a.i * usPerDay
-	default:
+	case !isDate:
 		local, east = onion.LocalTime(a.i, zoneOf(a.t, env))
 	}
 	if isDate && timeOfDayField(field) {
 		return aval{}, rewrite.Refusal("extract(%s from date) is not supported in a query the proxy computes", field)
 	}
-	f := splitLocal(local)
+	var f timeFields
+	if isDate {
+		// From the day itself: in microseconds, dates past 294276 AD
+		// overflow (extract(year FROM '5874897-12-31') was 29357).
+		y, m, d := onion.CivilDate(a.i)
+		f = timeFields{y: y, m: m, d: d, days: a.i}
+	} else {
+		f = splitLocal(local)
+	}
 	year := f.y
 	if year <= 0 {
 		year-- // 1 BC is -1: there is no year 0
@@ -422,6 +432,10 @@ func timeFuncs() map[string]*scalarFunc {
 		}},
 		// date_part is extract as double precision.
 		"date_part": {sig: timeSig("date_part", func(onion.Type) onion.Type { return tFloat8 }, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+			if a[1].t.Base == onion.Date && a[1].i >= timestampEndDays && a[1].i != math.MaxInt32 {
+				// date_part(text, date) reads the date as a timestamp.
+				return nullOf(tFloat8), &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "date out of range for timestamp"}
+			}
 			v, err := extractTime(a[0].s, a[1], ev.env)
 			if err != nil || v.null {
 				return nullOf(tFloat8), err

@@ -66,11 +66,12 @@ func asAggregate(e *ir.Expr) *ir.Expr {
 	return &ir.Expr{Kind: ir.ExprAgg, Func: e.Func, Star: e.Star, Args: e.Args}
 }
 
-// computeWindows sets the window function values of every row of a.order.
-func (a *aggregator) computeWindows() error {
-	rows := a.order
-	for _, g := range rows {
-		g.wins = make([]aval, len(a.winList))
+// computeWindows sets the window function values of rows: the input
+// rows of an ungrouped plan, the groups that passed HAVING of a grouped
+// one (their scopes read their aggregates).
+func (a *aggregator) computeWindows(rows []*scope) error {
+	for _, sc := range rows {
+		sc.wins = make([]aval, len(a.winList))
 	}
 	for k, w := range a.winList {
 		if err := a.computeWindow(k, w, rows); err != nil {
@@ -82,7 +83,7 @@ func (a *aggregator) computeWindows() error {
 
 // windowRow is one row as a window sees it.
 type windowRow struct {
-	g     *group
+	g     *scope
 	part  string // partition key
 	order []aval // ORDER BY keys
 	args  []aval // the function's arguments
@@ -100,12 +101,11 @@ type windowPart struct {
 func (p *windowPart) peerStart(i int) int { return p.groups[p.peer[i]] }
 func (p *windowPart) peerEnd(i int) int   { return p.groups[p.peer[i]+1] }
 
-func (a *aggregator) computeWindow(k int, w *ir.Expr, rows []*group) error {
+func (a *aggregator) computeWindow(k int, w *ir.Expr, rows []*scope) error {
 	ev := a.ev
 	wr := make([]windowRow, len(rows))
-	for i, g := range rows {
-		sc := &scope{row: g.row}
-		r := windowRow{g: g}
+	for i, sc := range rows {
+		r := windowRow{g: sc}
 		var key []byte
 		for _, p := range w.Window.Partition {
 			v, err := ev.eval(p, sc)

@@ -373,19 +373,8 @@ func planAggregate(st Statement, lookup TableLookup, nested bool) (*AggPlan, err
 		}
 		b.plan.DistinctOn = len(on)
 	}
-	if grouped {
-		for _, e := range append(slices.Collect(func(yield func(*ir.Expr) bool) {
-			for _, o := range b.plan.Outputs {
-				yield(o.Expr)
-			}
-			for _, o := range b.plan.Order {
-				yield(o.Expr)
-			}
-		}), b.plan.Having) {
-			if e != nil && ir.HasWindow(e) {
-				return nil, Refusal("window functions over a grouped query are not supported in a query the proxy computes")
-			}
-		}
+	if grouped && b.plan.Having != nil && ir.HasWindow(b.plan.Having) {
+		return nil, &pgconn.PgError{Severity: "ERROR", Code: "42P20", Message: "window functions are not allowed in HAVING"}
 	}
 	if err := b.plan.readLimits(sel); err != nil {
 		return nil, err
@@ -1244,7 +1233,15 @@ func (b *aggBuilder) checkGrouped(e *ir.Expr) error {
 	if e.Kind == ir.ExprInput {
 		return b.checkDependent(e.Input)
 	}
-	for _, a := range append(append([]*ir.Expr{}, e.Args...), e.Else) {
+	subs := append(append([]*ir.Expr{}, e.Args...), e.Else)
+	if w := e.Window; w != nil {
+		// A window over groups reads their keys and aggregates.
+		subs = append(subs, w.Partition...)
+		for _, o := range w.Order {
+			subs = append(subs, o.Expr)
+		}
+	}
+	for _, a := range subs {
 		if err := b.checkGrouped(a); err != nil {
 			return err
 		}

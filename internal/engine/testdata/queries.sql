@@ -1094,3 +1094,11 @@ SELECT id, upper(tx) FROM t1 WHERE (true OR i >= 2147483647 + 1) AND id < 5 ORDE
 SELECT DISTINCT lead(i, 1, 0) OVER (PARTITION BY grp ORDER BY grp) IS NULL FROM t1
 SELECT DISTINCT grp, nth_value(si, 2) OVER (PARTITION BY grp ORDER BY si, id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) FROM t1 ORDER BY grp -- ordered
 SELECT DISTINCT flag, count(*) OVER (PARTITION BY flag) FROM t1 ORDER BY 2 DESC, 1 -- ordered
+-- window functions over groups
+SELECT grp, sum(i), rank() OVER (ORDER BY sum(i) DESC NULLS LAST) FROM t1 GROUP BY grp ORDER BY grp -- ordered
+SELECT grp, flag, count(*), max(count(*)) OVER (PARTITION BY grp), sum(min(n)) OVER (ORDER BY grp, flag ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t1 GROUP BY grp, flag HAVING count(*) > 1 ORDER BY grp, flag -- ordered
+SELECT extract(year FROM d) AS y, count(*), lag(count(*)) OVER (ORDER BY extract(year FROM d) NULLS FIRST) FROM t1 GROUP BY 1 ORDER BY 1 NULLS FIRST -- ordered
+SELECT grp, rank() OVER (ORDER BY i) FROM t1 GROUP BY grp -- error
+SELECT id, d, extract(year FROM d), extract(doy FROM d), extract(week FROM d), extract(century FROM d), extract(epoch FROM d) FROM t1 WHERE d > '9999-12-31' OR d < '0001-01-01' ORDER BY id -- ordered
+SELECT id, date_part('month', d) FROM t1 WHERE d > '9999-12-31' -- error
+SELECT id, date_part('year', d) FROM t1 WHERE d < '0001-01-01' OR d = 'infinity' ORDER BY id -- ordered
