@@ -99,7 +99,18 @@ type windowPart struct {
 }
 
 func (p *windowPart) peerStart(i int) int { return p.groups[p.peer[i]] }
-func (p *windowPart) peerEnd(i int) int   { return p.groups[p.peer[i]+1] }
+
+// groupAt is the first row of peer group k, clamped to the partition.
+func (p *windowPart) groupAt(k int64) int {
+	switch {
+	case k < 0:
+		return 0
+	case k >= int64(len(p.groups)-1):
+		return len(p.rows)
+	}
+	return p.groups[k]
+}
+func (p *windowPart) peerEnd(i int) int { return p.groups[p.peer[i]+1] }
 
 func (a *aggregator) computeWindow(k int, w *ir.Expr, rows []*scope) error {
 	ev := a.ev
@@ -330,47 +341,36 @@ func inRange(val, base, offset decimal, sub, less bool) bool {
 	return val.Cmp(sum) >= 0
 }
 
-// rangeStart is the first row of row i's RANGE frame that starts at an
-// offset; rangeEnd the row after its last. Both scan as PostgreSQL's
-// update_frameheadpos and update_frametailpos do: a NULL row's frame
-// bound is its peers' (the NULLs); for other rows NULLs sort first or
-// last, so a frame reaching the partition's end includes NULLS LAST rows.
-func (fr *frameSpec) rangeStart(p *windowPart, i int) int {
+// rangeBound is where row i's RANGE frame starts at an offset (the
+// first row in it) or, with end, ends at one (the row after its last).
+// It scans as PostgreSQL's update_frameheadpos and update_frametailpos
+// do: a NULL row's bound is its peers' (the NULLs); for other rows NULLs
+// sort first or last, so a frame reaching the partition's end includes
+// NULLS LAST rows.
+func (fr *frameSpec) rangeBound(p *windowPart, i int, end bool) int {
 	base := p.rows[i].order[0]
-	if base.null {
+	switch {
+	case base.null && end:
+		return p.peerEnd(i)
+	case base.null:
 		return p.peerStart(i)
 	}
-	sub, less := fr.start == ir.OffsetPreceding, false
+	kind, offset := fr.start, fr.startRange
+	if end {
+		kind, offset = fr.end, fr.endRange
+	}
+	// in_range's flags: the head is the first row >= base - offset, the
+	// tail the first row not <= base + offset; descending flips both.
+	sub, less := kind == ir.OffsetPreceding, end
 	if fr.desc {
-		sub, less = !sub, true
+		sub, less = !sub, !less
 	}
 	for j, r := range p.rows {
 		switch k := r.order[0]; {
 		case k.null && fr.nullsFirst:
 		case k.null:
 			return j // the NULLs after every value
-		case inRange(k.numeric(), base.numeric(), fr.startRange, sub, less):
-			return j
-		}
-	}
-	return len(p.rows)
-}
-
-func (fr *frameSpec) rangeEnd(p *windowPart, i int) int {
-	base := p.rows[i].order[0]
-	if base.null {
-		return p.peerEnd(i)
-	}
-	sub, less := fr.end == ir.OffsetPreceding, true
-	if fr.desc {
-		sub, less = !sub, false
-	}
-	for j, r := range p.rows {
-		switch k := r.order[0]; {
-		case k.null && fr.nullsFirst:
-		case k.null:
-			return j
-		case !inRange(k.numeric(), base.numeric(), fr.endRange, sub, less):
+		case inRange(k.numeric(), base.numeric(), offset, sub, less) != end:
 			return j
 		}
 	}
@@ -380,16 +380,6 @@ func (fr *frameSpec) rangeEnd(p *windowPart, i int) int {
 // bounds is row i's frame [lo, hi) in p, before exclusions.
 func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 	n := len(p.rows)
-	g := p.peer[i]
-	groupAt := func(k int64) int { // first row of group k, clamped
-		switch {
-		case k < 0:
-			return 0
-		case k >= int64(len(p.groups)-1):
-			return n
-		}
-		return p.groups[k]
-	}
 	switch fr.start {
 	case ir.UnboundedPreceding:
 		lo = 0
@@ -399,18 +389,7 @@ func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 			lo = p.peerStart(i)
 		}
 	case ir.OffsetPreceding, ir.OffsetFollowing:
-		sign := int64(1)
-		if fr.start == ir.OffsetPreceding {
-			sign = -1
-		}
-		switch fr.mode {
-		case ir.FrameRows:
-			lo = clampRow(addSigned(int64(i), sign, fr.startOffset), n)
-		case ir.FrameGroups:
-			lo = groupAt(addSigned(int64(g), sign, fr.startOffset))
-		default:
-			lo = fr.rangeStart(p, i)
-		}
+		lo = fr.offsetBound(p, i, false)
 	default:
 		lo = n
 	}
@@ -423,18 +402,7 @@ func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 			hi = p.peerEnd(i)
 		}
 	case ir.OffsetPreceding, ir.OffsetFollowing:
-		sign := int64(1)
-		if fr.end == ir.OffsetPreceding {
-			sign = -1
-		}
-		switch fr.mode {
-		case ir.FrameRows:
-			hi = clampRow(addSigned(int64(i), sign, fr.endOffset)+1, n)
-		case ir.FrameGroups:
-			hi = groupAt(addSigned(int64(g), sign, fr.endOffset) + 1)
-		default:
-			hi = fr.rangeEnd(p, i)
-		}
+		hi = fr.offsetBound(p, i, true)
 	default:
 		hi = 0
 	}
@@ -442,6 +410,27 @@ func (fr *frameSpec) bounds(p *windowPart, i int) (lo, hi int) {
 		hi = lo
 	}
 	return lo, hi
+}
+
+// offsetBound is where row i's frame starts at an offset (the first row
+// in it) or, with end, ends at one (the row after its last): that many
+// rows or peer groups away, or (RANGE) values.
+func (fr *frameSpec) offsetBound(p *windowPart, i int, end bool) int {
+	kind, offset, past := fr.start, fr.startOffset, int64(0)
+	if end {
+		kind, offset, past = fr.end, fr.endOffset, 1
+	}
+	sign := int64(1)
+	if kind == ir.OffsetPreceding {
+		sign = -1
+	}
+	switch fr.mode {
+	case ir.FrameRows:
+		return clampRow(addSigned(int64(i), sign, offset)+past, len(p.rows))
+	case ir.FrameGroups:
+		return p.groupAt(addSigned(int64(p.peer[i]), sign, offset) + past)
+	}
+	return fr.rangeBound(p, i, end)
 }
 
 // excluded reports whether row j is excluded from row i's frame.
