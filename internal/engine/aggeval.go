@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -14,11 +15,11 @@ import (
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
-// evaluator computes the expressions of one split execution.
-type evaluator struct {
-	in     []onion.Type // the input columns' types
-	env    onion.Env
-	consts map[*ir.Expr]aval
+// Evaluator computes the expressions of one split execution.
+type Evaluator struct {
+	In     []onion.Type // the input columns' types
+	Env    onion.Env
+	consts map[*ir.Expr]Value
 	// patterns are the LIKE patterns, compiled once (per copy: maps are
 	// not shared between workers).
 	patterns map[*ir.Like]*pglike.Pattern
@@ -28,68 +29,123 @@ type evaluator struct {
 	wins        map[*ir.Expr]int // window function -> index of its values (window.go)
 	// lookups are the decorrelated subqueries' values, read-only once
 	// built (shared by the workers).
-	lookups map[*ir.Lookup]*lookupTable
+	lookups map[*ir.Lookup]*LookupTable
 	sigs    map[*ir.Expr]*callSig // typed function calls (scalar.go)
 	// refused is the first call the scalar library refused, for the
 	// message.
 	refused *ir.Expr
-	// clock gives the current time (scalarclock.go); nil where none is
+	// Clock gives the current time (scalarclock.go); nil where none is
 	// known, which refuses the functions reading it.
-	clock *serverClock
+	Clock *ServerClock
 }
 
-// scope is what expressions read: the inputs of one row (the group's
+// NewEvaluator returns an evaluator of expressions over inputs of types
+// in, reading and showing values in env.
+func NewEvaluator(in []onion.Type, env onion.Env) *Evaluator {
+	return &Evaluator{In: in, Env: env, consts: map[*ir.Expr]Value{}}
+}
+
+// Prepare readies ev for exprs, the expressions of one plan: it builds
+// the decorrelated subqueries' lookup tables, numbers the aggregates and
+// window functions (returned in index order: a Scope's Aggs and Wins)
+// and checks the constants.
+func (ev *Evaluator) Prepare(exprs []*ir.Expr) (aggs, wins []*ir.Expr, err error) {
+	ev.aggs, ev.wins, ev.lookups = map[*ir.Expr]int{}, map[*ir.Expr]int{}, map[*ir.Lookup]*LookupTable{}
+	for _, e := range exprs {
+		ir.WalkExpr(e, func(x *ir.Expr) {
+			if x.Kind == ir.ExprLookup && ev.lookups[x.Lookup] == nil && err == nil {
+				ev.lookups[x.Lookup], err = NewLookupTable(x.Lookup, ev.Env)
+			}
+			if x.Kind == ir.ExprAgg {
+				if _, ok := ev.aggs[x]; !ok {
+					ev.aggs[x] = len(ev.aggs)
+					aggs = append(aggs, x)
+				}
+			}
+			if x.Kind == ir.ExprWindow {
+				if _, ok := ev.wins[x]; !ok {
+					ev.wins[x] = len(ev.wins)
+					wins = append(wins, x)
+				}
+			}
+		})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range exprs {
+		if err := ev.checkConstants(e); err != nil {
+			return nil, nil, err
+		}
+	}
+	return aggs, wins, nil
+}
+
+// Clone returns a copy of ev for another goroutine: the lookup tables
+// are shared (read-only), the caches each copy fills are its own.
+func (ev *Evaluator) Clone() *Evaluator {
+	c := *ev
+	c.consts = map[*ir.Expr]Value{}
+	c.patterns, c.rowPatterns = nil, nil
+	c.sigs = maps.Clone(ev.sigs)
+	return &c
+}
+
+// Refused is the first call the scalar library refused, or nil.
+func (ev *Evaluator) Refused() *ir.Expr { return ev.refused }
+
+// Scope is what expressions read: the inputs of one row (the group's
 // first row, for grouped expressions), and the group's aggregates.
-type scope struct {
-	row  []aval
-	aggs []aval
-	wins []aval // the row's window function values
+type Scope struct {
+	Row  []Value
+	Aggs []Value
+	Wins []Value // the row's window function values
 }
 
-// typeOf is the type of e's values.
-func (ev *evaluator) typeOf(e *ir.Expr) (onion.Type, error) {
+// TypeOf is the type of e's values.
+func (ev *Evaluator) TypeOf(e *ir.Expr) (onion.Type, error) {
 	switch e.Kind {
 	case ir.ExprInput:
-		return ev.in[e.Input], nil
+		return ev.In[e.Input], nil
 	case ir.ExprConst:
 		v, err := ev.constant(e, nil)
-		return v.t, err
+		return v.Type, err
 	case ir.ExprLike:
-		if !isUnknown(e.Args[0]) {
-			t, err := ev.typeOf(e.Args[0])
+		if !IsUnknown(e.Args[0]) {
+			t, err := ev.TypeOf(e.Args[0])
 			if err != nil {
-				return tBool, err
+				return TypeBool, err
 			}
-			if k, _ := kindOf(t); k != kText {
+			if k, _ := KindOf(t); k != KindText {
 				if ev.refused == nil {
 					ev.refused = e
 				}
-				return tBool, rewrite.Refusal("LIKE over a value of type %s is not supported in a query the proxy computes", t)
+				return TypeBool, rewrite.Refusal("LIKE over a value of type %s is not supported in a query the proxy computes", t)
 			}
 		}
-		return tBool, nil
+		return TypeBool, nil
 	case ir.ExprBool, ir.ExprNullTest, ir.ExprIn:
-		return tBool, nil
+		return TypeBool, nil
 	case ir.ExprOp:
 		if e.Op == "neg" {
-			return ev.typeOf(e.Args[0])
+			return ev.TypeOf(e.Args[0])
 		}
 		switch e.Op {
 		case "=", "<>", "<", "<=", ">", ">=":
-			return tBool, nil
+			return TypeBool, nil
 		case "||":
 			_, err := ev.concatTypes(e)
-			return tText, err
+			return TypeText, err
 		}
 		a, b, err := ev.operandTypes(e.Args[0], e.Args[1])
 		if err != nil {
 			return onion.Type{}, err
 		}
-		if v, ok, err := timeArith(e.Op, nullOf(a), nullOf(b), ev.env); ok {
-			return v.t, err
+		if v, ok, err := timeArith(e.Op, NullOf(a), NullOf(b), ev.Env); ok {
+			return v.Type, err
 		}
-		v, err := arith(e.Op, nullOf(a), nullOf(b))
-		return v.t, err
+		v, err := arith(e.Op, NullOf(a), NullOf(b))
+		return v.Type, err
 	case ir.ExprCase:
 		var t *onion.Type
 		for i := 1; i < len(e.Args); i += 2 {
@@ -103,56 +159,56 @@ func (ev *evaluator) typeOf(e *ir.Expr) (onion.Type, error) {
 			}
 		}
 		if t == nil {
-			return tText, nil
+			return TypeText, nil
 		}
 		return *t, nil
 	case ir.ExprAgg:
 		if e.Star || e.Func == "count" {
-			return tInt8, nil
+			return TypeInt8, nil
 		}
-		t, err := ev.typeOf(e.Args[0])
+		t, err := ev.TypeOf(e.Args[0])
 		if err != nil {
 			return t, err
 		}
-		k, err := kindOf(t)
+		k, err := KindOf(t)
 		if err != nil {
 			return t, err
 		}
 		switch e.Func {
 		case "sum":
 			switch {
-			case k == kInt && t.Base != onion.BigInt:
-				return tInt8, nil
-			case k == kInt || k == kNumeric:
-				return tNumeric, nil
-			case k == kFloat:
-				return tFloat8, nil
-			case k == kIntv:
+			case k == KindInt && t.Base != onion.BigInt:
+				return TypeInt8, nil
+			case k == KindInt || k == KindNumeric:
+				return TypeNumeric, nil
+			case k == KindFloat:
+				return TypeFloat8, nil
+			case k == KindInterval:
 				return tInterval, nil
 			}
 			return t, rewrite.Refusal("sum of %s is not supported", t)
 		case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
 			switch k {
-			case kFloat:
-				return tFloat8, nil
-			case kInt, kNumeric:
-				return tNumeric, nil
+			case KindFloat:
+				return TypeFloat8, nil
+			case KindInt, KindNumeric:
+				return TypeNumeric, nil
 			}
 			return t, rewrite.Refusal("%s of %s is not supported", e.Func, t)
 		case "avg":
-			if k == kFloat {
-				return tFloat8, nil
+			if k == KindFloat {
+				return TypeFloat8, nil
 			}
-			if k == kIntv {
+			if k == KindInterval {
 				return tInterval, nil
 			}
-			if k != kInt && k != kNumeric {
+			if k != KindInt && k != KindNumeric {
 				return t, rewrite.Refusal("avg of %s is not supported", t)
 			}
-			return tNumeric, nil
+			return TypeNumeric, nil
 		}
 		if t.Base == onion.Varchar {
-			return tText, nil // min and max of text: varchar has none of its own
+			return TypeText, nil // min and max of text: varchar has none of its own
 		}
 		return t, nil // min, max
 	case ir.ExprFunc:
@@ -172,11 +228,11 @@ func (ev *evaluator) typeOf(e *ir.Expr) (onion.Type, error) {
 // unify folds the type of e into t (CASE branches) by commonType; NULL
 // constants and untyped literals do not count (they take the others'
 // type, text when all are such).
-func (ev *evaluator) unify(t **onion.Type, e *ir.Expr) error {
-	if e.Kind == ir.ExprConst && (e.Const == nil || isUnknown(e)) {
+func (ev *Evaluator) unify(t **onion.Type, e *ir.Expr) error {
+	if e.Kind == ir.ExprConst && (e.Const == nil || IsUnknown(e)) {
 		return nil
 	}
-	x, err := ev.typeOf(e)
+	x, err := ev.TypeOf(e)
 	if err != nil {
 		return err
 	}
@@ -193,52 +249,52 @@ func (ev *evaluator) unify(t **onion.Type, e *ir.Expr) error {
 }
 
 // operandTypes types two operands, an unknown literal taking the other's.
-func (ev *evaluator) operandTypes(a, b *ir.Expr) (onion.Type, onion.Type, error) {
-	if isUnknown(a) && !isUnknown(b) {
-		tb, err := ev.typeOf(b)
+func (ev *Evaluator) operandTypes(a, b *ir.Expr) (onion.Type, onion.Type, error) {
+	if IsUnknown(a) && !IsUnknown(b) {
+		tb, err := ev.TypeOf(b)
 		if err != nil {
 			return tb, tb, err
 		}
 		v, err := ev.constant(a, &tb)
-		return v.t, tb, err
+		return v.Type, tb, err
 	}
-	ta, err := ev.typeOf(a)
+	ta, err := ev.TypeOf(a)
 	if err != nil {
 		return ta, ta, err
 	}
-	if isUnknown(b) {
+	if IsUnknown(b) {
 		v, err := ev.constant(b, &ta)
-		return ta, v.t, err
+		return ta, v.Type, err
 	}
-	tb, err := ev.typeOf(b)
+	tb, err := ev.TypeOf(b)
 	return ta, tb, err
 }
 
-func isUnknown(e *ir.Expr) bool { return e.Kind == ir.ExprConst && e.ConstType == "" }
+func IsUnknown(e *ir.Expr) bool { return e.Kind == ir.ExprConst && e.ConstType == "" }
 
 // constant is a constant's value, cached (typed by want when unknown).
-func (ev *evaluator) constant(e *ir.Expr, want *onion.Type) (aval, error) {
-	if v, ok := ev.consts[e]; ok && (want == nil || !isUnknown(e) || v.t.Base == want.Base) {
+func (ev *Evaluator) constant(e *ir.Expr, want *onion.Type) (Value, error) {
+	if v, ok := ev.consts[e]; ok && (want == nil || !IsUnknown(e) || v.Type.Base == want.Base) {
 		return v, nil
 	}
-	v, err := constValue(e, want, ev.env)
+	v, err := constValue(e, want, ev.Env)
 	if err != nil {
 		return v, err
 	}
 	if ev.consts == nil {
-		ev.consts = map[*ir.Expr]aval{}
+		ev.consts = map[*ir.Expr]Value{}
 	}
 	ev.consts[e] = v
 	return v, nil
 }
 
-// plan checks, before any row is read, that e is typed (every operator
+// Plan checks, before any row is read, that e is typed (every operator
 // and function exists for its argument types) and that its constant
 // parts evaluate: the errors PostgreSQL raises when it plans.
-func (ev *evaluator) plan(e *ir.Expr) error {
+func (ev *Evaluator) Plan(e *ir.Expr) error {
 	var bad error
-	walkExpr(e, func(x *ir.Expr) {
-		if _, err := ev.typeOf(x); err != nil && bad == nil {
+	ir.WalkExpr(e, func(x *ir.Expr) {
+		if _, err := ev.TypeOf(x); err != nil && bad == nil {
 			bad = err
 		}
 	})
@@ -253,15 +309,15 @@ func (ev *evaluator) plan(e *ir.Expr) error {
 // those when it plans the statement, so their errors (an operator that
 // does not exist, a literal out of its type's range, a division by zero)
 // fail the statement even where evaluation would never reach them.
-func (ev *evaluator) checkConstants(e *ir.Expr) error {
+func (ev *Evaluator) checkConstants(e *ir.Expr) error {
 	if e == nil || e.Kind == ir.ExprCase {
 		// PostgreSQL drops the arms of a CASE whose condition folds to
 		// false without folding them: left to evaluation.
 		return nil
 	}
 	if constantExpr(e) && e.Kind == ir.ExprOp {
-		_, err := ev.eval(e, &scope{})
-		if err != nil && !isRefusal(err) {
+		_, err := ev.Eval(e, &Scope{})
+		if err != nil && !rewrite.IsRefusal(err) {
 			return err
 		}
 		return nil
@@ -302,11 +358,11 @@ func constantExpr(e *ir.Expr) bool {
 }
 
 // pattern is l's constant pattern, compiled.
-func (ev *evaluator) pattern(l *ir.Like) (*pglike.Pattern, error) {
+func (ev *Evaluator) pattern(l *ir.Like) (*pglike.Pattern, error) {
 	if p := ev.patterns[l]; p != nil {
 		return p, nil
 	}
-	p, err := l.Compile(*l.Const, ev.env.CType)
+	p, err := l.Compile(*l.Const, ev.Env.CType)
 	if err != nil {
 		return nil, err
 	}
@@ -317,33 +373,33 @@ func (ev *evaluator) pattern(l *ir.Like) (*pglike.Pattern, error) {
 	return p, nil
 }
 
-// eval computes e in sc.
-func (ev *evaluator) eval(e *ir.Expr, sc *scope) (aval, error) {
+// Eval computes e in sc.
+func (ev *Evaluator) Eval(e *ir.Expr, sc *Scope) (Value, error) {
 	switch e.Kind {
 	case ir.ExprInput:
-		return sc.row[e.Input], nil
+		return sc.Row[e.Input], nil
 	case ir.ExprConst:
 		return ev.constant(e, nil)
 	case ir.ExprAgg:
-		return sc.aggs[ev.aggs[e]], nil
+		return sc.Aggs[ev.aggs[e]], nil
 	case ir.ExprWindow:
-		return sc.wins[ev.wins[e]], nil
+		return sc.Wins[ev.wins[e]], nil
 	case ir.ExprOp:
 		if e.Op == "neg" {
-			a, err := ev.eval(e.Args[0], sc)
+			a, err := ev.Eval(e.Args[0], sc)
 			if err != nil {
 				return a, err
 			}
-			if a.null {
+			if a.Null {
 				return a, nil
 			}
-			switch k, _ := kindOf(a.t); k {
-			case kNumeric:
-				return aval{t: a.t, d: a.d.Neg()}, nil
-			case kFloat:
-				return aval{t: a.t, i: a.i ^ math.MinInt64}, nil // -0 for 0, as float8um
+			switch k, _ := KindOf(a.Type); k {
+			case KindNumeric:
+				return Value{Type: a.Type, Num: a.Num.Neg()}, nil
+			case KindFloat:
+				return Value{Type: a.Type, Int: a.Int ^ math.MinInt64}, nil // -0 for 0, as float8um
 			}
-			return arith("-", aval{t: a.t}, a)
+			return arith("-", Value{Type: a.Type}, a)
 		}
 		if e.Op == "||" {
 			return ev.concat(e, sc)
@@ -354,35 +410,35 @@ func (ev *evaluator) eval(e *ir.Expr, sc *scope) (aval, error) {
 		}
 		switch e.Op {
 		case "+", "-", "*", "/", "#", "&", "|":
-			if v, ok, err := timeArith(e.Op, a, b, ev.env); ok {
+			if v, ok, err := timeArith(e.Op, a, b, ev.Env); ok {
 				return v, err
 			}
 			return arith(e.Op, a, b)
 		}
-		if a.null || b.null {
-			return nullOf(tBool), nil
+		if a.Null || b.Null {
+			return NullOf(TypeBool), nil
 		}
 		a, b = ev.sameTimestamps(a, b)
-		c, err := compare(a, b)
+		c, err := Compare(a, b)
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
-		return boolVal(compares(c, e.Op) || e.Op == "=" && c == 0 || e.Op == "<>" && c != 0), nil
+		return boolVal(Compares(c, e.Op) || e.Op == "=" && c == 0 || e.Op == "<>" && c != 0), nil
 	case ir.ExprBool:
 		return ev.boolean(e, sc)
 	case ir.ExprNullTest:
-		a, err := ev.eval(e.Args[0], sc)
+		a, err := ev.Eval(e.Args[0], sc)
 		if err != nil {
 			return a, err
 		}
-		return boolVal(a.null == (e.Op == "IS NULL")), nil
+		return boolVal(a.Null == (e.Op == "IS NULL")), nil
 	case ir.ExprLike:
-		a, err := ev.eval(e.Args[0], sc)
-		if err != nil || a.null || e.Like.Const == nil && len(e.Args) < 2 {
-			return nullOf(tBool), err
+		a, err := ev.Eval(e.Args[0], sc)
+		if err != nil || a.Null || e.Like.Const == nil && len(e.Args) < 2 {
+			return NullOf(TypeBool), err
 		}
-		if k, _ := kindOf(a.t); k != kText {
-			return aval{}, rewrite.Refusal("LIKE over a value of type %s is not supported in a query the proxy computes", a.t)
+		if k, _ := KindOf(a.Type); k != KindText {
+			return Value{}, rewrite.Refusal("LIKE over a value of type %s is not supported in a query the proxy computes", a.Type)
 		}
 		var p *pglike.Pattern
 		if len(e.Args) > 1 {
@@ -391,74 +447,74 @@ func (ev *evaluator) eval(e *ir.Expr, sc *scope) (aval, error) {
 			p, err = ev.pattern(e.Like)
 		}
 		if err != nil || p == nil {
-			return nullOf(tBool), err
+			return NullOf(TypeBool), err
 		}
-		ok, err := p.Eval(a.text(ev.env))
+		ok, err := p.Eval(a.Text(ev.Env))
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
 		return boolVal(ok != e.Like.Negate), nil
 	case ir.ExprIn:
 		sawNull := false
 		// The tested value is computed once, not once per item (unless
 		// it is itself an untyped literal, which takes each item's type).
-		var left aval
-		leftOnce := !isUnknown(e.Args[0])
+		var left Value
+		leftOnce := !IsUnknown(e.Args[0])
 		if leftOnce {
 			var err error
-			if left, err = ev.eval(e.Args[0], sc); err != nil {
+			if left, err = ev.Eval(e.Args[0], sc); err != nil {
 				return left, err
 			}
 		}
 		for _, item := range e.Args[1:] {
-			var a, b aval
+			var a, b Value
 			var err error
 			switch {
 			case !leftOnce:
 				a, b, err = ev.pair(e.Args[0], item, sc)
-			case isUnknown(item):
+			case IsUnknown(item):
 				a = left
-				b, err = ev.constant(item, &a.t)
+				b, err = ev.constant(item, &a.Type)
 			default:
 				a = left
-				b, err = ev.eval(item, sc)
+				b, err = ev.Eval(item, sc)
 			}
 			if err != nil {
 				return a, err
 			}
-			if a.null || b.null {
+			if a.Null || b.Null {
 				sawNull = true
 				continue
 			}
 			a, b = ev.sameTimestamps(a, b)
-			c, err := compare(a, b)
+			c, err := Compare(a, b)
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			if c == 0 {
 				return boolVal(e.Op == "="), nil
 			}
 		}
 		if sawNull {
-			return nullOf(tBool), nil
+			return NullOf(TypeBool), nil
 		}
 		return boolVal(e.Op != "="), nil
 	case ir.ExprCase:
-		t, err := ev.typeOf(e)
+		t, err := ev.TypeOf(e)
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
 		for i := 0; i+1 < len(e.Args); i += 2 {
-			c, err := ev.eval(e.Args[i], sc)
+			c, err := ev.Eval(e.Args[i], sc)
 			if err != nil {
 				return c, err
 			}
-			if !c.null && c.i != 0 {
+			if !c.Null && c.Int != 0 {
 				return ev.castTo(e.Args[i+1], t, sc)
 			}
 		}
 		if e.Else == nil {
-			return nullOf(t), nil
+			return NullOf(t), nil
 		}
 		return ev.castTo(e.Else, t, sc)
 	case ir.ExprFunc:
@@ -466,88 +522,88 @@ func (ev *evaluator) eval(e *ir.Expr, sc *scope) (aval, error) {
 	case ir.ExprLookup:
 		return ev.lookup(e, sc)
 	}
-	return aval{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
+	return Value{}, rewrite.Refusal("this expression is not supported in a query the proxy computes")
 }
 
 // pair evaluates two operands, an unknown literal taking the other's type.
-func (ev *evaluator) pair(x, y *ir.Expr, sc *scope) (aval, aval, error) {
-	if isUnknown(x) && !isUnknown(y) {
-		b, err := ev.eval(y, sc)
+func (ev *Evaluator) pair(x, y *ir.Expr, sc *Scope) (Value, Value, error) {
+	if IsUnknown(x) && !IsUnknown(y) {
+		b, err := ev.Eval(y, sc)
 		if err != nil {
 			return b, b, err
 		}
-		a, err := ev.constant(x, &b.t)
+		a, err := ev.constant(x, &b.Type)
 		return a, b, err
 	}
-	a, err := ev.eval(x, sc)
+	a, err := ev.Eval(x, sc)
 	if err != nil {
 		return a, a, err
 	}
-	if isUnknown(y) {
-		b, err := ev.constant(y, &a.t)
+	if IsUnknown(y) {
+		b, err := ev.constant(y, &a.Type)
 		return a, b, err
 	}
-	b, err := ev.eval(y, sc)
+	b, err := ev.Eval(y, sc)
 	return a, b, err
 }
 
 // castTo evaluates e as type t (a CASE branch), by convertTo.
-func (ev *evaluator) castTo(e *ir.Expr, t onion.Type, sc *scope) (aval, error) {
-	if isUnknown(e) {
+func (ev *Evaluator) castTo(e *ir.Expr, t onion.Type, sc *Scope) (Value, error) {
+	if IsUnknown(e) {
 		return ev.constant(e, &t) // an untyped literal is read as t
 	}
-	v, err := ev.eval(e, sc)
+	v, err := ev.Eval(e, sc)
 	if err != nil {
-		return nullOf(t), err
+		return NullOf(t), err
 	}
-	return convertTo(v, t, ev.env), nil
+	return ConvertTo(v, t, ev.Env), nil
 }
 
 // boolean is AND, OR and NOT with SQL's three-valued logic.
-func (ev *evaluator) boolean(e *ir.Expr, sc *scope) (aval, error) {
+func (ev *Evaluator) boolean(e *ir.Expr, sc *Scope) (Value, error) {
 	if e.Op == "NOT" {
-		a, err := ev.eval(e.Args[0], sc)
-		if err != nil || a.null {
-			return nullOf(tBool), err
+		a, err := ev.Eval(e.Args[0], sc)
+		if err != nil || a.Null {
+			return NullOf(TypeBool), err
 		}
-		return boolVal(a.i == 0), nil
+		return boolVal(a.Int == 0), nil
 	}
 	sawNull := false
 	for _, x := range e.Args {
-		a, err := ev.eval(x, sc)
+		a, err := ev.Eval(x, sc)
 		if err != nil {
 			return a, err
 		}
 		switch {
-		case a.null:
+		case a.Null:
 			sawNull = true
-		case (a.i != 0) == (e.Op == "OR"):
+		case (a.Int != 0) == (e.Op == "OR"):
 			return boolVal(e.Op == "OR"), nil // short circuit
 		}
 	}
 	if sawNull {
-		return nullOf(tBool), nil
+		return NullOf(TypeBool), nil
 	}
 	return boolVal(e.Op == "AND"), nil
 }
 
-func boolVal(b bool) aval {
+func boolVal(b bool) Value {
 	if b {
-		return aval{t: tBool, i: 1}
+		return Value{Type: TypeBool, Int: 1}
 	}
-	return aval{t: tBool}
+	return Value{Type: TypeBool}
 }
 
 // concatTypes types the operands of x || y as PostgreSQL resolves it
 // (textcat, anynonarray || text, text || anynonarray): an untyped
 // literal is text, and one operand at least must be text.
-func (ev *evaluator) concatTypes(e *ir.Expr) ([2]onion.Type, error) {
+func (ev *Evaluator) concatTypes(e *ir.Expr) ([2]onion.Type, error) {
 	var ts [2]onion.Type
 	text := false
 	for i, a := range e.Args[:2] {
-		ts[i] = tText
-		if !isUnknown(a) {
-			t, err := ev.typeOf(a)
+		ts[i] = TypeText
+		if !IsUnknown(a) {
+			t, err := ev.TypeOf(a)
 			if err != nil {
 				return ts, err
 			}
@@ -566,30 +622,30 @@ func (ev *evaluator) concatTypes(e *ir.Expr) ([2]onion.Type, error) {
 
 // concat computes x || y: a non-text operand is cast to text
 // (anynonarray || text).
-func (ev *evaluator) concat(e *ir.Expr, sc *scope) (aval, error) {
+func (ev *Evaluator) concat(e *ir.Expr, sc *Scope) (Value, error) {
 	ts, err := ev.concatTypes(e)
 	if err != nil {
-		return aval{}, err
+		return Value{}, err
 	}
-	var vs [2]aval
+	var vs [2]Value
 	for i, a := range e.Args[:2] {
-		if isUnknown(a) {
+		if IsUnknown(a) {
 			vs[i], err = ev.constant(a, &ts[i])
 		} else {
-			vs[i], err = ev.eval(a, sc)
+			vs[i], err = ev.Eval(a, sc)
 		}
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
-		if vs[i].null {
-			return nullOf(tText), nil
+		if vs[i].Null {
+			return NullOf(TypeText), nil
 		}
 		switch {
-		case vs[i].t.Base == onion.Boolean:
+		case vs[i].Type.Base == onion.Boolean:
 			// The cast to text (anytextcat): booltext, not boolout.
-			vs[i] = textVal(strconv.FormatBool(vs[i].i != 0))
-		case !isTextType(vs[i].t):
-			vs[i] = textVal(vs[i].text(ev.env))
+			vs[i] = textVal(strconv.FormatBool(vs[i].Int != 0))
+		case !isTextType(vs[i].Type):
+			vs[i] = textVal(vs[i].Text(ev.Env))
 		}
 	}
 	return arith("||", vs[0], vs[1])
@@ -597,25 +653,25 @@ func (ev *evaluator) concat(e *ir.Expr, sc *scope) (aval, error) {
 
 // rowPattern is the pattern of LIKE e computed from the row (Args[1]),
 // compiled once per distinct value; nil for NULL.
-func (ev *evaluator) rowPattern(e *ir.Expr, sc *scope) (*pglike.Pattern, error) {
-	var v aval
+func (ev *Evaluator) rowPattern(e *ir.Expr, sc *Scope) (*pglike.Pattern, error) {
+	var v Value
 	var err error
-	if isUnknown(e.Args[1]) {
-		v, err = ev.constant(e.Args[1], &tText)
+	if IsUnknown(e.Args[1]) {
+		v, err = ev.constant(e.Args[1], &TypeText)
 	} else {
-		v, err = ev.eval(e.Args[1], sc)
+		v, err = ev.Eval(e.Args[1], sc)
 	}
-	if err != nil || v.null {
+	if err != nil || v.Null {
 		return nil, err
 	}
-	if k, _ := kindOf(v.t); k != kText {
-		return nil, rewrite.Refusal("LIKE with a pattern of type %s is not supported in a query the proxy computes", v.t)
+	if k, _ := KindOf(v.Type); k != KindText {
+		return nil, rewrite.Refusal("LIKE with a pattern of type %s is not supported in a query the proxy computes", v.Type)
 	}
 	s := str(v)
 	if c := ev.rowPatterns[e.Like]; c.p != nil && c.s == s {
 		return c.p, nil
 	}
-	p, err := e.Like.Compile(s, ev.env.CType)
+	p, err := e.Like.Compile(s, ev.Env.CType)
 	if err != nil {
 		return nil, err
 	}
@@ -636,25 +692,25 @@ type compiledPattern struct {
 // timestamp compared with a timestamptz to timestamptz (in the session's
 // time zone), as PostgreSQL's implicit casts do; other values are
 // returned as they are.
-func (ev *evaluator) sameTimestamps(a, b aval) (aval, aval) {
-	ka, _ := kindOf(a.t)
-	kb, _ := kindOf(b.t)
+func (ev *Evaluator) sameTimestamps(a, b Value) (Value, Value) {
+	ka, _ := KindOf(a.Type)
+	kb, _ := KindOf(b.Type)
 	// A date compared with a timestamp is that day's midnight
 	// (date_cmp_timestamp[tz]).
-	if ka == kDate && kb == kTs {
-		a, ka = dateToTimestamp(a, b.t, ev.env), kTs
+	if ka == KindDate && kb == KindTimestamp {
+		a, ka = dateToTimestamp(a, b.Type, ev.Env), KindTimestamp
 	}
-	if kb == kDate && ka == kTs {
-		b, kb = dateToTimestamp(b, a.t, ev.env), kTs
+	if kb == KindDate && ka == KindTimestamp {
+		b, kb = dateToTimestamp(b, a.Type, ev.Env), KindTimestamp
 	}
-	if ka != kTs || kb != kTs || a.t.Base == b.t.Base {
+	if ka != KindTimestamp || kb != KindTimestamp || a.Type.Base == b.Type.Base {
 		return a, b
 	}
-	widen := func(x aval) aval {
-		if x.t.Base == onion.Timestamptz || x.i == math.MinInt64 || x.i == math.MaxInt64 {
-			return aval{t: tTimestamptz, i: x.i}
+	widen := func(x Value) Value {
+		if x.Type.Base == onion.Timestamptz || x.Int == math.MinInt64 || x.Int == math.MaxInt64 {
+			return Value{Type: tTimestamptz, Int: x.Int}
 		}
-		return aval{t: tTimestamptz, i: onion.FromLocalTime(x.i, ev.env.TimeZone)}
+		return Value{Type: tTimestamptz, Int: onion.FromLocalTime(x.Int, ev.Env.TimeZone)}
 	}
 	return widen(a), widen(b)
 }

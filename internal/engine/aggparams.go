@@ -6,13 +6,14 @@ import (
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
-// inferParamTypes types the parameters split execution's expressions
+// InferParamTypes types the parameters split execution's expressions
 // read that the client did not declare, as PostgreSQL infers a
 // parameter's type from its use: the type the function, operator,
 // comparison or IN list it is an operand of takes there; text when
 // nothing says (a plain input, whose type only the server's answer
-// tells, counts as text). inEnc are the plan's encrypted inputs.
-func inferParamTypes(agg *rewrite.AggPlan, inEnc []*encrypted, declared map[int]ir.ParamConst, env onion.Env) map[int]onion.Type {
+// tells, counts as text). enc are the types of the plan's encrypted
+// inputs (the zero Type for a plain input).
+func InferParamTypes(agg *rewrite.AggPlan, enc []onion.Type, declared map[int]ir.ParamConst, env onion.Env) map[int]onion.Type {
 	out := map[int]onion.Type{}
 	if agg.Source != nil {
 		return out // inputs computed by the proxy first: left as text
@@ -21,20 +22,20 @@ func inferParamTypes(agg *rewrite.AggPlan, inEnc []*encrypted, declared map[int]
 	bound := agg.BindParamsTraced(declared, trace)
 	in := make([]onion.Type, bound.Inputs)
 	for i := range in {
-		in[i] = tText
-		if i < len(inEnc) && inEnc[i] != nil {
-			in[i] = inEnc[i].typ
+		in[i] = TypeText
+		if i < len(enc) && enc[i] != (onion.Type{}) {
+			in[i] = enc[i]
 		}
 	}
-	return inferTypes(bound.WalkExprs, trace, in, env)
+	return InferTypes(bound.WalkExprs, trace, in, env)
 }
 
-// inferTypes is inferParamTypes over the expressions walk visits, bound
+// InferTypes is inferParamTypes over the expressions walk visits, bound
 // to constants (trace maps each constant that was a parameter to its
 // number), whose inputs have types in.
-func inferTypes(walk func(func(*ir.Expr)), trace map[*ir.Expr]int, in []onion.Type, env onion.Env) map[int]onion.Type {
+func InferTypes(walk func(func(*ir.Expr)), trace map[*ir.Expr]int, in []onion.Type, env onion.Env) map[int]onion.Type {
 	out := map[int]onion.Type{}
-	ev := &evaluator{env: env, in: in, consts: map[*ir.Expr]aval{}}
+	ev := &Evaluator{Env: env, In: in, consts: map[*ir.Expr]Value{}}
 	set := func(e *ir.Expr, t onion.Type) {
 		if n, ok := trace[e]; ok && t != tUnknown {
 			if _, done := out[n]; !done {
@@ -43,10 +44,10 @@ func inferTypes(walk func(func(*ir.Expr)), trace map[*ir.Expr]int, in []onion.Ty
 		}
 	}
 	typed := func(e *ir.Expr) (onion.Type, bool) {
-		if _, ok := trace[e]; ok || isUnknown(e) {
+		if _, ok := trace[e]; ok || IsUnknown(e) {
 			return tUnknown, false
 		}
-		t, err := ev.typeOf(e)
+		t, err := ev.TypeOf(e)
 		return t, err == nil
 	}
 	walk(func(e *ir.Expr) {
@@ -83,7 +84,7 @@ func inferTypes(walk func(func(*ir.Expr)), trace map[*ir.Expr]int, in []onion.Ty
 			}
 		case ir.ExprLike:
 			for _, a := range e.Args {
-				set(a, tText)
+				set(a, TypeText)
 			}
 		}
 	})

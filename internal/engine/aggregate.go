@@ -5,8 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
-	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -20,7 +18,6 @@ import (
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglocale"
-	"github.com/pgonion/pgonion/internal/pgnumeric"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -51,12 +48,12 @@ type aggregator struct {
 	// clock is the server's time (now()), read before the statement
 	// runs: the rows are computed on the goroutine that reads the
 	// server's answer, which cannot run a statement itself.
-	clock *serverClock
+	clock *ServerClock
 	// collation is the database's: text is ordered as C does, so
 	// ordering text under another collation is refused.
 	collation string
 	inEnc     []*encrypted
-	ev        *evaluator
+	ev        *Evaluator
 	aggList   []aggRef   // the aggregates of ev.aggs, in index order
 	winList   []*ir.Expr // the window functions of ev.wins, in index order
 	outT      []onion.Type
@@ -114,30 +111,10 @@ type aggRef struct {
 // an ungrouped plan, one result row's inputs and its place in the
 // server's order.
 type group struct {
-	row    []aval
-	states []aggState
+	row    []Value
+	states []AggState
 	seq    int64
-	wins   []aval // window function values (ungrouped plans; window.go)
-}
-
-// aggState is one aggregate over one group. DISTINCT aggregates only
-// collect their distinct values (by grouping key) and are computed from
-// them at the end, so that the states of two workers merge.
-type aggState struct {
-	count int64
-	sum   pgnumeric.Sum
-	// fsum and fsum2 are the sum and the sum of squares of double
-	// precision values (float8_accum's sumX and sumX2).
-	fsum, fsum2 float64
-	// isum is the sum of interval values (interval_accum).
-	isum interval
-	// sum2 is the sum of squares of numeric values, fsxx the sum of
-	// squared deviations of double precision ones (float8_accum's
-	// Youngs-Cramer Sxx), for the variances.
-	sum2     pgnumeric.Sum
-	fsxx     float64
-	best     aval // min or max
-	distinct map[string]aval
+	wins   []Value // window function values (ungrouped plans; window.go)
 }
 
 // aggTypes holds the input types of a split execution's plan and of its
@@ -206,14 +183,14 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 				return err
 			}
 			in = append(in, x.typ)
-			if _, err := kindOf(x.typ); err != nil && uncomputable == nil {
+			if _, err := KindOf(x.typ); err != nil && uncomputable == nil {
 				uncomputable = x
 			}
 			continue
 		}
-		t, ok := typeOfOID(rd.Fields[i].DataTypeOID)
+		t, ok := TypeOfOID(rd.Fields[i].DataTypeOID)
 		if !ok && slices.Contains(a.plan.RowIDs, i) {
-			t, ok = tText, true // tableoid, ctid: only grouped on
+			t, ok = TypeText, true // tableoid, ctid: only grouped on
 		}
 		if !ok {
 			return rewrite.Refusal("column %s of type OID %d cannot be computed by the proxy yet", rd.Fields[i].Name, rd.Fields[i].DataTypeOID)
@@ -236,8 +213,8 @@ func (a *aggregator) nameRefusal(err error, x *encrypted) error {
 	if !isRefusal(err) {
 		return err
 	}
-	if x == nil && a.ev != nil && a.ev.refused != nil {
-		walkExpr(a.ev.refused, func(e *ir.Expr) {
+	if x == nil && a.ev != nil && a.ev.Refused() != nil {
+		walkExpr(a.ev.Refused(), func(e *ir.Expr) {
 			if e.Kind == ir.ExprInput && x == nil && e.Input < len(a.inEnc) {
 				x = a.inEnc[e.Input]
 			}
@@ -255,36 +232,16 @@ func (a *aggregator) nameRefusal(err error, x *encrypted) error {
 // start sets up the evaluation over inputs of types in and returns the
 // result's fields.
 func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDescription, error) {
-	ev := &evaluator{env: env, in: in, consts: map[*ir.Expr]aval{}, aggs: map[*ir.Expr]int{}, wins: map[*ir.Expr]int{}, lookups: map[*ir.Lookup]*lookupTable{}, clock: a.clock}
+	ev := NewEvaluator(in, env)
+	ev.Clock = a.clock
 	a.ev = ev
-	a.aggList, a.winList = nil, nil
-	var lookupErr error
-	for _, e := range a.exprs() {
-		walkExpr(e, func(x *ir.Expr) {
-			if x.Kind == ir.ExprLookup && ev.lookups[x.Lookup] == nil && lookupErr == nil {
-				ev.lookups[x.Lookup], lookupErr = newLookupTable(x.Lookup, env)
-			}
-			if x.Kind == ir.ExprAgg {
-				if _, ok := ev.aggs[x]; !ok {
-					ev.aggs[x] = len(ev.aggs)
-					a.aggList = append(a.aggList, aggRef{e: x, k: ev.aggs[x]})
-				}
-			}
-			if x.Kind == ir.ExprWindow {
-				if _, ok := ev.wins[x]; !ok {
-					ev.wins[x] = len(ev.wins)
-					a.winList = append(a.winList, x)
-				}
-			}
-		})
+	aggs, wins, err := ev.Prepare(a.exprs())
+	if err != nil {
+		return nil, err
 	}
-	if lookupErr != nil {
-		return nil, lookupErr
-	}
-	for _, e := range a.exprs() {
-		if err := ev.checkConstants(e); err != nil {
-			return nil, err
-		}
+	a.aggList, a.winList = nil, wins
+	for k, x := range aggs {
+		a.aggList = append(a.aggList, aggRef{e: x, k: k})
 	}
 	if err := a.checkTextOrder(); err != nil {
 		return nil, err
@@ -295,18 +252,18 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 		if e == nil {
 			continue
 		}
-		if _, err := ev.typeOf(e); err != nil {
+		if _, err := ev.TypeOf(e); err != nil {
 			return nil, err
 		}
 	}
 	fields := make([]pgproto3.FieldDescription, len(a.plan.Outputs))
 	a.outT = make([]onion.Type, len(a.plan.Outputs))
 	for i, o := range a.plan.Outputs {
-		t, err := ev.typeOf(o.Expr)
+		t, err := ev.TypeOf(o.Expr)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := kindOf(t); err != nil {
+		if _, err := KindOf(t); err != nil {
 			return nil, err
 		}
 		a.outT[i] = t
@@ -330,9 +287,9 @@ func (a *aggregator) checkTextOrder() error {
 		return nil
 	}
 	isText := func(e *ir.Expr) bool {
-		t, err := a.ev.typeOf(e)
-		k, _ := kindOf(t)
-		return err == nil && (k == kText || k == kJSONB) // jsonb orders its strings by the collation
+		t, err := a.ev.TypeOf(e)
+		k, _ := KindOf(t)
+		return err == nil && (k == KindText || k == KindJSONB) // jsonb orders its strings by the collation
 	}
 	var bad error
 	refuse := func(what string) {
@@ -527,7 +484,7 @@ func (a *aggregator) drain() error {
 				continue
 			}
 			for i := range mine.states {
-				if err := mine.states[i].merge(&g.states[i], a.aggList[i].e); err != nil {
+				if err := mine.states[i].Merge(&g.states[i], a.aggList[i].e); err != nil {
 					return err
 				}
 			}
@@ -542,7 +499,7 @@ func (a *aggregator) drain() error {
 type folder struct {
 	a      *aggregator
 	d      *decrypter
-	ev     *evaluator
+	ev     *Evaluator
 	groups map[string]*group
 	keys   map[*group]string
 	order  []*group
@@ -553,16 +510,12 @@ type folder struct {
 	// row's input values, copied when a group keeps them).
 	row  pgproto3.DataRow
 	vals [][]byte
-	in   []aval
+	in   []Value
 	raw  *rawGroups // nil when not used
 }
 
 func (a *aggregator) newFolder() *folder {
-	ev := *a.ev
-	ev.consts = map[*ir.Expr]aval{}
-	ev.patterns, ev.rowPatterns = nil, nil
-	ev.sigs = maps.Clone(a.ev.sigs) // filled on first use: each worker its own
-	f := &folder{a: a, ev: &ev, groups: map[string]*group{}, keys: map[*group]string{}}
+	f := &folder{a: a, ev: a.ev.Clone(), groups: map[string]*group{}, keys: map[*group]string{}}
 	if a.d != nil {
 		f.d = &decrypter{p: a.d.p, params: a.d.params, formats: a.d.formats, serverBinary: a.d.serverBinary, decodeOnly: true}
 		f.d.ex.Store(a.d.ex.Load())
@@ -602,13 +555,13 @@ func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 		}
 	}
 	if cap(f.in) < a.plan.Inputs {
-		f.in = make([]aval, a.plan.Inputs)
+		f.in = make([]Value, a.plan.Inputs)
 	}
 	in := f.in[:a.plan.Inputs]
 	for i := range in {
 		var err error
 		if x := a.inEnc[i]; x != nil {
-			if in[i], err = fromOnion(f.ev.in[i], f.d.decoded[i], f.ev.env); err != nil {
+			if in[i], err = FromOnion(f.ev.In[i], f.d.decoded[i], f.ev.Env); err != nil {
 				var pe *pgconn.PgError
 				if errors.As(err, &pe) {
 					return &pgconn.PgError{Severity: pe.Severity, Code: pe.Code, Message: fmt.Sprintf("column %s.%s: %s", x.table, x.cat.Name, pe.Message)}
@@ -639,27 +592,27 @@ func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 // groups). known, when set, is the row's group, found by the bytes of its
 // grouping inputs (which were then not decrypted). in is not kept: a
 // group that needs the row keeps a copy.
-func (f *folder) foldInputs(in []aval, seq int64, known *group) (*group, error) {
+func (f *folder) foldInputs(in []Value, seq int64, known *group) (*group, error) {
 	a := f.a
-	sc := &scope{row: in}
+	sc := &Scope{Row: in}
 	if a.plan.JoinResidual != nil {
-		ok, err := f.ev.eval(a.plan.JoinResidual, sc)
+		ok, err := f.ev.Eval(a.plan.JoinResidual, sc)
 		if err != nil {
 			return nil, err
 		}
-		if ok.null || ok.i == 0 {
+		if ok.Null || ok.Int == 0 {
 			// The right side did not match: NULL-extended.
 			for _, i := range a.plan.Nullable {
-				in[i] = nullOf(f.ev.in[i])
+				in[i] = NullOf(f.ev.In[i])
 			}
 		}
 	}
 	if a.plan.Where != nil {
-		ok, err := f.ev.eval(a.plan.Where, sc)
+		ok, err := f.ev.Eval(a.plan.Where, sc)
 		if err != nil {
 			return nil, err
 		}
-		if ok.null || ok.i == 0 {
+		if ok.Null || ok.Int == 0 {
 			return nil, nil
 		}
 	}
@@ -674,18 +627,18 @@ func (f *folder) foldInputs(in []aval, seq int64, known *group) (*group, error) 
 	if g == nil {
 		f.key = f.key[:0]
 		for _, ge := range a.plan.Group {
-			v, err := f.ev.eval(ge, sc)
+			v, err := f.ev.Eval(ge, sc)
 			if err != nil {
 				return nil, err
 			}
-			f.key = append(v.appendKey(f.key, f.ev.env), 0)
+			f.key = append(v.AppendKey(f.key, f.ev.Env), 0)
 		}
 		g = f.groups[string(f.key)]
 		if g == nil {
 			if err := a.budget.charge(len(f.key) + groupCost(in, len(a.aggList))); err != nil {
 				return nil, err
 			}
-			g = &group{row: slices.Clone(in), states: make([]aggState, len(a.aggList))}
+			g = &group{row: slices.Clone(in), states: make([]AggState, len(a.aggList))}
 			k := string(f.key)
 			f.groups[k] = g
 			f.keys[g] = k
@@ -701,299 +654,22 @@ func (f *folder) foldInputs(in []aval, seq int64, known *group) (*group, error) 
 }
 
 // plainInput reads a plain input column (text format).
-func plainInput(ev *evaluator, i int, raw []byte) (aval, error) {
-	t := ev.in[i]
+func plainInput(ev *Evaluator, i int, raw []byte) (Value, error) {
+	t := ev.In[i]
 	if raw == nil {
-		return nullOf(t), nil
+		return NullOf(t), nil
 	}
-	v, err := t.ParseText(raw, ev.env)
+	v, err := t.ParseText(raw, ev.Env)
 	if err != nil {
-		return aval{}, err
+		return Value{}, err
 	}
-	return fromOnion(t, v, ev.env)
+	return FromOnion(t, v, ev.Env)
 }
 
-func (f *folder) accumulate(st *aggState, e *ir.Expr, sc *scope) error {
-	if e.Star {
-		st.count++
-		return nil
-	}
-	v, err := f.ev.eval(e.Args[0], sc)
-	if err != nil || v.null {
-		return err
-	}
-	if e.Distinct {
-		if st.distinct == nil {
-			st.distinct = map[string]aval{}
-		}
-		k := v.keyOf(f.ev.env)
-		if _, ok := st.distinct[k]; !ok {
-			if err := f.a.budget.charge(2*len(k) + heldRowOverhead); err != nil {
-				return err
-			}
-			st.distinct[k] = v
-		}
-		return nil
-	}
-	return st.add(e.Func, v)
-}
-
-// add folds a non-NULL value into the state of aggregate fn.
-func (st *aggState) add(fn string, v aval) error {
-	st.count++
-	switch fn {
-	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
-		if k, _ := kindOf(v.t); k == kFloat {
-			return st.addDeviation(v.float())
-		}
-		x := v.numeric()
-		st.sum.Add(x)
-		if x.IsFinite() {
-			sq, err := x.Mul(x)
-			if err != nil {
-				return err
-			}
-			st.sum2.Add(sq)
-		} else {
-			st.sum2.Add(x)
-		}
-	case "sum", "avg":
-		switch k, _ := kindOf(v.t); k {
-		case kFloat:
-			return st.addFloat(fn, v.float())
-		case kIntv:
-			var err error
-			st.isum, err = st.isum.add(intervalOf(v))
-			return err
-		}
-		st.sum.Add(v.numeric())
-	case "min", "max":
-		if st.count == 1 {
-			st.best = v
-			return nil
-		}
-		c, err := compare(v, st.best)
-		if err != nil {
-			return err
-		}
-		// Of equal values (1.0 and 1.00) the later one, as
-		// numeric_larger and the other transition functions keep.
-		if (fn == "min" && c <= 0) || (fn == "max" && c >= 0) {
-			st.best = v
-		}
-	}
-	return nil
-}
-
-// addFloat folds a double precision value into a sum (float8pl) or an
-// average (float8_accum: its sum of squares overflows too).
-func (st *aggState) addFloat(fn string, x float64) error {
-	s, err := floatAdd(st.fsum, x)
-	if err != nil {
-		return err
-	}
-	st.fsum = s
-	if fn == "avg" {
-		if st.fsum2, err = floatAdd(st.fsum2, x*x); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// addDeviation folds a double precision value into a variance's state
-// (st.count already counts it) as float8_accum does (Youngs-Cramer).
-func (st *aggState) addDeviation(x float64) error {
-	old := st.fsum
-	st.fsum += x
-	n := float64(st.count)
-	if st.count > 1 {
-		tmp := x*n - st.fsum
-		st.fsxx += tmp * tmp / (n * (n - 1))
-		if math.IsInf(st.fsum, 0) || math.IsInf(st.fsxx, 0) {
-			if !math.IsInf(old, 0) && !math.IsInf(x, 0) {
-				return errOverflow
-			}
-			st.fsxx = math.NaN()
-		}
-	} else if math.IsNaN(x) || math.IsInf(x, 0) {
-		st.fsxx = math.NaN()
-	}
-	return nil
-}
-
-// variance is the value of a variance or standard deviation aggregate
-// fn from its state.
-func (st *aggState) variance(fn string, t onion.Type) (aval, error) {
-	sample := fn != "stddev_pop" && fn != "var_pop"
-	stddev := strings.HasPrefix(fn, "stddev")
-	if t.Base == onion.Float8 {
-		n := float64(st.count)
-		if st.count == 0 || sample && st.count <= 1 {
-			return nullOf(t), nil
-		}
-		v := st.fsxx / n
-		if sample {
-			v = st.fsxx / (n - 1)
-		}
-		if stddev {
-			v = math.Sqrt(v)
-		}
-		return float8Val(v), nil
-	}
-	sx, ok, err := st.sum.Result()
-	if err != nil || !ok {
-		return nullOf(t), err
-	}
-	sx2, _, err := st.sum2.Result()
-	if err != nil {
-		return aval{}, err
-	}
-	nonFinite := !sx.IsFinite() || !sx2.IsFinite()
-	v, ok, err := pgnumeric.Variance(sx, sx2, st.count, nonFinite, sample, stddev)
-	if err != nil || !ok {
-		return nullOf(t), err
-	}
-	return aval{t: tNumeric, d: v}, nil
-}
-
-// floatAdd is a + b with CHECKFLOATVAL's overflow check.
-func floatAdd(a, b float64) (float64, error) {
-	s := a + b
-	if math.IsInf(s, 0) && !math.IsInf(a, 0) && !math.IsInf(b, 0) {
-		return 0, errOverflow
-	}
-	return s, nil
-}
-
-// merge folds another worker's state of the same aggregate e into st.
-func (st *aggState) merge(o *aggState, e *ir.Expr) error {
-	if e.Distinct {
-		if st.distinct == nil {
-			st.distinct = o.distinct
-			return nil
-		}
-		for k, v := range o.distinct {
-			if _, ok := st.distinct[k]; !ok {
-				st.distinct[k] = v
-			}
-		}
-		return nil
-	}
-	switch {
-	case o.count == 0:
-		return nil
-	case st.count == 0:
-		*st = *o
-		return nil
-	}
-	if e.Func == "min" || e.Func == "max" {
-		c, err := compare(o.best, st.best)
-		if err != nil {
-			return err
-		}
-		if (e.Func == "min" && c < 0) || (e.Func == "max" && c > 0) {
-			st.best = o.best
-		}
-	}
-	if e.Func != "avg" && e.Func != "sum" && e.Func != "count" && e.Func != "min" && e.Func != "max" {
-		// float8_combine's Sxx, before the counts are summed.
-		n1, n2 := float64(st.count), float64(o.count)
-		tmp := st.fsum/n1 - o.fsum/n2
-		st.fsxx += o.fsxx + n1*n2*tmp*tmp/(n1+n2)
-	}
-	st.count += o.count
-	st.sum.Merge(&o.sum)
-	st.sum2.Merge(&o.sum2)
-	var err error
-	if st.isum, err = st.isum.add(o.isum); err != nil {
-		return err
-	}
-	if st.fsum, err = floatAdd(st.fsum, o.fsum); err != nil {
-		return err
-	}
-	st.fsum2, err = floatAdd(st.fsum2, o.fsum2)
-	return err
-}
-
-// result is an aggregate's value from its state.
-func (a *aggregator) result(e *ir.Expr, st *aggState) (aval, error) {
-	t, err := a.ev.typeOf(e)
-	if err != nil {
-		return aval{}, err
-	}
-	if e.Distinct && !e.Star {
-		// Computed from the distinct values now, in ascending order
-		// as PostgreSQL sorts them (numeric sums are exact; double
-		// precision ones depend on the order).
-		vals := make([]aval, 0, len(st.distinct))
-		for _, v := range st.distinct {
-			vals = append(vals, v)
-		}
-		var sortErr error
-		slices.SortFunc(vals, func(x, y aval) int {
-			c, err := compare(x, y)
-			if err != nil && sortErr == nil {
-				sortErr = err
-			}
-			return c
-		})
-		if sortErr != nil {
-			return aval{}, sortErr
-		}
-		d := aggState{}
-		for _, v := range vals {
-			if err := d.add(e.Func, v); err != nil {
-				return aval{}, err
-			}
-		}
-		st = &d
-	}
-	switch e.Func {
-	case "count":
-		return aval{t: tInt8, i: st.count}, nil
-	case "min", "max":
-		if st.count == 0 {
-			return nullOf(t), nil
-		}
-		return st.best, nil
-	}
-	switch e.Func {
-	case "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop":
-		return st.variance(e.Func, t)
-	}
-	if st.count == 0 {
-		return nullOf(t), nil
-	}
-	switch t.Base {
-	case onion.Float8:
-		if e.Func == "avg" {
-			return float8Val(st.fsum / float64(st.count)), nil
-		}
-		return float8Val(st.fsum), nil
-	case onion.Interval:
-		if e.Func == "avg" {
-			q, err := intervalDiv(st.isum, float64(st.count))
-			return q.val(), err
-		}
-		return st.isum.val(), nil
-	}
-	if e.Func == "avg" {
-		q, _, err := st.sum.Avg()
-		return aval{t: tNumeric, d: q}, err
-	}
-	sum, _, err := st.sum.Result()
-	if err != nil {
-		return aval{}, err
-	}
-	if t.Base == onion.BigInt {
-		c := sum.Coefficient()
-		if !sum.IsFinite() || sum.Scale() != 0 || !c.IsInt64() {
-			return intRange(t, 0, true)
-		}
-		return aval{t: t, i: c.Int64()}, nil
-	}
-	return aval{t: t, d: sum}, nil
+func (f *folder) accumulate(st *AggState, e *ir.Expr, sc *Scope) error {
+	return f.ev.Accumulate(st, e, sc, func(keyBytes int) error {
+		return f.a.budget.charge(2*keyBytes + heldRowOverhead)
+	})
 }
 
 // Release sends the result at the end (or the error that stopped it).
@@ -1009,9 +685,9 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 }
 
 // results computes the result rows once every input row was handed over.
-func (a *aggregator) results() ([][]aval, error) {
+func (a *aggregator) results() ([][]Value, error) {
 	a.bindParams() // no row and no description came
-	var srcRows [][]aval
+	var srcRows [][]Value
 	if a.src != nil {
 		var err error
 		if srcRows, err = a.src.results(); err != nil {
@@ -1057,63 +733,40 @@ func (a *aggregator) results() ([][]aval, error) {
 	return a.finish()
 }
 
-// compareSortKeys orders two rows' ORDER BY keys x and y as order says
-// (directions, NULLs first or last); the first comparison error is kept
-// in *err.
-func compareSortKeys(x, y []aval, order []ir.AggOrder, err *error) int {
-	for i, o := range order {
-		u, v := x[i], y[i]
-		c := nullsOrder(u.null, v.null, o.NullsFirst)
-		if c == 0 && !u.null && !v.null {
-			var e error
-			if c, e = compare(u, v); e != nil && *err == nil {
-				*err = e
-			}
-			if o.Desc {
-				c = -c
-			}
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return 0
-}
-
 // finish computes the groups' outputs, HAVING, ORDER BY and LIMIT.
-func (a *aggregator) finish() ([][]aval, error) {
+func (a *aggregator) finish() ([][]Value, error) {
 	if len(a.plan.Group) == 0 && len(a.order) == 0 && !a.plan.Ungrouped {
 		// Aggregates without GROUP BY: one row, even over no rows.
-		a.order = append(a.order, &group{row: make([]aval, a.plan.Inputs), states: make([]aggState, len(a.aggList))})
+		a.order = append(a.order, &group{row: make([]Value, a.plan.Inputs), states: make([]AggState, len(a.aggList))})
 	}
 	type outRow struct {
-		vals []aval
-		keys []aval
+		vals []Value
+		keys []Value
 	}
 	// Aggregates and HAVING per group, then window functions over the
 	// groups that remain (over the rows, ungrouped), then the outputs.
-	var kept []*scope
+	var kept []*Scope
 	for _, g := range a.order {
-		sc := &scope{row: g.row, aggs: make([]aval, len(g.states))}
+		sc := &Scope{Row: g.row, Aggs: make([]Value, len(g.states))}
 		for _, ag := range a.aggList {
 			var err error
-			if sc.aggs[ag.k], err = a.result(ag.e, &g.states[ag.k]); err != nil {
+			if sc.Aggs[ag.k], err = a.ev.AggResult(ag.e, &g.states[ag.k]); err != nil {
 				return nil, err
 			}
 		}
 		if a.plan.Having != nil {
-			h, err := a.ev.eval(a.plan.Having, sc)
+			h, err := a.ev.Eval(a.plan.Having, sc)
 			if err != nil {
 				return nil, err
 			}
-			if h.null || h.i == 0 {
+			if h.Null || h.Int == 0 {
 				continue
 			}
 		}
 		kept = append(kept, sc)
 	}
 	if len(a.winList) > 0 {
-		if err := a.computeWindows(kept); err != nil {
+		if err := ComputeWindows(a.ev, a.winList, kept); err != nil {
 			return nil, err
 		}
 	}
@@ -1121,18 +774,18 @@ func (a *aggregator) finish() ([][]aval, error) {
 	for _, sc := range kept {
 		r := outRow{}
 		for i, o := range a.plan.Outputs {
-			v, err := a.ev.eval(o.Expr, sc)
+			v, err := a.ev.Eval(o.Expr, sc)
 			if err != nil {
 				return nil, err
 			}
-			if k, _ := kindOf(a.outT[i]); k == kNumeric && !v.null {
-				v = aval{t: a.outT[i], d: v.numeric()}
+			if k, _ := KindOf(a.outT[i]); k == KindNumeric && !v.Null {
+				v = Value{Type: a.outT[i], Num: v.numeric()}
 			}
-			v.t = a.outT[i]
+			v.Type = a.outT[i]
 			r.vals = append(r.vals, v)
 		}
 		for _, o := range a.plan.Order {
-			v, err := a.ev.eval(o.Expr, sc)
+			v, err := a.ev.Eval(o.Expr, sc)
 			if err != nil {
 				return nil, err
 			}
@@ -1140,11 +793,11 @@ func (a *aggregator) finish() ([][]aval, error) {
 		}
 		copies := int64(1)
 		if a.plan.Repeat != nil {
-			n, err := a.ev.eval(a.plan.Repeat, sc)
+			n, err := a.ev.Eval(a.plan.Repeat, sc)
 			if err != nil {
 				return nil, err
 			}
-			copies = n.i // an integer count, never NULL
+			copies = n.Int // an integer count, never NULL
 		}
 		for range copies {
 			out = append(out, r)
@@ -1152,7 +805,7 @@ func (a *aggregator) finish() ([][]aval, error) {
 	}
 	var sortErr error
 	slices.SortStableFunc(out, func(x, y outRow) int {
-		return compareSortKeys(x.keys, y.keys, a.plan.Order, &sortErr)
+		return CompareSortKeys(x.keys, y.keys, a.plan.Order, &sortErr)
 	})
 	if sortErr != nil {
 		return nil, sortErr
@@ -1165,7 +818,7 @@ func (a *aggregator) finish() ([][]aval, error) {
 		for i, r := range out {
 			var k []byte
 			for _, v := range r.keys[:n] {
-				k = append(v.appendKey(k, a.ev.env), 0)
+				k = append(v.AppendKey(k, a.ev.Env), 0)
 			}
 			if i == 0 || !bytes.Equal(k, last) {
 				kept = append(kept, r)
@@ -1186,7 +839,7 @@ func (a *aggregator) finish() ([][]aval, error) {
 	if a.plan.Limit.Const != nil && *a.plan.Limit.Const < 0 {
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "2201W", Message: "LIMIT must not be negative"}
 	}
-	var rows [][]aval
+	var rows [][]Value
 	for i, r := range out {
 		if int64(i) < off {
 			continue
@@ -1200,22 +853,22 @@ func (a *aggregator) finish() ([][]aval, error) {
 }
 
 // encode writes result rows in the client's formats.
-func (a *aggregator) encode(out [][]aval) ([]*pgproto3.DataRow, error) {
+func (a *aggregator) encode(out [][]Value) ([]*pgproto3.DataRow, error) {
 	rows := make([]*pgproto3.DataRow, 0, len(out))
 	for _, r := range out {
 		vals := make([][]byte, len(r))
 		for j, v := range r {
-			if v.null {
+			if v.Null {
 				continue
 			}
-			ov, err := v.toOnion(a.ev.env)
+			ov, err := v.ToOnion(a.ev.Env)
 			if err != nil {
 				return nil, err
 			}
 			if formatOf(a.formats, j) == 1 {
 				vals[j] = a.outT[j].AppendBinary(make([]byte, 0, 16), ov)
 			} else {
-				vals[j] = a.outT[j].AppendText(make([]byte, 0, 16), ov, a.ev.env)
+				vals[j] = a.outT[j].AppendText(make([]byte, 0, 16), ov, a.ev.Env)
 			}
 		}
 		rows = append(rows, &pgproto3.DataRow{Values: vals})
@@ -1229,43 +882,6 @@ func (a *aggregator) CommandTag(tag []byte) []byte {
 	return strconv.AppendInt([]byte("SELECT "), a.sent, 10)
 }
 
-// typeOfOID is the type of a plain column the proxy computes over.
-func typeOfOID(oid uint32) (onion.Type, bool) {
-	switch oid {
-	case 21:
-		return onion.Type{Base: onion.SmallInt}, true
-	case 23:
-		return tInt4, true
-	case 20:
-		return tInt8, true
-	case 1700:
-		return tNumeric, true
-	case 25, 1043:
-		return tText, true
-	case 1042:
-		return onion.Type{Base: onion.Char}, true
-	case 1082:
-		return tDate, true
-	case 16:
-		return tBool, true
-	case 701:
-		return tFloat8, true
-	case 1083:
-		return onion.Type{Base: onion.Time}, true
-	case 1114:
-		return onion.Type{Base: onion.Timestamp}, true
-	case 1184:
-		return onion.Type{Base: onion.Timestamptz}, true
-	case 1186:
-		return onion.Type{Base: onion.Interval}, true
-	case 2950:
-		return onion.Type{Base: onion.UUID}, true
-	case oidTextArr:
-		return tTextArray, true
-	}
-	return onion.Type{}, false
-}
-
 // readClock reads the server's time ahead when plan computes it (now()
 // and the like; see aggregator.clock), and gives it to a and the
 // aggregator of its source.
@@ -1273,15 +889,27 @@ func (s *session) readClock(a *aggregator, ahead bool) {
 	volatile := false
 	for p := a.plan; p != nil; p = p.Source {
 		for _, e := range (&aggregator{plan: p}).exprs() {
-			volatile = volatile || volatileExpr(e)
+			volatile = volatile || VolatileExpr(e)
 		}
 	}
 	if !volatile {
 		return
 	}
 	c := s.sessionClock(ahead)
-	c.times() // now, not on the server's goroutine; a failure is kept for the evaluation
+	c.Times() // now, not on the server's goroutine; a failure is kept for the evaluation
 	for x := a; x != nil; x = x.src {
 		x.clock = c
 	}
+}
+
+// encTypes is the types of encrypted inputs in, the zero Type for a
+// plain one.
+func encTypes(in []*encrypted) []onion.Type {
+	out := make([]onion.Type, len(in))
+	for i, x := range in {
+		if x != nil {
+			out[i] = x.typ
+		}
+	}
+	return out
 }

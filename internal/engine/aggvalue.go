@@ -24,177 +24,177 @@ import (
 // inet, interval, double precision, time, timestamp and timestamptz are
 // compared, grouped and sorted only.
 
-// kind is the type family of a computed value.
-type kind int
+// Kind is the type family of a computed value.
+type Kind int
 
 const (
-	kInt kind = iota
-	kNumeric
-	kText
-	kDate
-	kBool
-	kUUID
-	kFloat // double precision: IEEE bits in i
-	kTime  // time: microseconds in i
-	kTs    // timestamp, timestamptz: microseconds since 2000-01-01 (UTC) in i
-	kInet  // inet: its stored bytes in s
-	kIntv  // interval: its stored bytes in s
-	kJSONB // jsonb: jsonb_out's text in s (pgjson computes with it)
-	// kTextArray is text[]: array_send's form in s; only the jsonb
+	KindInt Kind = iota
+	KindNumeric
+	KindText
+	KindDate
+	KindBool
+	KindUUID
+	KindFloat     // double precision: IEEE bits in i
+	KindTime      // time: microseconds in i
+	KindTimestamp // timestamp, timestamptz: microseconds since 2000-01-01 (UTC) in i
+	KindInet      // inet: its stored bytes in s
+	KindInterval  // interval: its stored bytes in s
+	KindJSONB     // jsonb: jsonb_out's text in s (pgjson computes with it)
+	// KindTextArray is text[]: array_send's form in s; only the jsonb
 	// operators taking a text[] (#>, ?|, ?&) read it.
-	kTextArray
-	kBytea // bytea: its bytes in s
+	KindTextArray
+	KindBytea // bytea: its bytes in s
 )
 
-// aval is a computed value: of type t (onion.Type, for output), NULL, or
+// Value is a computed value: of type t (onion.Type, for output), NULL, or
 // an integer/day/boolean in i, text (or a uuid's 16 bytes) in s, numeric
 // in d.
-type aval struct {
-	t    onion.Type
-	null bool
-	i    int64
-	s    string
-	d    decimal
+type Value struct {
+	Type onion.Type
+	Null bool
+	Int  int64
+	Str  string
+	Num  Decimal
 }
 
-func kindOf(t onion.Type) (kind, error) {
+func KindOf(t onion.Type) (Kind, error) {
 	switch t.Base {
 	case onion.SmallInt, onion.Integer, onion.BigInt:
-		return kInt, nil
+		return KindInt, nil
 	case onion.Numeric:
-		return kNumeric, nil
+		return KindNumeric, nil
 	case onion.Text, onion.Varchar, onion.Char:
-		return kText, nil
+		return KindText, nil
 	case onion.Date:
-		return kDate, nil
+		return KindDate, nil
 	case onion.Boolean:
-		return kBool, nil
+		return KindBool, nil
 	case onion.UUID:
-		return kUUID, nil
+		return KindUUID, nil
 	case onion.Float8:
-		return kFloat, nil
+		return KindFloat, nil
 	case onion.Time:
-		return kTime, nil
+		return KindTime, nil
 	case onion.Timestamp, onion.Timestamptz:
-		return kTs, nil
+		return KindTimestamp, nil
 	case onion.Inet, onion.Cidr:
-		return kInet, nil
+		return KindInet, nil
 	case onion.Interval:
-		return kIntv, nil
+		return KindInterval, nil
 	case onion.JSONB:
-		return kJSONB, nil
+		return KindJSONB, nil
 	case onion.Bytea:
-		return kBytea, nil
+		return KindBytea, nil
 	case onion.Array:
 		if t.Elem == onion.Text || t.Elem == onion.Varchar {
-			return kTextArray, nil
+			return KindTextArray, nil
 		}
 	}
 	return 0, rewrite.Refusal("values of type %s cannot be computed by the proxy yet", t)
 }
 
 var (
-	tInt4    = onion.Type{Base: onion.Integer}
-	tInt8    = onion.Type{Base: onion.BigInt}
-	tNumeric = onion.Type{Base: onion.Numeric}
-	tText    = onion.Type{Base: onion.Text}
-	tBool    = onion.Type{Base: onion.Boolean}
-	tDate    = onion.Type{Base: onion.Date}
-	tFloat8  = onion.Type{Base: onion.Float8}
-	// tTextArray is text[].
-	tTextArray = onion.Type{Base: onion.Array, Elem: onion.Text}
+	TypeInt4    = onion.Type{Base: onion.Integer}
+	TypeInt8    = onion.Type{Base: onion.BigInt}
+	TypeNumeric = onion.Type{Base: onion.Numeric}
+	TypeText    = onion.Type{Base: onion.Text}
+	TypeBool    = onion.Type{Base: onion.Boolean}
+	TypeDate    = onion.Type{Base: onion.Date}
+	TypeFloat8  = onion.Type{Base: onion.Float8}
+	// TypeTextArray is text[].
+	TypeTextArray = onion.Type{Base: onion.Array, Elem: onion.Text}
 )
 
-func nullOf(t onion.Type) aval { return aval{t: t, null: true} }
+func NullOf(t onion.Type) Value { return Value{Type: t, Null: true} }
 
-// fromOnion converts a decrypted value of type t.
-func fromOnion(t onion.Type, v onion.Value, env onion.Env) (aval, error) {
-	k, err := kindOf(t)
+// FromOnion converts a decrypted value of type t.
+func FromOnion(t onion.Type, v onion.Value, env onion.Env) (Value, error) {
+	k, err := KindOf(t)
 	if err != nil {
-		return aval{}, err
+		return Value{}, err
 	}
 	if v.IsNull() {
-		return nullOf(t), nil
+		return NullOf(t), nil
 	}
-	out := aval{t: t}
+	out := Value{Type: t}
 	switch k {
-	case kInt, kDate, kFloat, kTime, kTs:
-		out.i = v.Int64()
-	case kBool:
-		out.i = v.Int64()
-	case kText, kUUID, kInet, kIntv, kJSONB, kTextArray, kBytea:
-		out.s = string(v.Bytes())
-	case kNumeric:
+	case KindInt, KindDate, KindFloat, KindTime, KindTimestamp:
+		out.Int = v.Int64()
+	case KindBool:
+		out.Int = v.Int64()
+	case KindText, KindUUID, KindInet, KindInterval, KindJSONB, KindTextArray, KindBytea:
+		out.Str = string(v.Bytes())
+	case KindNumeric:
 		if neg, digits, scale, ok := v.NumericCoefficient(); ok {
-			out.d, err = pgnumeric.FromCoefficient(neg, digits, int(scale))
+			out.Num, err = pgnumeric.FromCoefficient(neg, digits, int(scale))
 		} else {
-			out.d, err = parseDecimal(string(t.AppendText(nil, v, env)))
+			out.Num, err = parseDecimal(string(t.AppendText(nil, v, env)))
 		}
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
 	}
 	return out, nil
 }
 
-// toOnion converts a computed value for output as type t.
-func (a aval) toOnion(env onion.Env) (onion.Value, error) {
-	if a.null {
+// ToOnion converts a computed value for output as type t.
+func (a Value) ToOnion(env onion.Env) (onion.Value, error) {
+	if a.Null {
 		return onion.Null(), nil
 	}
-	k, _ := kindOf(a.t)
+	k, _ := KindOf(a.Type)
 	switch k {
-	case kInt:
-		return onion.IntValue(a.i), nil
-	case kDate:
-		return onion.DateValue(int32(a.i)), nil
-	case kBool:
-		return onion.BoolValue(a.i != 0), nil
-	case kText, kJSONB:
-		return onion.TextValue(a.s), nil
-	case kUUID, kInet, kIntv, kTextArray, kBytea:
-		return onion.BytesValue([]byte(a.s)), nil
-	case kFloat, kTime, kTs:
-		return onion.IntValue(a.i), nil
+	case KindInt:
+		return onion.IntValue(a.Int), nil
+	case KindDate:
+		return onion.DateValue(int32(a.Int)), nil
+	case KindBool:
+		return onion.BoolValue(a.Int != 0), nil
+	case KindText, KindJSONB:
+		return onion.TextValue(a.Str), nil
+	case KindUUID, KindInet, KindInterval, KindTextArray, KindBytea:
+		return onion.BytesValue([]byte(a.Str)), nil
+	case KindFloat, KindTime, KindTimestamp:
+		return onion.IntValue(a.Int), nil
 	}
-	return a.t.ParseText([]byte(a.d.String()), env)
+	return a.Type.ParseText([]byte(a.Num.String()), env)
 }
 
 // constValue reads a constant as type t (for an unknown-typed literal met
 // with a typed operand) or as its own type.
-func constValue(e *ir.Expr, want *onion.Type, env onion.Env) (aval, error) {
-	t := tText
+func constValue(e *ir.Expr, want *onion.Type, env onion.Env) (Value, error) {
+	t := TypeText
 	switch e.ConstType {
 	case "", "text", "varchar", "bpchar", "char":
 		if e.ConstType == "" && want != nil {
 			t = *want
 		}
 	case "int", "int2", "smallint":
-		t = tInt4 // an integer literal of any width computes as int4
+		t = TypeInt4 // an integer literal of any width computes as int4
 	case "text[]":
-		t = tTextArray
+		t = TypeTextArray
 	default:
 		ct, err := onion.TypeFromNames([]string{e.ConstType}, nil)
 		if err != nil {
-			return aval{}, rewrite.Refusal("constants of type %s are not supported in a query the proxy computes", e.ConstType)
+			return Value{}, rewrite.Refusal("constants of type %s are not supported in a query the proxy computes", e.ConstType)
 		}
 		t = ct
 	}
 	if e.Const == nil {
-		return nullOf(t), nil
+		return NullOf(t), nil
 	}
 	if t.Base == onion.Char {
-		t = tText // compared without padding
+		t = TypeText // compared without padding
 	}
 	v, err := t.ParseText([]byte(*e.Const), env)
 	if err != nil {
-		return aval{}, err
+		return Value{}, err
 	}
-	return fromOnion(t, v, env)
+	return FromOnion(t, v, env)
 }
 
-// intRange checks an integer result against its type.
-func intRange(t onion.Type, x int64, overflow bool) (aval, error) {
+// IntRange checks an integer result against its type.
+func IntRange(t onion.Type, x int64, overflow bool) (Value, error) {
 	lo, hi, name := int64(-1<<63), int64(1<<63-1), "bigint"
 	switch t.Base {
 	case onion.SmallInt:
@@ -203,9 +203,9 @@ func intRange(t onion.Type, x int64, overflow bool) (aval, error) {
 		lo, hi, name = -1<<31, 1<<31-1, "integer"
 	}
 	if overflow || x < lo || x > hi {
-		return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: name + " out of range"}
+		return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: name + " out of range"}
 	}
-	return aval{t: t, i: x}, nil
+	return Value{Type: t, Int: x}, nil
 }
 
 // widerInt is the result type of integer arithmetic.
@@ -217,25 +217,25 @@ func widerInt(a, b onion.Type) onion.Type {
 	return onion.Type{Base: b.Base}
 }
 
-func (a aval) numeric() decimal {
-	k, _ := kindOf(a.t)
-	if k == kInt {
-		return decimalFromInt(a.i)
+func (a Value) numeric() Decimal {
+	k, _ := KindOf(a.Type)
+	if k == KindInt {
+		return decimalFromInt(a.Int)
 	}
-	return a.d
+	return a.Num
 }
 
 // float8Bits is a non-NULL float8, integer or numeric value as double
 // precision bits, cast as PostgreSQL casts (rounded to nearest).
-func (a aval) float8Bits() int64 {
-	k, _ := kindOf(a.t)
+func (a Value) float8Bits() int64 {
+	k, _ := KindOf(a.Type)
 	switch k {
-	case kFloat:
-		return a.i
-	case kInt:
-		return int64(math.Float64bits(float64(a.i)))
+	case KindFloat:
+		return a.Int
+	case KindInt:
+		return int64(math.Float64bits(float64(a.Int)))
 	}
-	f, err := strconv.ParseFloat(a.d.String(), 64)
+	f, err := strconv.ParseFloat(a.Num.String(), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		f = math.NaN()
 	}
@@ -243,100 +243,100 @@ func (a aval) float8Bits() int64 {
 }
 
 // arith computes a op b (+ - * /).
-func arith(op string, a, b aval) (aval, error) {
-	ka, _ := kindOf(a.t)
-	kb, _ := kindOf(b.t)
+func arith(op string, a, b Value) (Value, error) {
+	ka, _ := KindOf(a.Type)
+	kb, _ := KindOf(b.Type)
 	switch {
-	case ka == kInt && kb == kInt:
-		t := widerInt(a.t, b.t)
-		if a.null || b.null {
-			return nullOf(t), nil
+	case ka == KindInt && kb == KindInt:
+		t := widerInt(a.Type, b.Type)
+		if a.Null || b.Null {
+			return NullOf(t), nil
 		}
-		x, y := a.i, b.i
+		x, y := a.Int, b.Int
 		switch op {
 		case "+":
 			r := x + y
-			return intRange(t, r, (x > 0 && y > 0 && r < 0) || (x < 0 && y < 0 && r >= 0))
+			return IntRange(t, r, (x > 0 && y > 0 && r < 0) || (x < 0 && y < 0 && r >= 0))
 		case "-":
 			r := x - y
-			return intRange(t, r, (x >= 0 && y < 0 && r < 0) || (x < 0 && y > 0 && r >= 0))
+			return IntRange(t, r, (x >= 0 && y < 0 && r < 0) || (x < 0 && y > 0 && r >= 0))
 		case "*":
 			r := x * y
-			return intRange(t, r, x != 0 && (r/x != y || (x == -1 && y == -1<<63)))
+			return IntRange(t, r, x != 0 && (r/x != y || (x == -1 && y == -1<<63)))
 		case "/":
 			if y == 0 {
-				return aval{}, errDivisionByZero
+				return Value{}, errDivisionByZero
 			}
 			if x == -1<<63 && y == -1 {
-				return intRange(t, 0, true)
+				return IntRange(t, 0, true)
 			}
-			return intRange(t, x/y, false)
+			return IntRange(t, x/y, false)
 		case "#": // int4xor, int8xor ...
-			return aval{t: t, i: x ^ y}, nil
+			return Value{Type: t, Int: x ^ y}, nil
 		case "&":
-			return aval{t: t, i: x & y}, nil
+			return Value{Type: t, Int: x & y}, nil
 		case "|":
-			return aval{t: t, i: x | y}, nil
+			return Value{Type: t, Int: x | y}, nil
 		}
 	case op == "#" || op == "&" || op == "|":
 		// Integers only (below).
-	case (ka == kInt || ka == kNumeric) && (kb == kInt || kb == kNumeric):
-		if a.null || b.null {
-			return nullOf(tNumeric), nil
+	case (ka == KindInt || ka == KindNumeric) && (kb == KindInt || kb == KindNumeric):
+		if a.Null || b.Null {
+			return NullOf(TypeNumeric), nil
 		}
 		x, y := a.numeric(), b.numeric()
-		out := aval{t: tNumeric}
+		out := Value{Type: TypeNumeric}
 		var err error
 		switch op {
 		case "+":
-			out.d, err = x.Add(y)
+			out.Num, err = x.Add(y)
 		case "-":
-			out.d, err = x.Sub(y)
+			out.Num, err = x.Sub(y)
 		case "*":
-			out.d, err = x.Mul(y)
+			out.Num, err = x.Mul(y)
 		case "/":
-			out.d, err = x.Div(y)
+			out.Num, err = x.Div(y)
 		}
 		return out, err
-	case ka == kText && kb == kText && op == "||":
+	case ka == KindText && kb == KindText && op == "||":
 		// textcat: character(n) is cast to text, losing its trailing
 		// blanks.
-		if a.null || b.null {
-			return nullOf(tText), nil
+		if a.Null || b.Null {
+			return NullOf(TypeText), nil
 		}
-		return aval{t: tText, s: str(a) + str(b)}, nil
-	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
+		return Value{Type: TypeText, Str: str(a) + str(b)}, nil
+	case (ka == KindFloat || kb == KindFloat) && (ka == KindFloat || ka == KindInt || ka == KindNumeric) && (kb == KindFloat || kb == KindInt || kb == KindNumeric):
 		// The other operand is cast to double precision (implicitly).
-		if a.null || b.null {
-			return nullOf(tFloat8), nil
+		if a.Null || b.Null {
+			return NullOf(TypeFloat8), nil
 		}
 		return float8Arith(op, math.Float64frombits(uint64(a.float8Bits())), math.Float64frombits(uint64(b.float8Bits())))
-	case ka == kDate && kb == kDate && op == "-":
-		if a.null || b.null {
-			return nullOf(tInt4), nil
+	case ka == KindDate && kb == KindDate && op == "-":
+		if a.Null || b.Null {
+			return NullOf(TypeInt4), nil
 		}
-		return aval{t: tInt4, i: a.i - b.i}, nil
-	case ka == kDate && kb == kInt && (op == "+" || op == "-"):
-		if b.t.Base == onion.BigInt {
+		return Value{Type: TypeInt4, Int: a.Int - b.Int}, nil
+	case ka == KindDate && kb == KindInt && (op == "+" || op == "-"):
+		if b.Type.Base == onion.BigInt {
 			// PostgreSQL has date ± integer, not bigint.
-			return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "42883", Message: "operator does not exist: date " + op + " bigint",
+			return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "42883", Message: "operator does not exist: date " + op + " bigint",
 				Hint: "No operator matches the given name and argument types. You might need to add explicit type casts."}
 		}
-		if a.null || b.null {
-			return nullOf(tDate), nil
+		if a.Null || b.Null {
+			return NullOf(TypeDate), nil
 		}
 		if op == "-" {
-			return aval{t: tDate, i: a.i - b.i}, nil
+			return Value{Type: TypeDate, Int: a.Int - b.Int}, nil
 		}
-		return aval{t: tDate, i: a.i + b.i}, nil
+		return Value{Type: TypeDate, Int: a.Int + b.Int}, nil
 	}
-	return aval{}, rewrite.Refusal("operator %s between %s and %s is not supported in a query the proxy computes", op, a.t, b.t)
+	return Value{}, rewrite.Refusal("operator %s between %s and %s is not supported in a query the proxy computes", op, a.Type, b.Type)
 }
 
 // float8Arith is PostgreSQL's float8pl, float8mi, float8mul and
 // float8div: IEEE arithmetic, with an error where a finite result
 // overflows or a non-zero one underflows to zero.
-func float8Arith(op string, x, y float64) (aval, error) {
+func float8Arith(op string, x, y float64) (Value, error) {
 	overflow := &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: overflow"}
 	underflow := &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: underflow"}
 	var r float64
@@ -347,44 +347,44 @@ func float8Arith(op string, x, y float64) (aval, error) {
 			r = x - y
 		}
 		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-			return aval{}, overflow
+			return Value{}, overflow
 		}
 	case "*":
 		r = x * y
 		if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-			return aval{}, overflow
+			return Value{}, overflow
 		}
 		if r == 0 && x != 0 && y != 0 {
-			return aval{}, underflow
+			return Value{}, underflow
 		}
 	case "/":
 		if y == 0 && !math.IsNaN(x) {
-			return aval{}, errDivisionByZero
+			return Value{}, errDivisionByZero
 		}
 		r = x / y
 		if math.IsInf(r, 0) && !math.IsInf(x, 0) {
-			return aval{}, overflow
+			return Value{}, overflow
 		}
 		if r == 0 && x != 0 && !math.IsInf(y, 0) {
-			return aval{}, underflow
+			return Value{}, underflow
 		}
 	default:
-		return aval{}, rewrite.Refusal("operator %s between double precision values is not supported in a query the proxy computes", op)
+		return Value{}, rewrite.Refusal("operator %s between double precision values is not supported in a query the proxy computes", op)
 	}
-	return aval{t: tFloat8, i: int64(math.Float64bits(r))}, nil
+	return Value{Type: TypeFloat8, Int: int64(math.Float64bits(r))}, nil
 }
 
 // caseMap is lower(s) or upper(s) under the database's LC_CTYPE ctype
 // (pglocale: ASCII letters only under C). The result is text.
-func caseMap(fn, ctype string, a aval) (aval, error) {
-	if k, _ := kindOf(a.t); k != kText {
-		return aval{}, rewrite.Refusal("%s of a value of type %s is not supported in a query the proxy computes", fn, a.t)
+func caseMap(fn, ctype string, a Value) (Value, error) {
+	if k, _ := KindOf(a.Type); k != KindText {
+		return Value{}, rewrite.Refusal("%s of a value of type %s is not supported in a query the proxy computes", fn, a.Type)
 	}
-	if a.null {
-		return nullOf(tText), nil
+	if a.Null {
+		return NullOf(TypeText), nil
 	}
-	s := a.s
-	if a.t.Base == onion.Char {
+	s := a.Str
+	if a.Type.Base == onion.Char {
 		s = strings.TrimRight(s, " ") // bpchar to text drops its blanks
 	}
 	var err error
@@ -394,9 +394,9 @@ func caseMap(fn, ctype string, a aval) (aval, error) {
 		s, err = pglocale.Lower(ctype, s)
 	}
 	if err != nil {
-		return aval{}, ctypeRefusal(fn, ctype, err)
+		return Value{}, ctypeRefusal(fn, ctype, err)
 	}
-	return aval{t: tText, s: s}, nil
+	return Value{Type: TypeText, Str: s}, nil
 }
 
 // ctypeRefusal refuses mapping case in the proxy when its C library
@@ -406,31 +406,31 @@ func ctypeRefusal(what, ctype string, err error) error {
 		err.Error(), "Install the locale on the proxy's machine (the same C library release as the server's).")
 }
 
-// compare orders two non-NULL values of comparable types.
-func compare(a, b aval) (int, error) {
-	ka, _ := kindOf(a.t)
-	kb, _ := kindOf(b.t)
+// Compare orders two non-NULL values of comparable types.
+func Compare(a, b Value) (int, error) {
+	ka, _ := KindOf(a.Type)
+	kb, _ := KindOf(b.Type)
 	switch {
-	case (ka == kInt || ka == kNumeric) && (kb == kInt || kb == kNumeric):
-		if ka == kInt && kb == kInt {
-			return cmpInt(a.i, b.i), nil
+	case (ka == KindInt || ka == KindNumeric) && (kb == KindInt || kb == KindNumeric):
+		if ka == KindInt && kb == KindInt {
+			return cmpInt(a.Int, b.Int), nil
 		}
 		return a.numeric().Cmp(b.numeric()), nil
-	case ka == kText && kb == kText:
-		x, y := a.s, b.s
-		if a.t.Base == onion.Char || b.t.Base == onion.Char {
+	case ka == KindText && kb == KindText:
+		x, y := a.Str, b.Str
+		if a.Type.Base == onion.Char || b.Type.Base == onion.Char {
 			x, y = strings.TrimRight(x, " "), strings.TrimRight(y, " ")
 		}
 		return strings.Compare(x, y), nil
-	case ka == kb && (ka == kDate || ka == kBool || ka == kTime):
-		return cmpInt(a.i, b.i), nil
-	case ka == kTs && kb == kTs && a.t.Base == b.t.Base:
+	case ka == kb && (ka == KindDate || ka == KindBool || ka == KindTime):
+		return cmpInt(a.Int, b.Int), nil
+	case ka == KindTimestamp && kb == KindTimestamp && a.Type.Base == b.Type.Base:
 		// timestamp with timestamptz would convert in the session's
 		// time zone: not mixed here.
-		return cmpInt(a.i, b.i), nil
-	case ka == kUUID && kb == kUUID, ka == kBytea && kb == kBytea:
-		return strings.Compare(a.s, b.s), nil // uuid_cmp and byteacmp are memcmp, then length
-	case ka == kJSONB && kb == kJSONB:
+		return cmpInt(a.Int, b.Int), nil
+	case ka == KindUUID && kb == KindUUID, ka == KindBytea && kb == KindBytea:
+		return strings.Compare(a.Str, b.Str), nil // uuid_cmp and byteacmp are memcmp, then length
+	case ka == KindJSONB && kb == KindJSONB:
 		x, err := jsonOf(a)
 		if err != nil {
 			return 0, err
@@ -440,18 +440,18 @@ func compare(a, b aval) (int, error) {
 			return 0, err
 		}
 		return pgjson.Compare(x, y), nil
-	case ka == kIntv && kb == kIntv:
-		return a.t.Compare(onion.BytesValue([]byte(a.s)), onion.BytesValue([]byte(b.s))), nil // by span
-	case ka == kInet && kb == kInet:
-		return a.t.Compare(onion.BytesValue([]byte(a.s)), onion.BytesValue([]byte(b.s))), nil // network_cmp
-	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
+	case ka == KindInterval && kb == KindInterval:
+		return a.Type.Compare(onion.BytesValue([]byte(a.Str)), onion.BytesValue([]byte(b.Str))), nil // by span
+	case ka == KindInet && kb == KindInet:
+		return a.Type.Compare(onion.BytesValue([]byte(a.Str)), onion.BytesValue([]byte(b.Str))), nil // network_cmp
+	case (ka == KindFloat || kb == KindFloat) && (ka == KindFloat || ka == KindInt || ka == KindNumeric) && (kb == KindFloat || kb == KindInt || kb == KindNumeric):
 		// An integer or numeric operand is cast to double precision,
 		// as PostgreSQL resolves the operator; -0 equals 0, NaN equals
 		// NaN and is above every number.
 		t := onion.Type{Base: onion.Float8}
 		return t.Compare(onion.IntValue(a.float8Bits()), onion.IntValue(b.float8Bits())), nil
 	}
-	return 0, rewrite.Refusal("comparing %s with %s is not supported in a query the proxy computes", a.t, b.t)
+	return 0, rewrite.Refusal("comparing %s with %s is not supported in a query the proxy computes", a.Type, b.Type)
 }
 
 func cmpInt(x, y int64) int {
@@ -464,53 +464,53 @@ func cmpInt(x, y int64) int {
 	return 0
 }
 
-// text renders a value as PostgreSQL's text output (for LIKE and keys).
-func (a aval) text(env onion.Env) string {
-	v, err := a.toOnion(env)
+// Text renders a value as PostgreSQL's Text output (for LIKE and keys).
+func (a Value) Text(env onion.Env) string {
+	v, err := a.ToOnion(env)
 	if err != nil || v.IsNull() {
 		return ""
 	}
-	return string(a.t.AppendText(nil, v, env))
+	return string(a.Type.AppendText(nil, v, env))
 }
 
 // substring is substring(s FROM start [FOR count]) on characters.
-func substring(s aval, start aval, count *aval) (aval, error) {
-	if s.null || start.null || count != nil && count.null {
-		return nullOf(tText), nil
+func substring(s Value, start Value, count *Value) (Value, error) {
+	if s.Null || start.Null || count != nil && count.Null {
+		return NullOf(TypeText), nil
 	}
-	runes := []rune(s.s)
-	from := start.i
+	runes := []rune(s.Str)
+	from := start.Int
 	to := int64(len(runes)) + 1
 	if count != nil {
-		if count.i < 0 {
-			return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22011", Message: "negative substring length not allowed"}
+		if count.Int < 0 {
+			return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22011", Message: "negative substring length not allowed"}
 		}
-		to = from + count.i
+		to = from + count.Int
 	}
 	from = max(from, 1)
 	to = min(to, int64(len(runes))+1)
 	if to <= from {
-		return aval{t: tText, s: ""}, nil
+		return Value{Type: TypeText, Str: ""}, nil
 	}
-	return aval{t: tText, s: string(runes[from-1 : to-1])}, nil
+	return Value{Type: TypeText, Str: string(runes[from-1 : to-1])}, nil
 }
 
-// keyOf is a value's grouping key.
-func (a aval) keyOf(env onion.Env) string {
-	return string(a.appendKey(nil, env))
+// KeyOf is a value's grouping key.
+func (a Value) KeyOf(env onion.Env) string {
+	return string(a.AppendKey(nil, env))
 }
 
-// appendKey appends a value's grouping key (keyOf) to b.
-func (a aval) appendKey(b []byte, env onion.Env) []byte {
-	if a.null {
+// AppendKey appends a value's grouping key (keyOf) to b.
+func (a Value) AppendKey(b []byte, env onion.Env) []byte {
+	if a.Null {
 		return append(b, "\x00N"...)
 	}
-	k, _ := kindOf(a.t)
+	k, _ := KindOf(a.Type)
 	switch k {
-	case kNumeric:
+	case KindNumeric:
 		from := len(b)
-		b = a.d.AppendText(b)
-		if !a.d.IsFinite() {
+		b = a.Num.AppendText(b)
+		if !a.Num.IsFinite() {
 			return b
 		}
 		// 1.0 and 1.00 group together: normalise the scale.
@@ -522,24 +522,39 @@ func (a aval) appendKey(b []byte, env onion.Env) []byte {
 			b = append(b[:from], '0')
 		}
 		return b
-	case kText:
+	case KindText:
 		b = append(b, 't')
-		if a.t.Base == onion.Char {
-			return append(b, strings.TrimRight(a.s, " ")...)
+		if a.Type.Base == onion.Char {
+			return append(b, strings.TrimRight(a.Str, " ")...)
 		}
-		return append(b, a.s...)
-	case kUUID:
-		return append(append(b, 'u'), a.s...)
-	case kBytea:
-		return append(append(b, 'b'), a.s...)
-	case kInet:
-		return append(append(b, 'i'), a.s...)
-	case kIntv:
-		return append(append(b, 'v'), a.t.EqualityKey(onion.BytesValue([]byte(a.s)))...)
-	case kJSONB:
-		return append(append(b, 'j'), a.t.EqualityKey(onion.TextValue(a.s))...)
-	case kFloat:
-		return append(append(b, 'f'), a.t.EqualityKey(onion.IntValue(a.i))...)
+		return append(b, a.Str...)
+	case KindUUID:
+		return append(append(b, 'u'), a.Str...)
+	case KindBytea:
+		return append(append(b, 'b'), a.Str...)
+	case KindInet:
+		return append(append(b, 'i'), a.Str...)
+	case KindInterval:
+		return append(append(b, 'v'), a.Type.EqualityKey(onion.BytesValue([]byte(a.Str)))...)
+	case KindJSONB:
+		return append(append(b, 'j'), a.Type.EqualityKey(onion.TextValue(a.Str))...)
+	case KindFloat:
+		return append(append(b, 'f'), a.Type.EqualityKey(onion.IntValue(a.Int))...)
 	}
-	return strconv.AppendInt(b, a.i, 10)
+	return strconv.AppendInt(b, a.Int, 10)
+}
+
+// Compares reports whether a comparison result (-1, 0, 1) satisfies op.
+func Compares(cmp int, op string) bool {
+	switch op {
+	case "<":
+		return cmp < 0
+	case "<=":
+		return cmp <= 0
+	case ">":
+		return cmp > 0
+	case ">=":
+		return cmp >= 0
+	}
+	return false
 }

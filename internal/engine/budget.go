@@ -65,10 +65,10 @@ func (b *heldBudget) err() error {
 
 // groupCost is the cost of a group holding the input values in, with
 // aggs aggregate states.
-func groupCost(in []aval, aggs int) int {
+func groupCost(in []Value, aggs int) int {
 	n := heldRowOverhead + aggs*heldRowOverhead
 	for _, v := range in {
-		n += heldValueOverhead + len(v.s)
+		n += heldValueOverhead + len(v.Str)
 	}
 	return n
 }

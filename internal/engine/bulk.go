@@ -206,7 +206,7 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 // client's array (NULL past its end, as UNNEST pads), or its default
 // (an expression computed for each row, with the server's times from
 // clock).
-func (a *bulkArray) values(bs *bindState, rows int, t *catalog.Table, clock *serverClock) ([]onion.Value, error) {
+func (a *bulkArray) values(bs *bindState, rows int, t *catalog.Table, clock *ServerClock) ([]onion.Value, error) {
 	out := make([]onion.Value, rows)
 	if a.param == 0 && a.x.cat.Generation != nil {
 		return out, nil // computed by the caller

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
-	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -64,8 +63,8 @@ func (e *Engine) planChecks(t *catalog.Table) (*rowChecks, error) {
 				return nil, rewrite.Refusal("CHECK constraint %s of table %s reads column %s of type %s, which the proxy cannot evaluate yet", c.Name, t.Name, col.Name, types[i])
 			}
 		}
-		ev := &evaluator{in: types, consts: map[*ir.Expr]aval{}}
-		if bad := ev.plan(pc.Expr); bad != nil {
+		ev := NewEvaluator(types, onion.Env{})
+		if bad := ev.Plan(pc.Expr); bad != nil {
 			return nil, rewrite.Refusal("CHECK constraint %s of table %s: %s", c.Name, t.Name, errMessage(bad))
 		}
 		rc.checks = append(rc.checks, pc)
@@ -83,7 +82,7 @@ func storedExprType(t onion.Type) error {
 	if t.Base == onion.Timestamptz {
 		return rewrite.Refusal("values of type %s in a stored expression are not supported by the proxy yet", t)
 	}
-	_, err := kindOf(t)
+	_, err := KindOf(t)
 	return err
 }
 
@@ -102,7 +101,7 @@ func errMessage(err error) string {
 // they are); otherwise an unwritten column is NULL.
 func (rc *rowChecks) verify(value func(*catalog.Column) (onion.Value, bool), partial bool, env onion.Env) error {
 	for i, c := range rc.checks {
-		in := make([]aval, len(c.Columns))
+		in := make([]Value, len(c.Columns))
 		written := false
 		for k, col := range c.Columns {
 			v, ok := value(col)
@@ -111,19 +110,19 @@ func (rc *rowChecks) verify(value func(*catalog.Column) (onion.Value, bool), par
 				v = onion.Null()
 			}
 			var err error
-			if in[k], err = fromOnion(rc.types[i][k], v, env); err != nil {
+			if in[k], err = FromOnion(rc.types[i][k], v, env); err != nil {
 				return err
 			}
 		}
 		if partial && !written {
 			continue
 		}
-		ev := &evaluator{env: env, in: rc.types[i], consts: map[*ir.Expr]aval{}}
-		r, err := ev.eval(c.Expr, &scope{row: in})
+		ev := NewEvaluator(rc.types[i], env)
+		r, err := ev.Eval(c.Expr, &Scope{Row: in})
 		if err != nil {
 			return err
 		}
-		if !r.null && r.i == 0 {
+		if !r.Null && r.Int == 0 {
 			pe := &pgconn.PgError{Severity: "ERROR", Code: checkViolation, TableName: rc.table, ConstraintName: c.Name,
 				Message: fmt.Sprintf("new row for relation %q violates check constraint %q", rc.table, c.Name)}
 			if c.Domain != "" {
@@ -234,4 +233,25 @@ func partialRows(holes []rewrite.Hole, partialFrom int) map[int]map[catalog.ID]r
 		}
 	}
 	return rows
+}
+
+// planDefaults refuses a DEFAULT expression of t's (DefaultExpr) the
+// proxy could not compute, when the table is created or altered rather
+// than at each INSERT.
+func planDefaults(t *catalog.Table, env onion.Env) error {
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if c.DefaultExpr == nil {
+			continue
+		}
+		e, err := rewrite.DefaultExprOf(c)
+		if err != nil {
+			return err
+		}
+		ev := NewEvaluator(nil, env)
+		if bad := ev.Plan(e); bad != nil {
+			return rewrite.Refusal("DEFAULT of encrypted column %s.%s: %s", t.Name, c.Name, errMessage(bad))
+		}
+	}
+	return nil
 }

@@ -4,14 +4,14 @@ import (
 	"github.com/pgonion/pgonion/internal/pgnumeric"
 )
 
-// decimal is an exact numeric value for the proxy's own arithmetic
+// Decimal is an exact numeric value for the proxy's own arithmetic
 // (split execution), with PostgreSQL's rules (internal/pgnumeric).
-type decimal = pgnumeric.Decimal
+type Decimal = pgnumeric.Decimal
 
-func decimalFromInt(i int64) decimal { return pgnumeric.FromInt64(i) }
+func decimalFromInt(i int64) Decimal { return pgnumeric.FromInt64(i) }
 
 // parseDecimal reads numeric_out's text ("-12.50", "NaN", "Infinity").
-func parseDecimal(s string) (decimal, error) { return pgnumeric.Parse(s) }
+func parseDecimal(s string) (Decimal, error) { return pgnumeric.Parse(s) }
 
 var errDivisionByZero = divisionByZero()
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/pgonion/pgonion/internal/catalog"
-	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -66,8 +65,8 @@ func (e *Engine) planGenerations(t *catalog.Table, env onion.Env) (*rowGeneratio
 		if err != nil {
 			return nil, err
 		}
-		ev := &evaluator{env: env, in: in, consts: map[*ir.Expr]aval{}}
-		if bad := ev.plan(g.Expr); bad != nil {
+		ev := NewEvaluator(in, env)
+		if bad := ev.Plan(g.Expr); bad != nil {
 			return nil, rewrite.Refusal("generated column %s.%s: %s", t.Name, c.Name, errMessage(bad))
 		}
 		rg.gens = append(rg.gens, g)
@@ -82,15 +81,15 @@ func (e *Engine) planGenerations(t *catalog.Table, env onion.Env) (*rowGeneratio
 // reads (NULL for a column the row does not have).
 func (rg *rowGenerations) compute(g int, value func(*catalog.Column) onion.Value, env onion.Env) (onion.Value, error) {
 	gen := rg.gens[g]
-	in := make([]aval, len(gen.Columns))
+	in := make([]Value, len(gen.Columns))
 	for k, col := range gen.Columns {
 		var err error
-		if in[k], err = fromOnion(rg.in[g][k], value(col), env); err != nil {
+		if in[k], err = FromOnion(rg.in[g][k], value(col), env); err != nil {
 			return onion.Value{}, err
 		}
 	}
-	ev := &evaluator{env: env, in: rg.in[g], consts: map[*ir.Expr]aval{}}
-	a, err := ev.eval(gen.Expr, &scope{row: in})
+	ev := NewEvaluator(rg.in[g], env)
+	a, err := ev.Eval(gen.Expr, &Scope{Row: in})
 	if err != nil {
 		return onion.Value{}, err
 	}

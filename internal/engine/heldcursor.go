@@ -168,7 +168,7 @@ func (h *heldFetch) encode(rows []*pgproto3.DataRow) ([]*pgproto3.DataRow, error
 		if formatOf(h.formats, i) != 1 {
 			continue
 		}
-		t, ok := typeOfOID(f.DataTypeOID)
+		t, ok := TypeOfOID(f.DataTypeOID)
 		if !ok {
 			return nil, rewrite.Refusal("binary results of type OID %d from cursor %s, whose rows the proxy computes, are not supported; ask for text", f.DataTypeOID, h.c.name)
 		}

@@ -617,7 +617,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		}
 		enc := make([]onion.Cells, len(p.holes))
 		plain := make([]onion.Value, len(p.holes))
-		var clock *serverClock // this execution's
+		var clock *ServerClock // this execution's
 		for i, h := range p.holes {
 			plain[i] = onion.Null()
 			switch {
@@ -725,7 +725,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 // expressions read (declared by the client, else as their use types
 // them; text when nothing does).
 func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *extended) (map[int]onion.Type, error) {
-	var clock *serverClock
+	var clock *ServerClock
 	var params map[int]onion.Type
 	for i := range holes {
 		h := &holes[i]
@@ -754,7 +754,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 			if _, err := planExprHole(t, &typed, env); err != nil {
 				return nil, err
 			}
-			inferred := inferTypes(func(f func(*ir.Expr)) { ir.WalkExpr(typed.Expr, f) }, trace, nil, env)
+			inferred := InferTypes(func(f func(*ir.Expr)) { ir.WalkExpr(typed.Expr, f) }, trace, nil, env)
 			if params == nil {
 				params = map[int]onion.Type{}
 			}
@@ -762,11 +762,11 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 				var pt onion.Type
 				ok := false
 				if n-1 < len(ext.oids) && ext.oids[n-1] != 0 {
-					pt, ok = typeOfOID(ext.oids[n-1])
+					pt, ok = TypeOfOID(ext.oids[n-1])
 				}
 				if !ok {
 					if pt, ok = inferred[n]; !ok {
-						pt = tText
+						pt = TypeText
 					}
 				}
 				if prev, ok := params[n]; ok && prev != pt {
@@ -776,7 +776,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 			}
 			continue
 		}
-		if ext != nil && volatileExpr(h.Expr) {
+		if ext != nil && VolatileExpr(h.Expr) {
 			if _, err := planExprHole(t, h, env); err != nil {
 				return nil, err
 			}
@@ -801,9 +801,9 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 
 // planExprHole types hole h's expression, refusing what the proxy
 // cannot compute.
-func planExprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env) (*evaluator, error) {
-	ev := &evaluator{env: env, consts: map[*ir.Expr]aval{}}
-	if bad := ev.plan(h.Expr); bad != nil {
+func planExprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env) (*Evaluator, error) {
+	ev := NewEvaluator(nil, env)
+	if bad := ev.Plan(h.Expr); bad != nil {
 		return nil, rewrite.Refusal("expression for encrypted column %s.%s: %s", t.Name, h.Column.Name, errMessage(bad))
 	}
 	return ev, nil
@@ -811,7 +811,7 @@ func planExprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env) (*evaluator,
 
 // exprHole computes hole h's expression (Hole.Expr) as a value of its
 // column, with the server's times from clock.
-func exprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env, clock *serverClock) (onion.Value, error) {
+func exprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env, clock *ServerClock) (onion.Value, error) {
 	typ, err := rewrite.ColumnType(h.Column)
 	if err != nil {
 		return onion.Value{}, err
@@ -820,8 +820,8 @@ func exprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env, clock *serverClo
 	if err != nil {
 		return onion.Value{}, err
 	}
-	ev.clock = clock
-	a, err := ev.eval(h.Expr, &scope{})
+	ev.Clock = clock
+	a, err := ev.Eval(h.Expr, &Scope{})
 	if err != nil {
 		return onion.Value{}, err
 	}

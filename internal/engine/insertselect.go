@@ -165,13 +165,13 @@ func insertSelectCast(oid uint32, c *catalog.Column, table string) (string, erro
 		return "", nil
 	}
 	if c.Policy == catalog.Plain {
-		if name, ok := subqueryTypeNames[oid]; ok {
+		if name, ok := SubqueryTypeNames[oid]; ok {
 			return name, nil
 		}
 		return "", nil
 	}
 	from := fmt.Sprintf("type OID %d", oid)
-	if name, ok := subqueryTypeNames[oid]; ok {
+	if name, ok := SubqueryTypeNames[oid]; ok {
 		from = name
 	}
 	return "", rewrite.Refusal("INSERT ... SELECT of a %s value into encrypted column %s.%s of type %s is not supported yet: the proxy would read its text where the server casts it; cast it to %s in the SELECT", from, table, c.Name, target, target)

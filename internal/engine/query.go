@@ -163,9 +163,9 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		if err != nil {
 			return nil, err
 		}
-		inferred := inferParamTypes(agg, aggInputs(agg, proj), declared, env)
+		inferred := InferParamTypes(agg, encTypes(aggInputs(agg, proj)), declared, env)
 		for _, n := range agg.LimitParams() {
-			inferred[n] = tInt8 // LIMIT and OFFSET are bigint
+			inferred[n] = TypeInt8 // LIMIT and OFFSET are bigint
 		}
 		for _, n := range aggParams {
 			holeOf[n] = exprParam(n, hp.clients[n-1], inferred[n])
@@ -339,9 +339,9 @@ var (
 // proxy computes: of the type the client declared, else of the type its
 // use gives it (inferred; text when none), read as an untyped literal.
 func exprParam(n int, declared uint32, inferred onion.Type) *encrypted {
-	t, ok := typeOfOID(declared)
+	t, ok := TypeOfOID(declared)
 	if !ok || paramConstType(declared) == "" {
-		t = tText
+		t = TypeText
 		if declared == 0 && inferred.Base != onion.Invalid {
 			t = inferred
 		}

@@ -398,7 +398,7 @@ func (d *decrypter) check(i int, r residual, ex *execState, row *pgproto3.DataRo
 		if ex == nil || ex.bounds[i].IsNull() {
 			return false, nil
 		}
-		return compares(c.x.typ.Compare(v, ex.bounds[i]), r.cmp.Op), nil
+		return Compares(c.x.typ.Compare(v, ex.bounds[i]), r.cmp.Op), nil
 	}
 	pat := r.pattern
 	if ex != nil {
@@ -409,21 +409,6 @@ func (d *decrypter) check(i int, r residual, ex *execState, row *pgproto3.DataRo
 	}
 	ok, err := pat.Eval(string(c.x.typ.AppendText(nil, v, d.env)))
 	return ok != r.like.Negate, err
-}
-
-// compares reports whether a comparison result (-1, 0, 1) satisfies op.
-func compares(cmp int, op string) bool {
-	switch op {
-	case "<":
-		return cmp < 0
-	case "<=":
-		return cmp <= 0
-	case ">":
-		return cmp > 0
-	case ">=":
-		return cmp >= 0
-	}
-	return false
 }
 
 // Release sends on the rows a sort has put in order.

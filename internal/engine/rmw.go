@@ -42,7 +42,7 @@ type rmw struct {
 	in     []onion.Type // of p.Inputs
 	out    []onion.Type // of p.Sets
 	xs     []*encrypted // of p.Sets
-	ev     *evaluator
+	ev     *Evaluator
 }
 
 // newRMW types p's inputs and expressions, refusing what the proxy
@@ -55,15 +55,15 @@ func (s *session) newRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks
 			return nil, err
 		}
 		if r.in[i], err = rewrite.ColumnType(c); err == nil {
-			_, err = kindOf(r.in[i])
+			_, err = KindOf(r.in[i])
 		}
 		if err != nil {
 			return nil, rewrite.Refusal("UPDATE of table %s reads column %s of type %s, which the proxy cannot compute with yet", t.Name, c.Name, c.Type)
 		}
 	}
-	r.ev = &evaluator{env: env, in: r.in, consts: map[*ir.Expr]aval{}}
+	r.ev = NewEvaluator(r.in, env)
 	for i, set := range p.Sets {
-		if bad := r.ev.plan(set.Expr); bad != nil {
+		if bad := r.ev.Plan(set.Expr); bad != nil {
 			return nil, rewrite.Refusal("SET %s = <expression> on table %s: %s", set.Column.Name, t.Name, errMessage(bad))
 		}
 		if r.out[i], err = rewrite.ColumnType(set.Column); err != nil {
@@ -82,9 +82,9 @@ func (r *rmw) row(row []*string, env onion.Env) ([]onion.Value, error) {
 	if len(row) != 2+len(r.in) || row[0] == nil || row[1] == nil {
 		return nil, fmt.Errorf("engine: the read of an UPDATE of %s returned %d columns", r.t.Name, len(row))
 	}
-	vals := make([]aval, len(r.in))
+	vals := make([]Value, len(r.in))
 	for i, v := range row[2:] {
-		vals[i] = nullOf(r.in[i])
+		vals[i] = NullOf(r.in[i])
 		if v == nil {
 			continue
 		}
@@ -92,13 +92,13 @@ func (r *rmw) row(row []*string, env onion.Env) ([]onion.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		if vals[i], err = fromOnion(r.in[i], ov, env); err != nil {
+		if vals[i], err = FromOnion(r.in[i], ov, env); err != nil {
 			return nil, err
 		}
 	}
 	next := make([]onion.Value, len(r.p.Sets))
 	for i, set := range r.p.Sets {
-		a, err := r.ev.eval(set.Expr, &scope{row: vals})
+		a, err := r.ev.Eval(set.Expr, &Scope{Row: vals})
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +115,7 @@ func (r *rmw) row(row []*string, env onion.Env) ([]onion.Value, error) {
 			}
 			for i, ic := range r.p.Inputs {
 				if ic.ID == c.ID {
-					v, err := vals[i].toOnion(env)
+					v, err := vals[i].ToOnion(env)
 					return v, err == nil
 				}
 			}
@@ -161,7 +161,7 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 	if err != nil {
 		return nil, err
 	}
-	r.ev.clock = s.sessionClock(s.aheadOK) // now() in the values: the UPDATE's transaction's
+	r.ev.Clock = s.sessionClock(s.aheadOK) // now() in the values: the UPDATE's transaction's
 	if !s.aheadOK || s.exec == nil {
 		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which reads the rows first: only as the first statement of a query string", t.Name)
 	}
@@ -248,7 +248,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	if err != nil {
 		return nil, err
 	}
-	inferred := inferTypes(typed.WalkExprs, trace, r.in, env)
+	inferred := InferTypes(typed.WalkExprs, trace, r.in, env)
 	if s.execQuery == nil {
 		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which cannot read the rows first here", t.Name)
 	}
@@ -284,7 +284,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	holeOf := map[int]*encrypted{}
 	for n := 1; n <= hp.n; n++ {
 		if !used[n] {
-			holeOf[n] = &encrypted{cat: &catalog.Column{Name: fmt.Sprintf("$%d", n)}, typ: tText}
+			holeOf[n] = &encrypted{cat: &catalog.Column{Name: fmt.Sprintf("$%d", n)}, typ: TypeText}
 		}
 	}
 	for _, n := range setParams {
@@ -301,9 +301,9 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	readDescribed := read.described
 	for n, x := range holeOf {
 		if _, computed := declared[n]; hp.clients[n-1] == 0 && !computed {
-			x.typ = tText
+			x.typ = TypeText
 			if n-1 < len(readDescribed) {
-				if t, ok := typeOfOID(readDescribed[n-1]); ok {
+				if t, ok := TypeOfOID(readDescribed[n-1]); ok {
 					x.typ = t
 				}
 			}
@@ -354,7 +354,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 			return err
 		}
 		cols := make([][][]byte, len(arrays))
-		r.ev.clock = s.sessionClock(true) // this execution's
+		r.ev.Clock = s.sessionClock(true) // this execution's
 		for _, row := range rows.rows {
 			next, err := r.row(row, env)
 			if err != nil {
@@ -405,27 +405,27 @@ func arrayOIDsOf(elem string) (array, element uint32) {
 // assignValue converts a computed value to a column's type as an
 // assignment does: through its text form when the types differ (numeric
 // to numeric(p,s) rounds, too long a varchar fails with 22001).
-func assignValue(a aval, t onion.Type, env onion.Env) (onion.Value, error) {
-	if a.null {
+func assignValue(a Value, t onion.Type, env onion.Env) (onion.Value, error) {
+	if a.Null {
 		return onion.Null(), nil
 	}
-	if a.t == t {
-		return a.toOnion(env)
+	if a.Type == t {
+		return a.ToOnion(env)
 	}
-	ka, _ := kindOf(a.t)
-	kt, _ := kindOf(t)
+	ka, _ := KindOf(a.Type)
+	kt, _ := KindOf(t)
 	if number(ka) && number(kt) {
 		// The assignment cast: double precision and numeric round into
 		// an integer (half to even, half away from zero), as PostgreSQL
 		// casts them, rather than being read as text.
-		v, err := cast(&evaluator{env: env}, []aval{a}, t)
+		v, err := Cast(NewEvaluator(nil, env), []Value{a}, t)
 		if err != nil {
 			return onion.Value{}, err
 		}
-		return v.toOnion(env)
+		return v.ToOnion(env)
 	}
-	return t.ParseText([]byte(a.text(env)), env)
+	return t.ParseText([]byte(a.Text(env)), env)
 }
 
 // number reports whether values of kind k are numbers.
-func number(k kind) bool { return k == kInt || k == kNumeric || k == kFloat }
+func number(k Kind) bool { return k == KindInt || k == KindNumeric || k == KindFloat }

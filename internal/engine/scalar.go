@@ -48,7 +48,7 @@ type scalarFunc struct {
 	sig func(args []onion.Type) (params []onion.Type, result onion.Type, err error)
 	// call computes the function. Unless nulls is set, a NULL argument
 	// makes the result NULL without a call.
-	call  func(ev *evaluator, args []aval, result onion.Type) (aval, error)
+	call  func(ev *Evaluator, args []Value, result onion.Type) (Value, error)
 	nulls bool
 	// volatile: the value is not a function of the arguments (the
 	// current time, random values), so it is computed at each
@@ -67,7 +67,7 @@ type callSig struct {
 }
 
 // signature types call e (ExprFunc), cached per evaluator.
-func (ev *evaluator) signature(e *ir.Expr) (*callSig, error) {
+func (ev *Evaluator) signature(e *ir.Expr) (*callSig, error) {
 	if s := ev.sigs[e]; s != nil {
 		return s, nil
 	}
@@ -83,10 +83,10 @@ func (ev *evaluator) signature(e *ir.Expr) (*callSig, error) {
 	}
 	args := make([]onion.Type, len(e.Args))
 	for i, a := range e.Args {
-		if isUnknown(a) {
+		if IsUnknown(a) {
 			continue
 		}
-		t, err := ev.typeOf(a)
+		t, err := ev.TypeOf(a)
 		if err != nil {
 			return nil, err
 		}
@@ -101,8 +101,8 @@ func (ev *evaluator) signature(e *ir.Expr) (*callSig, error) {
 	}
 	switch e.Func {
 	case "lower", "upper":
-		if err := pglocale.Check(ev.env.CType); err != nil {
-			return nil, ctypeRefusal(e.Func, ev.env.CType, err)
+		if err := pglocale.Check(ev.Env.CType); err != nil {
+			return nil, ctypeRefusal(e.Func, ev.Env.CType, err)
 		}
 	}
 	params, result, err := fn.sig(args)
@@ -121,25 +121,25 @@ func (ev *evaluator) signature(e *ir.Expr) (*callSig, error) {
 }
 
 // call evaluates call e in sc.
-func (ev *evaluator) call(e *ir.Expr, sc *scope) (aval, error) {
+func (ev *Evaluator) call(e *ir.Expr, sc *Scope) (Value, error) {
 	s, err := ev.signature(e)
 	if err != nil {
-		return aval{}, err
+		return Value{}, err
 	}
-	var buf [4]aval
+	var buf [4]Value
 	args := buf[:0]
 	for i, a := range e.Args {
-		var v aval
-		if isUnknown(a) {
+		var v Value
+		if IsUnknown(a) {
 			v, err = ev.constant(a, &s.params[i])
 		} else {
-			v, err = ev.eval(a, sc)
+			v, err = ev.Eval(a, sc)
 		}
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
-		if v.null && !s.fn.nulls {
-			return nullOf(s.result), nil
+		if v.Null && !s.fn.nulls {
+			return NullOf(s.result), nil
 		}
 		args = append(args, v)
 	}
@@ -158,12 +158,12 @@ func refuseArgs(name string, args []onion.Type) error {
 }
 
 // Argument classes.
-func isTextType(t onion.Type) bool { k, err := kindOf(t); return err == nil && k == kText }
-func isIntType(t onion.Type) bool  { k, err := kindOf(t); return err == nil && k == kInt }
-func isNumType(t onion.Type) bool  { k, err := kindOf(t); return err == nil && k == kNumeric }
+func isTextType(t onion.Type) bool { k, err := KindOf(t); return err == nil && k == KindText }
+func isIntType(t onion.Type) bool  { k, err := KindOf(t); return err == nil && k == KindInt }
+func isNumType(t onion.Type) bool  { k, err := KindOf(t); return err == nil && k == KindNumeric }
 func isFloatType(t onion.Type) bool {
-	k, err := kindOf(t)
-	return err == nil && k == kFloat
+	k, err := KindOf(t)
+	return err == nil && k == KindFloat
 }
 
 // fixed types a function of fixed parameters: text parameters take text
@@ -189,19 +189,19 @@ func fixed(name string, params []onion.Type, result onion.Type) func([]onion.Typ
 
 // str is a text argument as a text parameter reads it: character(n)
 // loses its trailing blanks in the cast to text.
-func str(a aval) string {
-	if a.t.Base == onion.Char {
-		return strings.TrimRight(a.s, " ")
+func str(a Value) string {
+	if a.Type.Base == onion.Char {
+		return strings.TrimRight(a.Str, " ")
 	}
-	return a.s
+	return a.Str
 }
 
-func textVal(s string) aval { return aval{t: tText, s: s} }
-func int4Val(i int64) aval  { return aval{t: tInt4, i: i} }
-func float8Val(f float64) aval {
-	return aval{t: tFloat8, i: int64(math.Float64bits(f))}
+func textVal(s string) Value  { return Value{Type: TypeText, Str: s} }
+func Int4Value(i int64) Value { return Value{Type: TypeInt4, Int: i} }
+func Float8Value(f float64) Value {
+	return Value{Type: TypeFloat8, Int: int64(math.Float64bits(f))}
 }
-func (a aval) float() float64 { return math.Float64frombits(uint64(a.float8Bits())) }
+func (a Value) float() float64 { return math.Float64frombits(uint64(a.float8Bits())) }
 
 // maxTextBytes is PostgreSQL's limit on a value (1 GB less its header).
 const maxTextBytes = 1<<30 - 1 - 4
@@ -213,67 +213,67 @@ func lengthError() error {
 var scalarFuncs map[string]*scalarFunc
 
 func init() {
-	text1 := []onion.Type{tText}
-	text2 := []onion.Type{tText, tText}
-	textInt := []onion.Type{tText, tInt4}
+	text1 := []onion.Type{TypeText}
+	text2 := []onion.Type{TypeText, TypeText}
+	textInt := []onion.Type{TypeText, TypeInt4}
 	scalarFuncs = map[string]*scalarFunc{
-		"length": {sig: fixed("length", text1, tInt4), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return int4Val(int64(utf8.RuneCountInString(str(a[0])))), nil // bpcharlen ignores the padding too
+		"length": {sig: fixed("length", text1, TypeInt4), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			return Int4Value(int64(utf8.RuneCountInString(str(a[0])))), nil // bpcharlen ignores the padding too
 		}},
-		"octet_length": {sig: fixed("octet_length", text1, tInt4), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return int4Val(int64(len(a[0].s))), nil // bpcharoctetlen counts the padding
+		"octet_length": {sig: fixed("octet_length", text1, TypeInt4), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			return Int4Value(int64(len(a[0].Str))), nil // bpcharoctetlen counts the padding
 		}},
-		"lower": {sig: fixed("lower", text1, tText), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return caseMap("lower", ev.env.CType, textVal(str(a[0])))
+		"lower": {sig: fixed("lower", text1, TypeText), call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			return caseMap("lower", ev.Env.CType, textVal(str(a[0])))
 		}},
-		"upper": {sig: fixed("upper", text1, tText), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return caseMap("upper", ev.env.CType, textVal(str(a[0])))
+		"upper": {sig: fixed("upper", text1, TypeText), call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			return caseMap("upper", ev.Env.CType, textVal(str(a[0])))
 		}},
-		"concat": {sig: concatSig("concat", 1), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return textVal(joinValues(a, "", ev.env)), nil
+		"concat": {sig: concatSig("concat", 1), nulls: true, call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			return textVal(joinValues(a, "", ev.Env)), nil
 		}},
-		"concat_ws": {sig: concatSig("concat_ws", 2), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			if a[0].null {
-				return nullOf(tText), nil
+		"concat_ws": {sig: concatSig("concat_ws", 2), nulls: true, call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			if a[0].Null {
+				return NullOf(TypeText), nil
 			}
-			return textVal(joinValues(a[1:], str(a[0]), ev.env)), nil
+			return textVal(joinValues(a[1:], str(a[0]), ev.Env)), nil
 		}},
-		"left":  {sig: fixed("left", textInt, tText), call: leftRight(true)},
-		"right": {sig: fixed("right", textInt, tText), call: leftRight(false)},
-		"lpad":  {sig: optional("lpad", []onion.Type{tText, tInt4, tText}, 2, tText), call: pad(true)},
-		"rpad":  {sig: optional("rpad", []onion.Type{tText, tInt4, tText}, 2, tText), call: pad(false)},
-		"ltrim": {sig: optional("ltrim", text2, 1, tText), call: trim(true, false)},
-		"rtrim": {sig: optional("rtrim", text2, 1, tText), call: trim(false, true)},
-		"btrim": {sig: optional("btrim", text2, 1, tText), call: trim(true, true)},
-		"replace": {sig: fixed("replace", []onion.Type{tText, tText, tText}, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			if a[1].s == "" {
+		"left":  {sig: fixed("left", textInt, TypeText), call: leftRight(true)},
+		"right": {sig: fixed("right", textInt, TypeText), call: leftRight(false)},
+		"lpad":  {sig: optional("lpad", []onion.Type{TypeText, TypeInt4, TypeText}, 2, TypeText), call: pad(true)},
+		"rpad":  {sig: optional("rpad", []onion.Type{TypeText, TypeInt4, TypeText}, 2, TypeText), call: pad(false)},
+		"ltrim": {sig: optional("ltrim", text2, 1, TypeText), call: trim(true, false)},
+		"rtrim": {sig: optional("rtrim", text2, 1, TypeText), call: trim(false, true)},
+		"btrim": {sig: optional("btrim", text2, 1, TypeText), call: trim(true, true)},
+		"replace": {sig: fixed("replace", []onion.Type{TypeText, TypeText, TypeText}, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			if a[1].Str == "" {
 				return textVal(str(a[0])), nil
 			}
 			return textVal(strings.ReplaceAll(str(a[0]), str(a[1]), str(a[2]))), nil
 		}},
-		"reverse": {sig: fixed("reverse", text1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"reverse": {sig: fixed("reverse", text1, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			r := []rune(str(a[0]))
 			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
 				r[i], r[j] = r[j], r[i]
 			}
 			return textVal(string(r)), nil
 		}},
-		"repeat": {sig: fixed("repeat", textInt, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			s, n := str(a[0]), a[1].i
+		"repeat": {sig: fixed("repeat", textInt, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			s, n := str(a[0]), a[1].Int
 			if n <= 0 || s == "" {
 				return textVal(""), nil
 			}
 			if int64(len(s))*n > maxTextBytes {
-				return aval{}, lengthError()
+				return Value{}, lengthError()
 			}
 			return textVal(strings.Repeat(s, int(n))), nil
 		}},
-		"strpos":   {sig: fixed("strpos", text2, tInt4), call: strpos},
-		"position": {sig: fixed("position", text2, tInt4), call: strpos},
-		"split_part": {sig: fixed("split_part", []onion.Type{tText, tText, tInt4}, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			s, sep, n := str(a[0]), str(a[1]), a[2].i
+		"strpos":   {sig: fixed("strpos", text2, TypeInt4), call: strpos},
+		"position": {sig: fixed("position", text2, TypeInt4), call: strpos},
+		"split_part": {sig: fixed("split_part", []onion.Type{TypeText, TypeText, TypeInt4}, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			s, sep, n := str(a[0]), str(a[1]), a[2].Int
 			if n == 0 {
-				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: "field position must not be zero"}
+				return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: "field position must not be zero"}
 			}
 			var parts []string
 			if sep == "" {
@@ -295,76 +295,76 @@ func init() {
 			}
 			return textVal(parts[n-1]), nil
 		}},
-		"starts_with": {sig: fixed("starts_with", text2, tBool), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"starts_with": {sig: fixed("starts_with", text2, TypeBool), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			return boolVal(strings.HasPrefix(str(a[0]), str(a[1]))), nil
 		}},
-		"md5": {sig: fixed("md5", text1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"md5": {sig: fixed("md5", text1, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			sum := md5.Sum([]byte(str(a[0])))
 			return textVal(hex.EncodeToString(sum[:])), nil
 		}},
-		"ascii": {sig: fixed("ascii", text1, tInt4), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"ascii": {sig: fixed("ascii", text1, TypeInt4), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			s := str(a[0])
 			if s == "" {
-				return int4Val(0), nil
+				return Int4Value(0), nil
 			}
 			r, _ := utf8.DecodeRuneInString(s)
-			return int4Val(int64(r)), nil
+			return Int4Value(int64(r)), nil
 		}},
-		"chr": {sig: fixed("chr", []onion.Type{tInt4}, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			c := a[0].i
+		"chr": {sig: fixed("chr", []onion.Type{TypeInt4}, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			c := a[0].Int
 			switch {
 			case c == 0:
-				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: "null character not permitted"}
+				return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: "null character not permitted"}
 			case c < 0:
-				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: "character number must be positive"}
+				return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: "character number must be positive"}
 			case c > 0x10FFFF:
-				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: fmt.Sprintf("requested character too large for encoding: %d", c)}
+				return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: fmt.Sprintf("requested character too large for encoding: %d", c)}
 			case c >= 0xD800 && c <= 0xDFFF:
-				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: fmt.Sprintf("requested character not valid for encoding: %d", c)}
+				return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "54000", Message: fmt.Sprintf("requested character not valid for encoding: %d", c)}
 			}
 			return textVal(string(rune(c))), nil
 		}},
-		"substring": {sig: optional("substring", []onion.Type{tText, tInt4, tInt4}, 2, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"substring": {sig: optional("substring", []onion.Type{TypeText, TypeInt4, TypeInt4}, 2, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			s := textVal(str(a[0]))
 			if len(a) == 3 {
 				return substring(s, a[1], &a[2])
 			}
 			return substring(s, a[1], nil)
 		}},
-		"coalesce": {sig: unifying("coalesce"), nulls: true, call: func(ev *evaluator, a []aval, t onion.Type) (aval, error) {
+		"coalesce": {sig: unifying("coalesce"), nulls: true, call: func(ev *Evaluator, a []Value, t onion.Type) (Value, error) {
 			for _, v := range a {
-				if !v.null {
-					return convertTo(v, t, ev.env), nil
+				if !v.Null {
+					return ConvertTo(v, t, ev.Env), nil
 				}
 			}
-			return nullOf(t), nil
+			return NullOf(t), nil
 		}},
 		"greatest": {sig: unifying("greatest"), nulls: true, call: extreme(1)},
 		"least":    {sig: unifying("least"), nulls: true, call: extreme(-1)},
 		"nullif": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 			if len(args) != 2 {
-				return nil, tText, refuseArgs("nullif", args)
+				return nil, TypeText, refuseArgs("nullif", args)
 			}
 			a, b := args[0], args[1]
 			switch {
 			case a == tUnknown && b == tUnknown:
-				a, b = tText, tText
+				a, b = TypeText, TypeText
 			case a == tUnknown:
 				a = b
 			case b == tUnknown:
 				b = a
 			}
 			return []onion.Type{a, b}, a, nil
-		}, nulls: true, call: func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
-			if a[0].null || a[1].null {
+		}, nulls: true, call: func(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
+			if a[0].Null || a[1].Null {
 				return a[0], nil
 			}
-			c, err := compare(a[0], a[1])
+			c, err := Compare(a[0], a[1])
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			if c == 0 {
-				return nullOf(t), nil
+				return NullOf(t), nil
 			}
 			return a[0], nil
 		}},
@@ -380,22 +380,22 @@ func init() {
 		"pow":     &powerFunc,
 		"sqrt": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 			if len(args) == 1 && args[0].Base == onion.Numeric {
-				return []onion.Type{tNumeric}, tNumeric, nil
+				return []onion.Type{TypeNumeric}, TypeNumeric, nil
 			}
 			if len(args) != 1 || !(isFloatType(args[0]) || isIntType(args[0])) {
-				return nil, tFloat8, refuseArgs("sqrt", args)
+				return nil, TypeFloat8, refuseArgs("sqrt", args)
 			}
-			return []onion.Type{tFloat8}, tFloat8, nil
-		}, call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			if a[0].t.Base == onion.Numeric {
-				r, err := a[0].d.SqrtNumeric()
-				return aval{t: tNumeric, d: r}, err
+			return []onion.Type{TypeFloat8}, TypeFloat8, nil
+		}, call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			if a[0].Type.Base == onion.Numeric {
+				r, err := a[0].Num.SqrtNumeric()
+				return Value{Type: TypeNumeric, Num: r}, err
 			}
 			x := a[0].float()
 			if x < 0 {
-				return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "2201F", Message: "cannot take square root of a negative number"}
+				return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "2201F", Message: "cannot take square root of a negative number"}
 			}
-			return float8Val(math.Sqrt(x)), nil
+			return Float8Value(math.Sqrt(x)), nil
 		}},
 	}
 	shl, shr := shiftFunc("<<"), shiftFunc(">>")
@@ -442,48 +442,48 @@ func optional(name string, params []onion.Type, min int, result onion.Type) func
 func concatSig(name string, first int) func([]onion.Type) ([]onion.Type, onion.Type, error) {
 	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) < first {
-			return nil, tText, refuseArgs(name, args)
+			return nil, TypeText, refuseArgs(name, args)
 		}
 		params := make([]onion.Type, len(args))
 		for i, a := range args {
 			params[i] = a
 			if a == tUnknown {
-				params[i] = tText
+				params[i] = TypeText
 			}
 			if a.Base == onion.Bytea {
-				return nil, tText, byteaTextRefusal(name)
+				return nil, TypeText, byteaTextRefusal(name)
 			}
 		}
 		if first == 2 && !isTextType(params[0]) {
-			return nil, tText, refuseArgs(name, args)
+			return nil, TypeText, refuseArgs(name, args)
 		}
-		return params, tText, nil
+		return params, TypeText, nil
 	}
 }
 
 // joinValues formats the non-NULL values with their output functions.
-func joinValues(vals []aval, sep string, env onion.Env) string {
+func joinValues(vals []Value, sep string, env onion.Env) string {
 	var b strings.Builder
 	first := true
 	for _, v := range vals {
-		if v.null {
+		if v.Null {
 			continue
 		}
 		if !first {
 			b.WriteString(sep)
 		}
 		first = false
-		b.WriteString(v.text(env))
+		b.WriteString(v.Text(env))
 	}
 	return b.String()
 }
 
 // leftRight is left(s, n) (first) or right(s, n), in characters; a
 // negative n counts from the other end.
-func leftRight(first bool) func(*evaluator, []aval, onion.Type) (aval, error) {
-	return func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+func leftRight(first bool) func(*Evaluator, []Value, onion.Type) (Value, error) {
+	return func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 		r := []rune(str(a[0]))
-		n := a[1].i
+		n := a[1].Int
 		if n < 0 {
 			n = max(int64(len(r))+n, 0)
 		}
@@ -498,16 +498,16 @@ func leftRight(first bool) func(*evaluator, []aval, onion.Type) (aval, error) {
 // pad is lpad(s, n [, fill]) (left) or rpad, in characters: s cut to n
 // characters, or filled up to n with fill (' ' by default) repeated; an
 // empty fill does not fill.
-func pad(left bool) func(*evaluator, []aval, onion.Type) (aval, error) {
-	return func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+func pad(left bool) func(*Evaluator, []Value, onion.Type) (Value, error) {
+	return func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 		r := []rune(str(a[0]))
-		n := max(a[1].i, 0)
+		n := max(a[1].Int, 0)
 		fill := []rune(" ")
 		if len(a) == 3 {
 			fill = []rune(str(a[2]))
 		}
 		if n*4 > maxTextBytes {
-			return aval{}, lengthError()
+			return Value{}, lengthError()
 		}
 		if int64(len(r)) >= n {
 			return textVal(string(r[:n])), nil
@@ -528,8 +528,8 @@ func pad(left bool) func(*evaluator, []aval, onion.Type) (aval, error) {
 
 // trim is ltrim, rtrim or btrim(s [, chars]): the characters of chars (a
 // blank by default) removed from the start and/or the end.
-func trim(start, end bool) func(*evaluator, []aval, onion.Type) (aval, error) {
-	return func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+func trim(start, end bool) func(*Evaluator, []Value, onion.Type) (Value, error) {
+	return func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 		cut := " "
 		if len(a) == 2 {
 			cut = str(a[1])
@@ -545,13 +545,13 @@ func trim(start, end bool) func(*evaluator, []aval, onion.Type) (aval, error) {
 	}
 }
 
-func strpos(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+func strpos(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 	s, sub := str(a[0]), str(a[1])
 	i := strings.Index(s, sub)
 	if i < 0 {
-		return int4Val(0), nil
+		return Int4Value(0), nil
 	}
-	return int4Val(int64(utf8.RuneCountInString(s[:i])) + 1), nil
+	return Int4Value(int64(utf8.RuneCountInString(s[:i])) + 1), nil
 }
 
 // unifying types coalesce, greatest and least: the arguments' common
@@ -570,12 +570,12 @@ func unifying(name string) func([]onion.Type) ([]onion.Type, onion.Type, error) 
 			}
 			c, ok := commonType(*t, a)
 			if !ok {
-				return nil, tText, refuseArgs(name, args)
+				return nil, TypeText, refuseArgs(name, args)
 			}
 			t = &c
 		}
 		if t == nil {
-			t = &tText
+			t = &TypeText
 		}
 		params := make([]onion.Type, len(args))
 		for i := range params {
@@ -592,24 +592,24 @@ func unifying(name string) func([]onion.Type) ([]onion.Type, onion.Type, error) 
 // own type; character(n) with another text type is not resolved here
 // (PostgreSQL's choice then depends on the order).
 func commonType(a, b onion.Type) (onion.Type, bool) {
-	ka, _ := kindOf(a)
-	kb, _ := kindOf(b)
+	ka, _ := KindOf(a)
+	kb, _ := KindOf(b)
 	switch {
-	case ka == kInt && kb == kInt:
+	case ka == KindInt && kb == KindInt:
 		return widerInt(a, b), true
-	case (ka == kNumeric || ka == kInt) && (kb == kNumeric || kb == kInt):
-		return tNumeric, true
-	case (ka == kFloat || kb == kFloat) && (ka == kFloat || ka == kInt || ka == kNumeric) && (kb == kFloat || kb == kInt || kb == kNumeric):
-		return tFloat8, true
-	case ka == kText && kb == kText:
+	case (ka == KindNumeric || ka == KindInt) && (kb == KindNumeric || kb == KindInt):
+		return TypeNumeric, true
+	case (ka == KindFloat || kb == KindFloat) && (ka == KindFloat || ka == KindInt || ka == KindNumeric) && (kb == KindFloat || kb == KindInt || kb == KindNumeric):
+		return TypeFloat8, true
+	case ka == KindText && kb == KindText:
 		switch {
 		case a == b:
 			return a, true
 		case a.Base == onion.Char || b.Base == onion.Char:
 			return a, false
 		}
-		return tText, true
-	case (ka == kTs || ka == kDate) && (kb == kTs || kb == kDate) && a != b:
+		return TypeText, true
+	case (ka == KindTimestamp || ka == KindDate) && (kb == KindTimestamp || kb == KindDate) && a != b:
 		// date < timestamp < timestamptz, the datetime category's
 		// implicit casts.
 		if a.Base == onion.Timestamptz || b.Base == onion.Timestamptz {
@@ -620,33 +620,33 @@ func commonType(a, b onion.Type) (onion.Type, bool) {
 	return a, a == b
 }
 
-// convertTo converts v to the unified type t (integers widen, to numeric
+// ConvertTo converts v to the unified type t (integers widen, to numeric
 // too; text kinds keep their text; a date or timestamp becomes a
 // timestamp[tz] in the session's time zone).
-func convertTo(v aval, t onion.Type, env onion.Env) aval {
-	if v.null {
-		return nullOf(t)
+func ConvertTo(v Value, t onion.Type, env onion.Env) Value {
+	if v.Null {
+		return NullOf(t)
 	}
-	kv, _ := kindOf(v.t)
-	kt, _ := kindOf(t)
-	if kv == kDate && kt == kTs {
+	kv, _ := KindOf(v.Type)
+	kt, _ := KindOf(t)
+	if kv == KindDate && kt == KindTimestamp {
 		return dateToTimestamp(v, t, env)
 	}
-	if kv == kTs && kt == kTs && v.t.Base != t.Base {
-		ev := &evaluator{env: env}
-		x, _ := ev.sameTimestamps(v, aval{t: t})
+	if kv == KindTimestamp && kt == KindTimestamp && v.Type.Base != t.Base {
+		ev := &Evaluator{Env: env}
+		x, _ := ev.sameTimestamps(v, Value{Type: t})
 		return x
 	}
-	if kv == kInt && kt == kNumeric {
-		return aval{t: t, d: decimalFromInt(v.i)}
+	if kv == KindInt && kt == KindNumeric {
+		return Value{Type: t, Num: decimalFromInt(v.Int)}
 	}
-	if kv != kFloat && kt == kFloat {
-		return aval{t: t, i: v.float8Bits()}
+	if kv != KindFloat && kt == KindFloat {
+		return Value{Type: t, Int: v.float8Bits()}
 	}
-	if kv == kText && v.t.Base == onion.Char && t.Base != onion.Char {
-		return aval{t: t, s: str(v)}
+	if kv == KindText && v.Type.Base == onion.Char && t.Base != onion.Char {
+		return Value{Type: t, Str: str(v)}
 	}
-	v.t = t
+	v.Type = t
 	return v
 }
 
@@ -657,17 +657,17 @@ func convertTo(v aval, t onion.Type, env onion.Env) aval {
 func numeric1(name string, intAsFloat bool) func([]onion.Type) ([]onion.Type, onion.Type, error) {
 	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) != 1 {
-			return nil, tNumeric, refuseArgs(name, args)
+			return nil, TypeNumeric, refuseArgs(name, args)
 		}
 		t := args[0]
 		switch {
 		case isIntType(t) && intAsFloat:
-			t = tFloat8
+			t = TypeFloat8
 		case isIntType(t), isNumType(t), isFloatType(t):
 		case t == tUnknown:
-			t = tFloat8 // an unknown literal resolves to double precision
+			t = TypeFloat8 // an unknown literal resolves to double precision
 		default:
-			return nil, tNumeric, refuseArgs(name, args)
+			return nil, TypeNumeric, refuseArgs(name, args)
 		}
 		t = onion.Type{Base: t.Base}
 		return []onion.Type{t}, t, nil
@@ -678,9 +678,9 @@ func roundSig(name string) func([]onion.Type) ([]onion.Type, onion.Type, error) 
 	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) == 2 {
 			if !(isIntType(args[1]) || args[1] == tUnknown) || !(isIntType(args[0]) || isNumType(args[0]) || args[0] == tUnknown) {
-				return nil, tNumeric, refuseArgs(name, args)
+				return nil, TypeNumeric, refuseArgs(name, args)
 			}
-			return []onion.Type{tNumeric, tInt4}, tNumeric, nil
+			return []onion.Type{TypeNumeric, TypeInt4}, TypeNumeric, nil
 		}
 		return numeric1(name, true)(args)
 	}

@@ -27,43 +27,43 @@ func quantifiedFuncs() map[string]*scalarFunc {
 func quantified(name, op string, all bool) *scalarFunc {
 	return &scalarFunc{nulls: true, sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) != 2 || args[0] == tUnknown || !(args[1] == tUnknown || isTextType(args[1])) {
-			return nil, tBool, refuseArgs(name, args)
+			return nil, TypeBool, refuseArgs(name, args)
 		}
-		if _, err := kindOf(args[0]); err != nil {
-			return nil, tBool, err
+		if _, err := KindOf(args[0]); err != nil {
+			return nil, TypeBool, err
 		}
-		return []onion.Type{args[0], tText}, tBool, nil
-	}, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+		return []onion.Type{args[0], TypeText}, TypeBool, nil
+	}, call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
 		x, arr := a[0], a[1]
-		if arr.null {
-			return nullOf(tBool), nil
+		if arr.Null {
+			return NullOf(TypeBool), nil
 		}
 		elems, err := pgarray.ParseText(str(arr))
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
 		sawNull := false
 		for _, el := range elems {
-			if el == nil || x.null {
+			if el == nil || x.Null {
 				sawNull = true
 				continue
 			}
-			v, err := textValue(x.t, *el, ev.env)
+			v, err := textValue(x.Type, *el, ev.Env)
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			l, r := ev.sameTimestamps(x, v)
-			c, err := compare(l, r)
+			c, err := Compare(l, r)
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
-			holds := compares(c, op) || op == "=" && c == 0 || op == "<>" && c != 0
+			holds := Compares(c, op) || op == "=" && c == 0 || op == "<>" && c != 0
 			if holds != all {
 				return boolVal(!all), nil // decided: one true (ANY), one false (ALL)
 			}
 		}
 		if sawNull {
-			return nullOf(tBool), nil
+			return NullOf(TypeBool), nil
 		}
 		return boolVal(all), nil
 	}}

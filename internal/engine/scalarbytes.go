@@ -33,7 +33,7 @@ func byteaTextRefusal(what string) error {
 	return rewrite.Refusal("%s over a bytea value is not supported in a query the proxy computes: its text depends on bytea_output; use encode()", what)
 }
 
-func byteaVal(b []byte) aval { return aval{t: tBytea, s: string(b)} }
+func byteaVal(b []byte) Value { return Value{Type: tBytea, Str: string(b)} }
 
 // byteaOrText types a function of one bytea (digest also takes text)
 // and more text arguments.
@@ -46,7 +46,7 @@ func byteaOrText(name string, textFirst bool, extra int, result onion.Type) func
 		switch {
 		case args[0].Base == onion.Bytea:
 		case textFirst && (isTextType(args[0]) || args[0] == tUnknown):
-			params[0] = tText
+			params[0] = TypeText
 		default:
 			return nil, result, refuseArgs(name, args)
 		}
@@ -54,7 +54,7 @@ func byteaOrText(name string, textFirst bool, extra int, result onion.Type) func
 			if !isTextType(a) && a != tUnknown {
 				return nil, result, refuseArgs(name, args)
 			}
-			params = append(params, tText)
+			params = append(params, TypeText)
 		}
 		return params, result, nil
 	}
@@ -66,7 +66,7 @@ var digests = map[string]func() hash.Hash{
 	"sha384": sha512.New384, "sha512": sha512.New,
 }
 
-func sum(h func() hash.Hash, b string) aval {
+func sum(h func() hash.Hash, b string) Value {
 	x := h()
 	x.Write([]byte(b))
 	return byteaVal(x.Sum(nil))
@@ -75,29 +75,29 @@ func sum(h func() hash.Hash, b string) aval {
 // byteFuncs are the bytea functions of the library.
 func byteFuncs() map[string]*scalarFunc {
 	fns := map[string]*scalarFunc{
-		"digest": {sig: byteaOrText("digest", true, 1, tBytea), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"digest": {sig: byteaOrText("digest", true, 1, tBytea), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			h, ok := digests[strings.ToLower(str(a[1]))]
 			if !ok {
-				return aval{}, rewrite.Refusal("digest with algorithm %q is not supported in a query the proxy computes", str(a[1]))
+				return Value{}, rewrite.Refusal("digest with algorithm %q is not supported in a query the proxy computes", str(a[1]))
 			}
-			return sum(h, a[0].s), nil
+			return sum(h, a[0].Str), nil
 		}},
-		"encode": {sig: byteaOrText("encode", false, 1, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return encodeBytes(a[0].s, str(a[1]))
+		"encode": {sig: byteaOrText("encode", false, 1, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			return encodeBytes(a[0].Str, str(a[1]))
 		}},
 		"decode": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 			if len(args) != 2 || !(isTextType(args[0]) || args[0] == tUnknown) || !(isTextType(args[1]) || args[1] == tUnknown) {
 				return nil, tBytea, refuseArgs("decode", args)
 			}
-			return []onion.Type{tText, tText}, tBytea, nil
-		}, call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return []onion.Type{TypeText, TypeText}, tBytea, nil
+		}, call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			return decodeBytes(str(a[0]), str(a[1]))
 		}},
 	}
 	for _, name := range []string{"sha224", "sha256", "sha384", "sha512"} {
 		h := digests[name]
-		fns[name] = &scalarFunc{sig: byteaOrText(name, false, 0, tBytea), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			return sum(h, a[0].s), nil
+		fns[name] = &scalarFunc{sig: byteaOrText(name, false, 0, tBytea), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			return sum(h, a[0].Str), nil
 		}}
 	}
 	return fns
@@ -110,7 +110,7 @@ func unknownEncoding(name string) error {
 // encodeBytes is PostgreSQL's encode: hex, base64 (lines of 76
 // characters, each ended by a newline) or escape (\\ for a backslash, octal for NUL and bytes
 // with the high bit set).
-func encodeBytes(b, format string) (aval, error) {
+func encodeBytes(b, format string) (Value, error) {
 	switch strings.ToLower(format) {
 	case "hex":
 		return textVal(hex.EncodeToString([]byte(b))), nil
@@ -142,12 +142,12 @@ func encodeBytes(b, format string) (aval, error) {
 		}
 		return textVal(out.String()), nil
 	}
-	return aval{}, unknownEncoding(format)
+	return Value{}, unknownEncoding(format)
 }
 
 // decodeBytes is PostgreSQL's decode for hex and base64 (whitespace
 // skipped); escape is refused.
-func decodeBytes(s, format string) (aval, error) {
+func decodeBytes(s, format string) (Value, error) {
 	switch strings.ToLower(format) {
 	case "hex":
 		var clean strings.Builder
@@ -160,7 +160,7 @@ func decodeBytes(s, format string) (aval, error) {
 		}
 		b, err := hex.DecodeString(clean.String())
 		if err != nil {
-			return aval{}, rewrite.Refusal("decode of this hex text is not supported in a query the proxy computes (%v)", err)
+			return Value{}, rewrite.Refusal("decode of this hex text is not supported in a query the proxy computes (%v)", err)
 		}
 		return byteaVal(b), nil
 	case "base64":
@@ -172,11 +172,11 @@ func decodeBytes(s, format string) (aval, error) {
 		}, s)
 		b, err := base64.StdEncoding.DecodeString(clean)
 		if err != nil {
-			return aval{}, rewrite.Refusal("decode of this base64 text is not supported in a query the proxy computes (%v)", err)
+			return Value{}, rewrite.Refusal("decode of this base64 text is not supported in a query the proxy computes (%v)", err)
 		}
 		return byteaVal(b), nil
 	case "escape":
-		return aval{}, rewrite.Refusal("decode(..., 'escape') is not supported in a query the proxy computes")
+		return Value{}, rewrite.Refusal("decode(..., 'escape') is not supported in a query the proxy computes")
 	}
-	return aval{}, unknownEncoding(format)
+	return Value{}, unknownEncoding(format)
 }

@@ -29,45 +29,45 @@ func errIntervalRange() error {
 	return &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "interval out of range"}
 }
 
-// interval is an interval's fields.
-type interval struct {
+// Interval is an Interval's fields.
+type Interval struct {
 	us     int64
 	days   int32
 	months int32
 }
 
-func intervalOf(a aval) interval {
-	us, days, months := onion.IntervalParts([]byte(a.s))
-	return interval{us, days, months}
+func IntervalOf(a Value) Interval {
+	us, days, months := onion.IntervalParts([]byte(a.Str))
+	return Interval{us, days, months}
 }
 
-func (iv interval) val() aval {
-	return aval{t: tInterval, s: string(onion.IntervalOf(iv.us, iv.days, iv.months).Bytes())}
+func (iv Interval) val() Value {
+	return Value{Type: tInterval, Str: string(onion.IntervalOf(iv.us, iv.days, iv.months).Bytes())}
 }
 
 // neg is interval_um.
-func (iv interval) neg() (interval, error) {
+func (iv Interval) neg() (Interval, error) {
 	if iv.us == math.MinInt64 || iv.days == math.MinInt32 || iv.months == math.MinInt32 {
 		return iv, errIntervalRange()
 	}
-	return interval{-iv.us, -iv.days, -iv.months}, nil
+	return Interval{-iv.us, -iv.days, -iv.months}, nil
 }
 
 // add is interval_pl: each field summed, with its overflow check.
-func (iv interval) add(y interval) (interval, error) {
+func (iv Interval) add(y Interval) (Interval, error) {
 	months, days := int64(iv.months)+int64(y.months), int64(iv.days)+int64(y.days)
 	us := iv.us + y.us
 	if months != int64(int32(months)) || days != int64(int32(days)) || (iv.us >= 0) == (y.us >= 0) && (us >= 0) != (iv.us >= 0) {
-		return interval{}, errIntervalRange()
+		return Interval{}, errIntervalRange()
 	}
-	return interval{us, int32(days), int32(months)}, nil
+	return Interval{us, int32(days), int32(months)}, nil
 }
 
 // extractInterval is PostgreSQL 15's extract(field FROM interval): the
 // fields of interval2itm (years and months from the months, the days
 // as they are, hours down to microseconds from the time), and epoch
 // with a year of 365.25 days and a month of 30.
-func extractInterval(field string, iv interval) (aval, error) {
+func extractInterval(field string, iv Interval) (Value, error) {
 	field = strings.ToLower(field)
 	years, months := int64(iv.months/12), int64(iv.months%12)
 	hours := iv.us / (3600 * usPerSec)
@@ -101,122 +101,122 @@ func extractInterval(field string, iv interval) (aval, error) {
 		secs := (1461*years + 120*months + 4*int64(iv.days)) * (86400 / 4)
 		frac, err := numericScaled(iv.us, 6)
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
-		d, err := frac.d.Add(pgnumeric.FromInt64(secs))
-		return aval{t: tNumeric, d: d}, err
+		d, err := frac.Num.Add(pgnumeric.FromInt64(secs))
+		return Value{Type: TypeNumeric, Num: d}, err
 	default:
-		return aval{}, rewrite.Refusal("extract(%s ...) of interval is not supported in a query the proxy computes", field)
+		return Value{}, rewrite.Refusal("extract(%s ...) of interval is not supported in a query the proxy computes", field)
 	}
-	return aval{t: tNumeric, d: decimalFromInt(v)}, nil
+	return Value{Type: TypeNumeric, Num: decimalFromInt(v)}, nil
 }
 
 // timeArith computes op over a and b when they are a date, time,
 // timestamp or interval combination PostgreSQL has an operator for; ok
 // is false for other operands. With NULL operands it gives the result's
 // type (a NULL of it).
-func timeArith(op string, a, b aval, env onion.Env) (v aval, ok bool, err error) {
-	ka, _ := kindOf(a.t)
-	kb, _ := kindOf(b.t)
-	null := a.null || b.null
-	number := func(k kind) bool { return k == kInt || k == kFloat || k == kNumeric }
+func timeArith(op string, a, b Value, env onion.Env) (v Value, ok bool, err error) {
+	ka, _ := KindOf(a.Type)
+	kb, _ := KindOf(b.Type)
+	null := a.Null || b.Null
+	number := func(k Kind) bool { return k == KindInt || k == KindFloat || k == KindNumeric }
 	switch {
-	case ka == kTs && kb == kIntv && (op == "+" || op == "-"), ka == kIntv && kb == kTs && op == "+":
+	case ka == KindTimestamp && kb == KindInterval && (op == "+" || op == "-"), ka == KindInterval && kb == KindTimestamp && op == "+":
 		ts, iv := a, b
-		if ka == kIntv {
+		if ka == KindInterval {
 			ts, iv = b, a
 		}
 		if null {
-			return nullOf(ts.t), true, nil
+			return NullOf(ts.Type), true, nil
 		}
-		span := intervalOf(iv)
+		span := IntervalOf(iv)
 		if op == "-" {
 			if span, err = span.neg(); err != nil {
-				return aval{}, true, err
+				return Value{}, true, err
 			}
 		}
-		r, err := timestampPlusInterval(ts.i, span, zoneOf(ts.t, env))
-		return aval{t: ts.t, i: r}, true, err
-	case ka == kDate && kb == kIntv && (op == "+" || op == "-"), ka == kIntv && kb == kDate && op == "+":
+		r, err := timestampPlusInterval(ts.Int, span, zoneOf(ts.Type, env))
+		return Value{Type: ts.Type, Int: r}, true, err
+	case ka == KindDate && kb == KindInterval && (op == "+" || op == "-"), ka == KindInterval && kb == KindDate && op == "+":
 		d, iv := a, b
-		if ka == kIntv {
+		if ka == KindInterval {
 			d, iv = b, a
 		}
 		if null {
-			return nullOf(tTimestamp), true, nil
+			return NullOf(tTimestamp), true, nil
 		}
 		ts := dateToTimestamp(d, tTimestamp, env)
 		v, _, err := timeArith(op, ts, iv, env)
 		return v, true, err
-	case ka == kTs && kb == kTs && op == "-" && a.t.Base == b.t.Base:
+	case ka == KindTimestamp && kb == KindTimestamp && op == "-" && a.Type.Base == b.Type.Base:
 		if null {
-			return nullOf(tInterval), true, nil
+			return NullOf(tInterval), true, nil
 		}
-		if a.i == math.MinInt64 || a.i == math.MaxInt64 || b.i == math.MinInt64 || b.i == math.MaxInt64 {
-			return aval{}, true, &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "cannot subtract infinite timestamps"}
+		if a.Int == math.MinInt64 || a.Int == math.MaxInt64 || b.Int == math.MinInt64 || b.Int == math.MaxInt64 {
+			return Value{}, true, &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "cannot subtract infinite timestamps"}
 		}
 		// PostgreSQL 15 subtracts without an overflow check (it wraps).
-		iv, err := justifyHours(interval{us: a.i - b.i})
+		iv, err := justifyHours(Interval{us: a.Int - b.Int})
 		return iv.val(), true, err
-	case ka == kTime && kb == kTime && op == "-":
+	case ka == KindTime && kb == KindTime && op == "-":
 		if null {
-			return nullOf(tInterval), true, nil
+			return NullOf(tInterval), true, nil
 		}
-		return interval{us: a.i - b.i}.val(), true, nil
-	case ka == kTime && kb == kIntv && (op == "+" || op == "-"), ka == kIntv && kb == kTime && op == "+":
+		return Interval{us: a.Int - b.Int}.val(), true, nil
+	case ka == KindTime && kb == KindInterval && (op == "+" || op == "-"), ka == KindInterval && kb == KindTime && op == "+":
 		t, iv := a, b
-		if ka == kIntv {
+		if ka == KindInterval {
 			t, iv = b, a
 		}
 		if null {
-			return nullOf(tTime), true, nil
+			return NullOf(tTime), true, nil
 		}
-		span := intervalOf(iv).us
+		span := IntervalOf(iv).us
 		if op == "-" {
 			span = -span
 		}
 		// time_pl_interval: the time of day, wrapped.
-		r := t.i + span
+		r := t.Int + span
 		r -= r / usPerDay * usPerDay
 		if r < 0 {
 			r += usPerDay
 		}
-		return aval{t: tTime, i: r}, true, nil
-	case ka == kIntv && kb == kIntv && (op == "+" || op == "-"):
+		return Value{Type: tTime, Int: r}, true, nil
+	case ka == KindInterval && kb == KindInterval && (op == "+" || op == "-"):
 		if null {
-			return nullOf(tInterval), true, nil
+			return NullOf(tInterval), true, nil
 		}
-		x, y := intervalOf(a), intervalOf(b)
+		x, y := IntervalOf(a), IntervalOf(b)
 		if op == "-" {
 			if y, err = y.neg(); err != nil {
-				return aval{}, true, err
+				return Value{}, true, err
 			}
 		}
 		r, err := x.add(y)
 		return r.val(), true, err
-	case ka == kIntv && number(kb) && (op == "*" || op == "/"), number(ka) && kb == kIntv && op == "*":
+	case ka == KindInterval && number(kb) && (op == "*" || op == "/"), number(ka) && kb == KindInterval && op == "*":
 		iv, n := a, b
-		if ka != kIntv {
+		if ka != KindInterval {
 			iv, n = b, a
 		}
 		if null {
-			return nullOf(tInterval), true, nil
+			return NullOf(tInterval), true, nil
 		}
 		f := math.Float64frombits(uint64(n.float8Bits()))
-		var r interval
+		var r Interval
 		if op == "*" {
-			r, err = intervalMul(intervalOf(iv), f)
+			r, err = intervalMul(IntervalOf(iv), f)
 		} else {
-			r, err = intervalDiv(intervalOf(iv), f)
+			r, err = IntervalDiv(IntervalOf(iv), f)
 		}
 		return r.val(), true, err
 	}
-	return aval{}, false, nil
+	return Value{}, false, nil
 }
 
 // timestampPlusInterval is timestamp(tz)_pl_interval: months, then days,
 // in local time (loc nil for a timestamp), then the microseconds.
-func timestampPlusInterval(ts int64, span interval, loc *time.Location) (int64, error) {
+func timestampPlusInterval(ts int64, span Interval, loc *time.Location) (int64, error) {
 	if ts == math.MinInt64 || ts == math.MaxInt64 {
 		return ts, nil // infinities stay
 	}
@@ -288,7 +288,7 @@ func daysInMonth(y, m int) int {
 }
 
 // justifyHours is interval_justify_hours.
-func justifyHours(iv interval) (interval, error) {
+func justifyHours(iv Interval) (Interval, error) {
 	whole := iv.us / usPerDay
 	iv.us -= whole * usPerDay
 	days := int64(iv.days) + whole
@@ -317,8 +317,8 @@ func fitsInt64(f float64) bool {
 }
 
 // intervalMul is PostgreSQL 15's interval_mul.
-func intervalMul(span interval, factor float64) (interval, error) {
-	var r interval
+func intervalMul(span Interval, factor float64) (Interval, error) {
+	var r Interval
 	rd := float64(span.months) * factor
 	if !fitsInt32(rd) {
 		return r, errIntervalRange()
@@ -346,9 +346,9 @@ func intervalMul(span interval, factor float64) (interval, error) {
 	return r, nil
 }
 
-// intervalDiv is PostgreSQL 15's interval_div.
-func intervalDiv(span interval, factor float64) (interval, error) {
-	var r interval
+// IntervalDiv is PostgreSQL 15's interval_div.
+func IntervalDiv(span Interval, factor float64) (Interval, error) {
+	var r Interval
 	if factor == 0 {
 		return r, errDivisionByZero
 	}
@@ -369,7 +369,7 @@ func intervalDiv(span interval, factor float64) (interval, error) {
 
 // intervalTrunc is PostgreSQL 15's interval_trunc: the interval's fields
 // (interval2tm) below the unit set to zero.
-func intervalTrunc(field string, iv interval) (aval, error) {
+func intervalTrunc(field string, iv Interval) (Value, error) {
 	years, months, hours, mins, secs, fsec := onion.IntervalFields(iv.us, iv.months)
 	days := int64(iv.days)
 	switch strings.ToLower(field) {
@@ -406,20 +406,20 @@ func intervalTrunc(field string, iv interval) (aval, error) {
 		fsec = fsec / 1000 * 1000
 	case "microseconds":
 	case "week":
-		return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("interval units \"%s\" not supported because months usually have fractional weeks", field)}
+		return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("interval units \"%s\" not supported because months usually have fractional weeks", field)}
 	default:
-		return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("interval units \"%s\" not supported", field)}
+		return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("interval units \"%s\" not supported", field)}
 	}
 	m := years*12 + months
 	if m != int64(int32(m)) {
-		return aval{}, errIntervalRange()
+		return Value{}, errIntervalRange()
 	}
-	return interval{us: ((hours*60+mins)*60+secs)*usPerSec + fsec, days: int32(days), months: int32(m)}.val(), nil
+	return Interval{us: ((hours*60+mins)*60+secs)*usPerSec + fsec, days: int32(days), months: int32(m)}.val(), nil
 }
 
 // intervalToTime is interval_time: the time of day of an interval's
 // microseconds.
-func intervalToTime(iv interval) int64 {
+func intervalToTime(iv Interval) int64 {
 	r := iv.us
 	if r >= usPerDay {
 		r -= r / usPerDay * usPerDay

@@ -19,24 +19,24 @@ var tJSONB = onion.Type{Base: onion.JSONB}
 
 // jsonOf parses a jsonb value (jsonb_out's text, as every jsonb value the
 // proxy holds).
-func jsonOf(a aval) (*pgjson.Value, error) { return pgjson.Parse(a.s) }
+func jsonOf(a Value) (*pgjson.Value, error) { return pgjson.Parse(a.Str) }
 
 // jsonVal is a jsonb result; nil is NULL.
-func jsonVal(v *pgjson.Value) aval {
+func jsonVal(v *pgjson.Value) Value {
 	if v == nil {
-		return nullOf(tJSONB)
+		return NullOf(tJSONB)
 	}
-	return aval{t: tJSONB, s: v.String()}
+	return Value{Type: tJSONB, Str: v.String()}
 }
 
 // jsonText is a ->> result; nil and JSON null are NULL.
-func jsonText(v *pgjson.Value) aval {
+func jsonText(v *pgjson.Value) Value {
 	if v == nil {
-		return nullOf(tText)
+		return NullOf(TypeText)
 	}
 	s, ok := v.Text()
 	if !ok {
-		return nullOf(tText)
+		return NullOf(TypeText)
 	}
 	return textVal(s)
 }
@@ -50,11 +50,11 @@ func fieldSig(name string, result onion.Type) func([]onion.Type) ([]onion.Type, 
 		if len(args) != 2 || args[0] != tUnknown && !isJSONB(args[0]) {
 			return nil, result, refuseArgs(name, args)
 		}
-		key := tText
+		key := TypeText
 		switch {
 		case args[1] == tUnknown, isTextType(args[1]):
 		case args[1].Base == onion.Integer || args[1].Base == onion.SmallInt:
-			key = tInt4
+			key = TypeInt4
 		default:
 			return nil, result, refuseArgs(name, args)
 		}
@@ -69,37 +69,37 @@ func pathSig(name string, result onion.Type) func([]onion.Type) ([]onion.Type, o
 		if len(args) < 1 || args[0] != tUnknown && !isJSONB(args[0]) {
 			return nil, result, refuseArgs(name, args)
 		}
-		if len(args) == 2 && args[1] == tTextArray {
-			return []onion.Type{tJSONB, tTextArray}, result, nil
+		if len(args) == 2 && args[1] == TypeTextArray {
+			return []onion.Type{tJSONB, TypeTextArray}, result, nil
 		}
 		params := []onion.Type{tJSONB}
 		for _, a := range args[1:] {
 			if a != tUnknown && !isTextType(a) {
 				return nil, result, refuseArgs(name, args)
 			}
-			params = append(params, tText)
+			params = append(params, TypeText)
 		}
 		return params, result, nil
 	}
 }
 
 // jsonField computes -> and ->>.
-func jsonField(a []aval) (*pgjson.Value, error) {
+func jsonField(a []Value) (*pgjson.Value, error) {
 	v, err := jsonOf(a[0])
 	if err != nil {
 		return nil, err
 	}
-	if isTextType(a[1].t) {
+	if isTextType(a[1].Type) {
 		return v.Field(str(a[1])), nil
 	}
-	return v.Element(a[1].i), nil
+	return v.Element(a[1].Int), nil
 }
 
 // textArgs are the text arguments after the first, or the elements of a
 // text[] argument (nil for a NULL element).
-func textArgs(a []aval) ([]*string, error) {
-	if len(a) == 2 && a[1].t == tTextArray {
-		elems, err := tTextArray.ArrayElements(onion.BytesValue([]byte(a[1].s)))
+func textArgs(a []Value) ([]*string, error) {
+	if len(a) == 2 && a[1].Type == TypeTextArray {
+		elems, err := TypeTextArray.ArrayElements(onion.BytesValue([]byte(a[1].Str)))
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func textArgs(a []aval) ([]*string, error) {
 	}
 	out := make([]*string, len(a)-1)
 	for i, k := range a[1:] {
-		if !k.null {
+		if !k.Null {
 			s := str(k)
 			out[i] = &s
 		}
@@ -123,7 +123,7 @@ func textArgs(a []aval) ([]*string, error) {
 }
 
 // jsonPath computes #> and #>>: NULL for a NULL step.
-func jsonPath(a []aval) (*pgjson.Value, error) {
+func jsonPath(a []Value) (*pgjson.Value, error) {
 	v, err := jsonOf(a[0])
 	if err != nil {
 		return nil, err
@@ -145,14 +145,14 @@ func jsonPath(a []aval) (*pgjson.Value, error) {
 func jsonFuncs() map[string]*scalarFunc {
 	jsonb2 := []onion.Type{tJSONB, tJSONB}
 	contains := func(name string, flip bool) *scalarFunc {
-		return &scalarFunc{sig: fixedJSON(name, jsonb2, tBool), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		return &scalarFunc{sig: fixedJSON(name, jsonb2, TypeBool), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			x, err := jsonOf(a[0])
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			y, err := jsonOf(a[1])
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			if flip {
 				x, y = y, x
@@ -161,17 +161,17 @@ func jsonFuncs() map[string]*scalarFunc {
 		}}
 	}
 	exists := func(name string, all bool) *scalarFunc {
-		return &scalarFunc{sig: pathSig(name, tBool), nulls: true, call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
-			if a[0].null {
-				return nullOf(tBool), nil
+		return &scalarFunc{sig: pathSig(name, TypeBool), nulls: true, call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			if a[0].Null {
+				return NullOf(TypeBool), nil
 			}
 			v, err := jsonOf(a[0])
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			keys, err := textArgs(a)
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			if all {
 				return boolVal(v.ExistsAll(keys)), nil
@@ -180,37 +180,37 @@ func jsonFuncs() map[string]*scalarFunc {
 		}}
 	}
 	funcs := map[string]*scalarFunc{
-		"->": {sig: fieldSig("->", tJSONB), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"->": {sig: fieldSig("->", tJSONB), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			v, err := jsonField(a)
 			return jsonVal(v), err
 		}},
-		"->>": {sig: fieldSig("->>", tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"->>": {sig: fieldSig("->>", TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			v, err := jsonField(a)
 			return jsonText(v), err
 		}},
-		"#>": {sig: pathSig("#>", tJSONB), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"#>": {sig: pathSig("#>", tJSONB), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			v, err := jsonPath(a)
 			return jsonVal(v), err
 		}},
-		"#>>": {sig: pathSig("#>>", tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"#>>": {sig: pathSig("#>>", TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			v, err := jsonPath(a)
 			return jsonText(v), err
 		}},
 		"@>": contains("@>", false),
 		"<@": contains("<@", true),
-		"?": {sig: fixedJSON("?", []onion.Type{tJSONB, tText}, tBool), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"?": {sig: fixedJSON("?", []onion.Type{tJSONB, TypeText}, TypeBool), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			v, err := jsonOf(a[0])
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			return boolVal(v.Exists(str(a[1]))), nil
 		}},
 		"?|": exists("?|", false),
 		"?&": exists("?&", true),
-		"jsonb_typeof": {sig: fixedJSON("jsonb_typeof", []onion.Type{tJSONB}, tText), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"jsonb_typeof": {sig: fixedJSON("jsonb_typeof", []onion.Type{tJSONB}, TypeText), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			v, err := jsonOf(a[0])
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			return textVal([...]string{"null", "string", "number", "boolean", "array", "object"}[v.Kind]), nil
 		}},
@@ -243,10 +243,10 @@ func fixedJSON(name string, params []onion.Type, result onion.Type) func([]onion
 // castJSON is jsonb::numeric, ::integer types, ::double precision and
 // ::boolean: the value must be a JSON number (boolean), as PostgreSQL's
 // jsonb_numeric family requires.
-func castJSON(ev *evaluator, x aval, to onion.Type) (aval, error) {
+func castJSON(ev *Evaluator, x Value, to onion.Type) (Value, error) {
 	v, err := jsonOf(x)
 	if err != nil {
-		return aval{}, err
+		return Value{}, err
 	}
 	if to.Base == onion.Boolean {
 		b, err := v.Boolean()
@@ -258,9 +258,9 @@ func castJSON(ev *evaluator, x aval, to onion.Type) (aval, error) {
 	}
 	d, err := v.Numeric(name)
 	if err != nil {
-		return aval{}, err
+		return Value{}, err
 	}
-	return cast(ev, []aval{{t: tNumeric, d: d}}, to)
+	return Cast(ev, []Value{{Type: TypeNumeric, Num: d}}, to)
 }
 
 // buildSig types jsonb_build_object (pairs) and jsonb_build_array: any
@@ -275,7 +275,7 @@ func buildSig(name string, pairs bool) func([]onion.Type) ([]onion.Type, onion.T
 		for i, a := range args {
 			params[i] = a
 			if a == tUnknown {
-				params[i] = tText
+				params[i] = TypeText
 				continue
 			}
 			if !jsonConvertible(a) {
@@ -288,12 +288,12 @@ func buildSig(name string, pairs bool) func([]onion.Type) ([]onion.Type, onion.T
 
 // jsonConvertible reports whether toJSON converts values of type t.
 func jsonConvertible(t onion.Type) bool {
-	k, err := kindOf(t)
+	k, err := KindOf(t)
 	if err != nil {
 		return false
 	}
 	switch k {
-	case kText, kInt, kNumeric, kFloat, kBool, kJSONB, kUUID:
+	case KindText, KindInt, KindNumeric, KindFloat, KindBool, KindJSONB, KindUUID:
 		return true
 	}
 	return false
@@ -302,54 +302,54 @@ func jsonConvertible(t onion.Type) bool {
 // toJSON is datum_to_jsonb for the types jsonConvertible takes: numbers
 // as JSON numbers (NaN and the infinities as strings), booleans, jsonb
 // nested, anything else as the string of its text output.
-func toJSON(ev *evaluator, a aval) (*pgjson.Value, error) {
-	if a.null {
+func toJSON(ev *Evaluator, a Value) (*pgjson.Value, error) {
+	if a.Null {
 		return &pgjson.Value{Kind: pgjson.Null}, nil
 	}
-	k, _ := kindOf(a.t)
+	k, _ := KindOf(a.Type)
 	switch k {
-	case kJSONB:
+	case KindJSONB:
 		return jsonOf(a)
-	case kBool:
-		return &pgjson.Value{Kind: pgjson.Bool, True: a.i != 0}, nil
-	case kInt, kNumeric, kFloat:
-		s := a.text(ev.env)
+	case KindBool:
+		return &pgjson.Value{Kind: pgjson.Bool, True: a.Int != 0}, nil
+	case KindInt, KindNumeric, KindFloat:
+		s := a.Text(ev.Env)
 		if v, err := pgjson.Parse(s); err == nil && v.Kind == pgjson.Number {
 			return v, nil
 		}
 		return &pgjson.Value{Kind: pgjson.String, Str: s}, nil
-	case kText:
+	case KindText:
 		return &pgjson.Value{Kind: pgjson.String, Str: str(a)}, nil
 	}
-	return &pgjson.Value{Kind: pgjson.String, Str: a.text(ev.env)}, nil
+	return &pgjson.Value{Kind: pgjson.String, Str: a.Text(ev.Env)}, nil
 }
 
 func buildFuncs() map[string]*scalarFunc {
 	return map[string]*scalarFunc{
-		"jsonb_build_object": {sig: buildSig("jsonb_build_object", true), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"jsonb_build_object": {sig: buildSig("jsonb_build_object", true), nulls: true, call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			obj := &pgjson.Value{Kind: pgjson.Object}
 			for i := 0; i < len(a); i += 2 {
-				if a[i].null {
-					return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: fmt.Sprintf("argument %d: key must not be null", i+1)}
+				if a[i].Null {
+					return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22023", Message: fmt.Sprintf("argument %d: key must not be null", i+1)}
 				}
 				v, err := toJSON(ev, a[i+1])
 				if err != nil {
-					return aval{}, err
+					return Value{}, err
 				}
 				key := str(a[i])
-				if k, _ := kindOf(a[i].t); k != kText {
-					key = a[i].text(ev.env)
+				if k, _ := KindOf(a[i].Type); k != KindText {
+					key = a[i].Text(ev.Env)
 				}
 				obj.Keys, obj.Items = append(obj.Keys, key), append(obj.Items, v)
 			}
 			return jsonVal(obj.Normalized()), nil
 		}},
-		"jsonb_build_array": {sig: buildSig("jsonb_build_array", false), nulls: true, call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"jsonb_build_array": {sig: buildSig("jsonb_build_array", false), nulls: true, call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			arr := &pgjson.Value{Kind: pgjson.Array}
 			for _, x := range a {
 				v, err := toJSON(ev, x)
 				if err != nil {
-					return aval{}, err
+					return Value{}, err
 				}
 				arr.Items = append(arr.Items, v)
 			}

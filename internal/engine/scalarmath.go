@@ -24,7 +24,7 @@ import (
 const radiansPerDegree = 0.0174532925199432957692
 
 var (
-	errOverflow  = &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: overflow"}
+	ErrOverflow  = &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: overflow"}
 	errUnderflow = &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "value out of range: underflow"}
 	errOutOfRng  = &pgconn.PgError{Severity: "ERROR", Code: "22003", Message: "input is out of range"}
 )
@@ -35,7 +35,7 @@ var (
 func floatSig(name string, n int, numericVariant bool) func([]onion.Type) ([]onion.Type, onion.Type, error) {
 	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) != n {
-			return nil, tFloat8, refuseArgs(name, args)
+			return nil, TypeFloat8, refuseArgs(name, args)
 		}
 		params := make([]onion.Type, n)
 		for i, a := range args {
@@ -43,13 +43,13 @@ func floatSig(name string, n int, numericVariant bool) func([]onion.Type) ([]oni
 			case a == tUnknown, isFloatType(a), isIntType(a):
 			case isNumType(a) && !numericVariant:
 			case isNumType(a):
-				return nil, tNumeric, rewrite.Refusal("%s of numeric is not supported in a query the proxy computes", name)
+				return nil, TypeNumeric, rewrite.Refusal("%s of numeric is not supported in a query the proxy computes", name)
 			default:
-				return nil, tFloat8, refuseArgs(name, args)
+				return nil, TypeFloat8, refuseArgs(name, args)
 			}
-			params[i] = tFloat8
+			params[i] = TypeFloat8
 		}
-		return params, tFloat8, nil
+		return params, TypeFloat8, nil
 	}
 }
 
@@ -59,13 +59,13 @@ func floatSig(name string, n int, numericVariant bool) func([]onion.Type) ([]oni
 func numericOr(f func(pgnumeric.Decimal) (pgnumeric.Decimal, error), float *scalarFunc) *scalarFunc {
 	return &scalarFunc{sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) == 1 && isNumType(args[0]) {
-			return []onion.Type{tNumeric}, tNumeric, nil
+			return []onion.Type{TypeNumeric}, TypeNumeric, nil
 		}
 		return float.sig(args)
-	}, call: func(ev *evaluator, a []aval, t onion.Type) (aval, error) {
+	}, call: func(ev *Evaluator, a []Value, t onion.Type) (Value, error) {
 		if t.Base == onion.Numeric {
 			r, err := f(a[0].numeric())
-			return aval{t: tNumeric, d: r}, err
+			return Value{Type: TypeNumeric, Num: r}, err
 		}
 		return float.call(ev, a, t)
 	}}
@@ -81,27 +81,27 @@ func logFunc(float *scalarFunc) *scalarFunc {
 		}
 		for _, a := range args {
 			if !(a == tUnknown || isIntType(a) || isNumType(a)) {
-				return nil, tNumeric, refuseArgs("log", args)
+				return nil, TypeNumeric, refuseArgs("log", args)
 			}
 		}
-		return []onion.Type{tNumeric, tNumeric}, tNumeric, nil
-	}, call: func(ev *evaluator, a []aval, t onion.Type) (aval, error) {
+		return []onion.Type{TypeNumeric, TypeNumeric}, TypeNumeric, nil
+	}, call: func(ev *Evaluator, a []Value, t onion.Type) (Value, error) {
 		if len(a) != 2 {
 			return one.call(ev, a, t)
 		}
 		r, err := pgnumeric.LogBase(a[0].numeric(), a[1].numeric())
-		return aval{t: tNumeric, d: r}, err
+		return Value{Type: TypeNumeric, Num: r}, err
 	}}
 }
 
 // float1 is a scalar function of one double precision value.
 func float1(name string, numericVariant bool, f func(x float64) (float64, error)) *scalarFunc {
-	return &scalarFunc{sig: floatSig(name, 1, numericVariant), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+	return &scalarFunc{sig: floatSig(name, 1, numericVariant), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 		r, err := f(a[0].float())
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
-		return float8Val(r), nil
+		return Float8Value(r), nil
 	}}
 }
 
@@ -120,7 +120,7 @@ func trig(c func(C.double) C.double, cot, checkOverflow bool) func(float64) (flo
 			r = 1.0 / r
 		}
 		if checkOverflow && math.IsInf(r, 0) {
-			return 0, errOverflow
+			return 0, ErrOverflow
 		}
 		return r, nil
 	}
@@ -137,7 +137,7 @@ func arc(c func(C.double) C.double) func(float64) (float64, error) {
 		}
 		r := float64(c(C.double(x)))
 		if math.IsInf(r, 0) {
-			return 0, errOverflow
+			return 0, ErrOverflow
 		}
 		return r, nil
 	}
@@ -154,7 +154,7 @@ func logarithm(c func(C.double) C.double) func(float64) (float64, error) {
 		}
 		r := float64(c(C.double(x)))
 		if math.IsInf(r, 0) && !math.IsInf(x, 0) {
-			return 0, errOverflow
+			return 0, ErrOverflow
 		}
 		if r == 0 && x != 1 {
 			return 0, errUnderflow
@@ -176,7 +176,7 @@ func dexp(x float64) (float64, error) {
 	r := float64(C.exp(C.double(x)))
 	switch {
 	case math.IsInf(r, 0):
-		return 0, errOverflow
+		return 0, ErrOverflow
 	case r == 0:
 		return 0, errUnderflow
 	}
@@ -187,7 +187,7 @@ func dexp(x float64) (float64, error) {
 func float8Mul(x, y float64) (float64, error) {
 	r := x * y
 	if math.IsInf(r, 0) && !math.IsInf(x, 0) && !math.IsInf(y, 0) {
-		return 0, errOverflow
+		return 0, ErrOverflow
 	}
 	if r == 0 && x != 0 && y != 0 {
 		return 0, errUnderflow
@@ -201,7 +201,7 @@ func float8Div(x, y float64) (float64, error) {
 	}
 	r := x / y
 	if math.IsInf(r, 0) && !math.IsInf(x, 0) {
-		return 0, errOverflow
+		return 0, ErrOverflow
 	}
 	if r == 0 && x != 0 && !math.IsInf(y, 0) {
 		return 0, errUnderflow
@@ -227,12 +227,12 @@ func mathFuncs() map[string]*scalarFunc {
 			}
 			return float64(C.atan(C.double(x))), nil
 		}),
-		"atan2": {sig: floatSig("atan2", 2, false), call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+		"atan2": {sig: floatSig("atan2", 2, false), call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			y, x := a[0].float(), a[1].float()
 			if math.IsNaN(y) || math.IsNaN(x) {
-				return float8Val(math.NaN()), nil
+				return Float8Value(math.NaN()), nil
 			}
-			return float8Val(float64(C.atan2(C.double(y), C.double(x)))), nil
+			return Float8Value(float64(C.atan2(C.double(y), C.double(x)))), nil
 		}},
 		"ln":    numericOr(pgnumeric.Decimal.Ln, float1("ln", false, logarithm(func(x C.double) C.double { return C.log(x) }))),
 		"log":   logFunc(float1("log", false, logarithm(func(x C.double) C.double { return C.log10(x) }))),
@@ -246,9 +246,9 @@ func mathFuncs() map[string]*scalarFunc {
 		}),
 		"pi": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 			if len(args) != 0 {
-				return nil, tFloat8, refuseArgs("pi", args)
+				return nil, TypeFloat8, refuseArgs("pi", args)
 			}
-			return nil, tFloat8, nil
-		}, call: func(*evaluator, []aval, onion.Type) (aval, error) { return float8Val(math.Pi), nil }},
+			return nil, TypeFloat8, nil
+		}, call: func(*Evaluator, []Value, onion.Type) (Value, error) { return Float8Value(math.Pi), nil }},
 	}
 }

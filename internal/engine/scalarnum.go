@@ -17,21 +17,21 @@ import (
 
 // extreme is greatest (dir 1) or least (-1) of the non-NULL arguments,
 // converted to the unified type.
-func extreme(dir int) func(*evaluator, []aval, onion.Type) (aval, error) {
-	return func(ev *evaluator, a []aval, t onion.Type) (aval, error) {
-		best := nullOf(t)
+func extreme(dir int) func(*Evaluator, []Value, onion.Type) (Value, error) {
+	return func(ev *Evaluator, a []Value, t onion.Type) (Value, error) {
+		best := NullOf(t)
 		for _, v := range a {
-			if v.null {
+			if v.Null {
 				continue
 			}
-			v = convertTo(v, t, ev.env)
-			if best.null {
+			v = ConvertTo(v, t, ev.Env)
+			if best.Null {
 				best = v
 				continue
 			}
-			c, err := compare(v, best)
+			c, err := Compare(v, best)
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			if c*dir > 0 {
 				best = v
@@ -42,25 +42,25 @@ func extreme(dir int) func(*evaluator, []aval, onion.Type) (aval, error) {
 }
 
 // abs is |x|: integers fail on their smallest value (22003).
-func abs(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+func abs(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
 	x := a[0]
-	switch k, _ := kindOf(t); k {
-	case kInt:
-		if x.i < 0 {
-			return intRange(t, -x.i, x.i == math.MinInt64)
+	switch k, _ := KindOf(t); k {
+	case KindInt:
+		if x.Int < 0 {
+			return IntRange(t, -x.Int, x.Int == math.MinInt64)
 		}
-		return aval{t: t, i: x.i}, nil
-	case kNumeric:
-		return aval{t: t, d: x.numeric().Abs()}, nil
+		return Value{Type: t, Int: x.Int}, nil
+	case KindNumeric:
+		return Value{Type: t, Num: x.numeric().Abs()}, nil
 	}
-	return float8Val(math.Abs(x.float())), nil
+	return Float8Value(math.Abs(x.float())), nil
 }
 
 // roundFunc is ceil, floor, round or trunc: of numeric (with an optional
 // scale for round and trunc; halves away from zero) or of double
 // precision (round to nearest even, as rint).
-func roundFunc(op string) func(*evaluator, []aval, onion.Type) (aval, error) {
-	return func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+func roundFunc(op string) func(*Evaluator, []Value, onion.Type) (Value, error) {
+	return func(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
 		if t.Base == onion.Float8 {
 			x := a[0].float()
 			switch op {
@@ -73,14 +73,14 @@ func roundFunc(op string) func(*evaluator, []aval, onion.Type) (aval, error) {
 			case "trunc":
 				x = math.Trunc(x)
 			}
-			return float8Val(x), nil
+			return Float8Value(x), nil
 		}
 		d := a[0].numeric()
 		scale := 0
 		if len(a) == 2 {
-			scale = int(max(min(a[1].i, math.MaxInt32), math.MinInt32))
+			scale = int(max(min(a[1].Int, math.MaxInt32), math.MinInt32))
 		}
-		var r decimal
+		var r Decimal
 		var err error
 		switch op {
 		case "ceil":
@@ -92,13 +92,13 @@ func roundFunc(op string) func(*evaluator, []aval, onion.Type) (aval, error) {
 		case "trunc":
 			r, err = d.Trunc(scale)
 		}
-		return aval{t: tNumeric, d: r}, err
+		return Value{Type: TypeNumeric, Num: r}, err
 	}
 }
 
 // sign is -1, 0 or 1, of numeric (display scale 0; NaN stays NaN) or
 // of double precision.
-func sign(_ *evaluator, a []aval, t onion.Type) (aval, error) {
+func sign(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
 	if t.Base == onion.Float8 {
 		x := a[0].float()
 		switch {
@@ -109,19 +109,19 @@ func sign(_ *evaluator, a []aval, t onion.Type) (aval, error) {
 		default:
 			x = 0 // NaN too, as float8_sign
 		}
-		return float8Val(x), nil
+		return Float8Value(x), nil
 	}
 	d := a[0].numeric()
 	if d.IsNaN() {
-		return aval{t: tNumeric, d: d}, nil
+		return Value{Type: TypeNumeric, Num: d}, nil
 	}
-	return aval{t: tNumeric, d: decimalFromInt(int64(d.Sign()))}, nil
+	return Value{Type: TypeNumeric, Num: decimalFromInt(int64(d.Sign()))}, nil
 }
 
 // modSig types mod(a, b): two integers (the wider type) or numeric.
 func modSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 	if len(args) != 2 {
-		return nil, tNumeric, refuseArgs("mod", args)
+		return nil, TypeNumeric, refuseArgs("mod", args)
 	}
 	a, b := args[0], args[1]
 	if a == tUnknown {
@@ -132,28 +132,28 @@ func modSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 	}
 	switch {
 	case a == tUnknown:
-		return nil, tNumeric, refuseArgs("mod", args)
+		return nil, TypeNumeric, refuseArgs("mod", args)
 	case isIntType(a) && isIntType(b):
 		w := widerInt(a, b)
 		return []onion.Type{w, w}, w, nil
 	case (isIntType(a) || isNumType(a)) && (isIntType(b) || isNumType(b)):
-		return []onion.Type{tNumeric, tNumeric}, tNumeric, nil
+		return []onion.Type{TypeNumeric, TypeNumeric}, TypeNumeric, nil
 	}
-	return nil, tNumeric, refuseArgs("mod", args)
+	return nil, TypeNumeric, refuseArgs("mod", args)
 }
 
-func mod(_ *evaluator, a []aval, t onion.Type) (aval, error) {
-	if k, _ := kindOf(t); k == kInt {
-		if a[1].i == 0 {
-			return aval{}, errDivisionByZero
+func mod(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
+	if k, _ := KindOf(t); k == KindInt {
+		if a[1].Int == 0 {
+			return Value{}, errDivisionByZero
 		}
-		if a[1].i == -1 {
-			return aval{t: t, i: 0}, nil // no overflow for the smallest value
+		if a[1].Int == -1 {
+			return Value{Type: t, Int: 0}, nil // no overflow for the smallest value
 		}
-		return aval{t: t, i: a[0].i % a[1].i}, nil
+		return Value{Type: t, Int: a[0].Int % a[1].Int}, nil
 	}
 	r, err := a[0].numeric().Mod(a[1].numeric())
-	return aval{t: tNumeric, d: r}, err
+	return Value{Type: TypeNumeric, Num: r}, err
 }
 
 // shiftFunc is the bit shift x << n or x >> n of an integer (int2shl,
@@ -164,11 +164,11 @@ func mod(_ *evaluator, a []aval, t onion.Type) (aval, error) {
 func shiftFunc(op string) scalarFunc {
 	return scalarFunc{sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) != 2 || !isIntType(args[0]) || !(isIntType(args[1]) && args[1].Base != onion.BigInt || args[1] == tUnknown) {
-			return nil, tInt4, refuseArgs("operator "+op, args)
+			return nil, TypeInt4, refuseArgs("operator "+op, args)
 		}
-		return []onion.Type{args[0], tInt4}, args[0], nil
-	}, call: func(_ *evaluator, a []aval, t onion.Type) (aval, error) {
-		x, n := a[0].i, uint(a[1].i)
+		return []onion.Type{args[0], TypeInt4}, args[0], nil
+	}, call: func(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
+		x, n := a[0].Int, uint(a[1].Int)
 		if t.Base == onion.BigInt {
 			n &= 63
 		} else {
@@ -186,46 +186,46 @@ func shiftFunc(op string) scalarFunc {
 		case onion.Integer:
 			r = int64(int32(r))
 		}
-		return aval{t: t, i: r}, nil
+		return Value{Type: t, Int: r}, nil
 	}}
 }
 
 // castFunc is CAST(x AS t) (ExprFunc "cast"): its last "argument" type
 // is the target (signature appends it).
-var castFunc = scalarFunc{sig: castSig, call: cast}
+var castFunc = scalarFunc{sig: castSig, call: Cast}
 
 func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 	if len(args) != 2 {
-		return nil, tText, refuseArgs("cast", args)
+		return nil, TypeText, refuseArgs("cast", args)
 	}
 	from, to := args[0], args[1]
 	if from == tUnknown {
 		return []onion.Type{to}, to, nil // a literal read as the type
 	}
-	kf, _ := kindOf(from)
-	kt, err := kindOf(to)
+	kf, _ := KindOf(from)
+	kt, err := KindOf(to)
 	ok := err == nil
 	switch {
 	case !ok:
-	case kf == kBytea || kt == kBytea:
+	case kf == KindBytea || kt == KindBytea:
 		if from.Base != to.Base {
-			return nil, to, byteaTextRefusal("a cast between bytea and " + map[bool]string{true: to.String(), false: from.String()}[kf == kBytea])
+			return nil, to, byteaTextRefusal("a cast between bytea and " + map[bool]string{true: to.String(), false: from.String()}[kf == KindBytea])
 		}
-	case kt == kText:
+	case kt == KindText:
 		// Any value's text (cut or padded to a length, as an explicit
 		// cast does).
-	case kf == kText:
+	case kf == KindText:
 		// The type's input function, as PostgreSQL's I/O cast.
-	case kf == kJSONB:
-		ok = kt == kNumeric || kt == kInt || kt == kFloat || kt == kBool || kt == kJSONB
-	case kf == kInt || kf == kNumeric || kf == kFloat:
-		ok = kt == kInt || kt == kNumeric || kt == kFloat || kt == kBool && from.Base == onion.Integer
-	case kf == kBool:
-		ok = to.Base == onion.Integer || kt == kBool
-	case kf == kDate || kf == kTs:
-		ok = kt == kDate || kt == kTs || kf == kTs && kt == kTime
-	case kf == kTime || kf == kIntv:
-		ok = kt == kTime || kt == kIntv
+	case kf == KindJSONB:
+		ok = kt == KindNumeric || kt == KindInt || kt == KindFloat || kt == KindBool || kt == KindJSONB
+	case kf == KindInt || kf == KindNumeric || kf == KindFloat:
+		ok = kt == KindInt || kt == KindNumeric || kt == KindFloat || kt == KindBool && from.Base == onion.Integer
+	case kf == KindBool:
+		ok = to.Base == onion.Integer || kt == KindBool
+	case kf == KindDate || kf == KindTimestamp:
+		ok = kt == KindDate || kt == KindTimestamp || kf == KindTimestamp && kt == KindTime
+	case kf == KindTime || kf == KindInterval:
+		ok = kt == KindTime || kt == KindInterval
 	default:
 		ok = from == to
 	}
@@ -235,22 +235,22 @@ func castSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 	return []onion.Type{from}, to, nil
 }
 
-func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
+func Cast(ev *Evaluator, a []Value, to onion.Type) (Value, error) {
 	x := a[0]
-	kf, _ := kindOf(x.t)
-	kt, _ := kindOf(to)
+	kf, _ := KindOf(x.Type)
+	kt, _ := KindOf(to)
 	switch {
-	case x.t == to:
+	case x.Type == to:
 		return x, nil
-	case kt == kText && kf == kBool:
+	case kt == KindText && kf == KindBool:
 		s := "false" // booltext, not boolout
-		if x.i != 0 {
+		if x.Int != 0 {
 			s = "true"
 		}
-		return aval{t: to, s: s}, nil
-	case kt == kText:
-		s := x.text(ev.env)
-		if x.t.Base == onion.Char && to.Base != onion.Char {
+		return Value{Type: to, Str: s}, nil
+	case kt == KindText:
+		s := x.Text(ev.Env)
+		if x.Type.Base == onion.Char && to.Base != onion.Char {
 			s = str(x)
 		}
 		if to.Length > 0 {
@@ -265,51 +265,51 @@ func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
 				s += strings.Repeat(" ", to.Length-len(r))
 			}
 		}
-		return aval{t: to, s: s}, nil
-	case kf == kJSONB:
+		return Value{Type: to, Str: s}, nil
+	case kf == KindJSONB:
 		return castJSON(ev, x, to)
-	case kf == kText:
-		v, err := to.ParseText([]byte(str(x)), ev.env)
+	case kf == KindText:
+		v, err := to.ParseText([]byte(str(x)), ev.Env)
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
-		return fromOnion(to, v, ev.env)
-	case kf == kDate && kt == kTs:
-		return dateToTimestamp(x, to, ev.env), nil
-	case kf == kTs && kt == kDate:
-		return timestampToDate(x, ev.env), nil
-	case kf == kTime && kt == kIntv:
-		return interval{us: x.i}.val(), nil
-	case kf == kIntv && kt == kTime:
-		return aval{t: to, i: intervalToTime(intervalOf(x))}, nil
-	case kf == kTs && kt == kTime:
+		return FromOnion(to, v, ev.Env)
+	case kf == KindDate && kt == KindTimestamp:
+		return dateToTimestamp(x, to, ev.Env), nil
+	case kf == KindTimestamp && kt == KindDate:
+		return timestampToDate(x, ev.Env), nil
+	case kf == KindTime && kt == KindInterval:
+		return Interval{us: x.Int}.val(), nil
+	case kf == KindInterval && kt == KindTime:
+		return Value{Type: to, Int: intervalToTime(IntervalOf(x))}, nil
+	case kf == KindTimestamp && kt == KindTime:
 		// timestamp[tz]_time: the wall clock's time of day; NULL for
 		// the infinities.
-		if x.i == math.MinInt64 || x.i == math.MaxInt64 {
-			return nullOf(to), nil
+		if x.Int == math.MinInt64 || x.Int == math.MaxInt64 {
+			return NullOf(to), nil
 		}
-		local, _ := onion.LocalTime(x.i, zoneOf(x.t, ev.env))
-		return aval{t: to, i: floorMod(local, usPerDay)}, nil
-	case kf == kTs && kt == kTs:
+		local, _ := onion.LocalTime(x.Int, zoneOf(x.Type, ev.Env))
+		return Value{Type: to, Int: floorMod(local, usPerDay)}, nil
+	case kf == KindTimestamp && kt == KindTimestamp:
 		// timestamp <-> timestamptz: the wall clock in the session's
 		// time zone.
-		if x.i == math.MinInt64 || x.i == math.MaxInt64 {
-			return aval{t: to, i: x.i}, nil
+		if x.Int == math.MinInt64 || x.Int == math.MaxInt64 {
+			return Value{Type: to, Int: x.Int}, nil
 		}
 		if to.Base == onion.Timestamp {
-			local, _ := onion.LocalTime(x.i, ev.env.TimeZone)
-			return aval{t: to, i: local}, nil
+			local, _ := onion.LocalTime(x.Int, ev.Env.TimeZone)
+			return Value{Type: to, Int: local}, nil
 		}
-		return aval{t: to, i: onion.FromLocalTime(x.i, ev.env.TimeZone)}, nil
-	case kt == kBool:
-		return boolVal(x.i != 0), nil
-	case kf == kBool:
-		return aval{t: to, i: x.i}, nil
-	case kt == kFloat:
-		return float8Val(x.float()), nil
-	case kt == kNumeric:
+		return Value{Type: to, Int: onion.FromLocalTime(x.Int, ev.Env.TimeZone)}, nil
+	case kt == KindBool:
+		return boolVal(x.Int != 0), nil
+	case kf == KindBool:
+		return Value{Type: to, Int: x.Int}, nil
+	case kt == KindFloat:
+		return Float8Value(x.float()), nil
+	case kt == KindNumeric:
 		d := x.numeric()
-		if kf == kFloat {
+		if kf == KindFloat {
 			f := x.float()
 			switch {
 			case math.IsNaN(f):
@@ -320,48 +320,48 @@ func cast(ev *evaluator, a []aval, to onion.Type) (aval, error) {
 				// float8_numeric: 15 significant digits (DBL_DIG).
 				var err error
 				if d, err = parseDecimal(strconv.FormatFloat(f, 'g', 15, 64)); err != nil {
-					return aval{}, err
+					return Value{}, err
 				}
 			}
 		}
 		if to.Precision == 0 {
-			return aval{t: tNumeric, d: d}, nil
+			return Value{Type: TypeNumeric, Num: d}, nil
 		}
-		v, err := to.ParseText([]byte(d.String()), ev.env) // the typmod rounds or fails
+		v, err := to.ParseText([]byte(d.String()), ev.Env) // the typmod rounds or fails
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
-		return fromOnion(to, v, ev.env)
-	case kt == kInt:
+		return FromOnion(to, v, ev.Env)
+	case kt == KindInt:
 		switch kf {
-		case kInt:
-			return intRange(to, x.i, false)
-		case kFloat:
+		case KindInt:
+			return IntRange(to, x.Int, false)
+		case KindFloat:
 			f := math.RoundToEven(x.float())
 			if math.IsNaN(f) || f < -9.223372036854775808e18 || f >= 9.223372036854775808e18 {
-				return intRange(to, 0, true)
+				return IntRange(to, 0, true)
 			}
-			return intRange(to, int64(f), false)
+			return IntRange(to, int64(f), false)
 		}
 		r, err := x.numeric().Round(0)
 		if err != nil {
-			return aval{}, err
+			return Value{}, err
 		}
 		if !r.IsFinite() {
 			what := "infinity"
 			if r.IsNaN() {
 				what = "NaN"
 			}
-			return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: "cannot convert " + what + " to " + to.String()}
+			return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: "cannot convert " + what + " to " + to.String()}
 		}
 		i, err := strconv.ParseInt(r.String(), 10, 64)
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
-				return intRange(to, 0, true)
+				return IntRange(to, 0, true)
 			}
-			return aval{}, err
+			return Value{}, err
 		}
-		return intRange(to, i, false)
+		return IntRange(to, i, false)
 	}
-	return aval{}, rewrite.Refusal("cast from %s to %s is not supported in a query the proxy computes", x.t, to)
+	return Value{}, rewrite.Refusal("cast from %s to %s is not supported in a query the proxy computes", x.Type, to)
 }

@@ -285,14 +285,14 @@ func foldRange(lo, hi, first, last rune) []rune {
 // regexFuncs are ~, !~, ~* and !~* of text.
 func regexFuncs() map[string]*scalarFunc {
 	match := func(name string, negate, icase bool) *scalarFunc {
-		return &scalarFunc{sig: fixed(name, []onion.Type{tText, tText}, tBool), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			c := pglocale.IsC(ev.env.CType)
+		return &scalarFunc{sig: fixed(name, []onion.Type{TypeText, TypeText}, TypeBool), call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			c := pglocale.IsC(ev.Env.CType)
 			if icase && !c {
-				return aval{}, rewrite.Refusal("%s is not supported in a query the proxy computes: case folding depends on the database's LC_CTYPE, which is not C", name)
+				return Value{}, rewrite.Refusal("%s is not supported in a query the proxy computes: case folding depends on the database's LC_CTYPE, which is not C", name)
 			}
 			re, err := compileRegex(str(a[1]), c, icase)
 			if err != nil {
-				return aval{}, err
+				return Value{}, err
 			}
 			return boolVal(re.MatchString(str(a[0])) != negate), nil
 		}}

@@ -58,27 +58,27 @@ const timestampEndDays = 109203528 - 2451545
 // dateToTimestamp casts a date to a timestamp (midnight) or a
 // timestamptz (midnight in the session's time zone); the infinities stay
 // infinite.
-func dateToTimestamp(a aval, to onion.Type, env onion.Env) aval {
-	switch a.i {
+func dateToTimestamp(a Value, to onion.Type, env onion.Env) Value {
+	switch a.Int {
 	case math.MinInt32:
-		return aval{t: to, i: math.MinInt64}
+		return Value{Type: to, Int: math.MinInt64}
 	case math.MaxInt32:
-		return aval{t: to, i: math.MaxInt64}
+		return Value{Type: to, Int: math.MaxInt64}
 	}
-	return aval{t: to, i: onion.FromLocalTime(a.i*usPerDay, zoneOf(to, env))}
+	return Value{Type: to, Int: onion.FromLocalTime(a.Int*usPerDay, zoneOf(to, env))}
 }
 
 // timestampToDate casts a timestamp or timestamptz (in the session's
 // time zone) to its date.
-func timestampToDate(a aval, env onion.Env) aval {
-	switch a.i {
+func timestampToDate(a Value, env onion.Env) Value {
+	switch a.Int {
 	case math.MinInt64:
-		return aval{t: tDate, i: math.MinInt32}
+		return Value{Type: TypeDate, Int: math.MinInt32}
 	case math.MaxInt64:
-		return aval{t: tDate, i: math.MaxInt32}
+		return Value{Type: TypeDate, Int: math.MaxInt32}
 	}
-	local, _ := onion.LocalTime(a.i, zoneOf(a.t, env))
-	return aval{t: tDate, i: floorDivInt(local, usPerDay)}
+	local, _ := onion.LocalTime(a.Int, zoneOf(a.Type, env))
+	return Value{Type: TypeDate, Int: floorDivInt(local, usPerDay)}
 }
 
 // zoneOf is the session's time zone for a timestamptz, nil for a
@@ -91,9 +91,9 @@ func zoneOf(t onion.Type, env onion.Env) *time.Location {
 }
 
 // numericScaled is the numeric coef·10^-scale.
-func numericScaled(coef int64, scale int) (aval, error) {
+func numericScaled(coef int64, scale int) (Value, error) {
 	d, err := pgnumeric.FromCoefficient(coef < 0, new(big.Int).Abs(big.NewInt(coef)).String(), scale)
-	return aval{t: tNumeric, d: d}, err
+	return Value{Type: TypeNumeric, Num: d}, err
 }
 
 // isoWeek is the ISO 8601 week-numbering year and week of a date.
@@ -104,48 +104,48 @@ func isoWeek(days int64) (year, week int) {
 
 // extractTime is extract(field FROM x) of a date, timestamp or
 // timestamptz (numeric, as in PostgreSQL 14 and later).
-func extractTime(field string, a aval, env onion.Env) (aval, error) {
+func extractTime(field string, a Value, env onion.Env) (Value, error) {
 	field = strings.ToLower(field)
-	if a.t.Base == onion.Time {
-		return extractTimeOfDay(field, a.i)
+	if a.Type.Base == onion.Time {
+		return extractTimeOfDay(field, a.Int)
 	}
-	isDate := a.t.Base == onion.Date
+	isDate := a.Type.Base == onion.Date
 	var local int64
 	east := 0
 	switch {
-	case isDate && (a.i == math.MinInt32 || a.i == math.MaxInt32),
-		!isDate && (a.i == math.MinInt64 || a.i == math.MaxInt64):
+	case isDate && (a.Int == math.MinInt32 || a.Int == math.MaxInt32),
+		!isDate && (a.Int == math.MinInt64 || a.Int == math.MaxInt64):
 		// ±infinity: infinite for the fields that only grow, else NULL.
 		sign := 1
-		if a.i < 0 {
+		if a.Int < 0 {
 			sign = -1
 		}
 		switch field {
 		case "epoch", "year", "isoyear", "decade", "century", "millennium":
-			return aval{t: tNumeric, d: pgnumeric.Inf(sign)}, nil
+			return Value{Type: TypeNumeric, Num: pgnumeric.Inf(sign)}, nil
 		case "day", "month", "quarter", "week", "dow", "isodow", "doy", "hour", "minute", "second", "milliseconds", "microseconds",
 			"timezone", "timezone_hour", "timezone_minute":
-			if !isDate && a.t.Base == onion.Timestamp && strings.HasPrefix(field, "timezone") {
-				return aval{}, rewrite.Refusal("extract(%s ...) of %s is not supported in a query the proxy computes", field, a.t)
+			if !isDate && a.Type.Base == onion.Timestamp && strings.HasPrefix(field, "timezone") {
+				return Value{}, rewrite.Refusal("extract(%s ...) of %s is not supported in a query the proxy computes", field, a.Type)
 			}
 			if isDate && timeOfDayField(field) {
-				return aval{}, rewrite.Refusal("extract(%s from date) is not supported in a query the proxy computes", field)
+				return Value{}, rewrite.Refusal("extract(%s from date) is not supported in a query the proxy computes", field)
 			}
-			return nullOf(tNumeric), nil
+			return NullOf(TypeNumeric), nil
 		}
-		return aval{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
+		return Value{}, rewrite.Refusal("extract(%s ...) is not supported in a query the proxy computes", field)
 	case !isDate:
-		local, east = onion.LocalTime(a.i, zoneOf(a.t, env))
+		local, east = onion.LocalTime(a.Int, zoneOf(a.Type, env))
 	}
 	if isDate && timeOfDayField(field) {
-		return aval{}, rewrite.Refusal("extract(%s from date) is not supported in a query the proxy computes", field)
+		return Value{}, rewrite.Refusal("extract(%s from date) is not supported in a query the proxy computes", field)
 	}
 	var f timeFields
 	if isDate {
 		// From the day itself: in microseconds, dates past 294276 AD
 		// overflow (extract(year FROM '5874897-12-31') was 29357).
-		y, m, d := onion.CivilDate(a.i)
-		f = timeFields{y: y, m: m, d: d, days: a.i}
+		y, m, d := onion.CivilDate(a.Int)
+		f = timeFields{y: y, m: m, d: d, days: a.Int}
 	} else {
 		f = splitLocal(local)
 	}
@@ -209,17 +209,17 @@ func extractTime(field string, a aval, env onion.Env) (aval, error) {
 		}
 	case "epoch":
 		if isDate {
-			v = (a.i - unixEpochDays) * 86400
+			v = (a.Int - unixEpochDays) * 86400
 			break
 		}
-		instant := a.i // a timestamptz's epoch is the instant's
-		if a.t.Base == onion.Timestamp {
+		instant := a.Int // a timestamptz's epoch is the instant's
+		if a.Type.Base == onion.Timestamp {
 			instant = local
 		}
 		return numericScaled(instant-unixEpochDays*usPerDay, 6)
 	case "timezone", "timezone_hour", "timezone_minute":
-		if a.t.Base != onion.Timestamptz {
-			return aval{}, rewrite.Refusal("extract(%s ...) of %s is not supported in a query the proxy computes", field, a.t)
+		if a.Type.Base != onion.Timestamptz {
+			return Value{}, rewrite.Refusal("extract(%s ...) of %s is not supported in a query the proxy computes", field, a.Type)
 		}
 		switch field {
 		case "timezone":
@@ -230,9 +230,9 @@ func extractTime(field string, a aval, env onion.Env) (aval, error) {
 			v = int64(east / 60 % 60)
 		}
 	default:
-		return aval{}, unitRefusal("extract(%s ...) is not supported in a query the proxy computes", field, a.t)
+		return Value{}, unitRefusal("extract(%s ...) is not supported in a query the proxy computes", field, a.Type)
 	}
-	return aval{t: tNumeric, d: decimalFromInt(v)}, nil
+	return Value{Type: TypeNumeric, Num: decimalFromInt(v)}, nil
 }
 
 // unitRefusal refuses a unit of date_trunc or extract the proxy does not
@@ -256,10 +256,10 @@ func unitRefusal(format, field string, t onion.Type) error {
 // secondsField is extract's microseconds, milliseconds or second field
 // from usec, the seconds and microseconds of a minute (ok false for
 // other fields).
-func secondsField(field string, usec int64) (v aval, ok bool, err error) {
+func secondsField(field string, usec int64) (v Value, ok bool, err error) {
 	switch field {
 	case "microseconds":
-		return aval{t: tNumeric, d: decimalFromInt(usec)}, true, nil
+		return Value{Type: TypeNumeric, Num: decimalFromInt(usec)}, true, nil
 	case "milliseconds":
 		v, err = numericScaled(usec, 3)
 		return v, true, err
@@ -267,7 +267,7 @@ func secondsField(field string, usec int64) (v aval, ok bool, err error) {
 		v, err = numericScaled(usec, 6)
 		return v, true, err
 	}
-	return aval{}, false, nil
+	return Value{}, false, nil
 }
 
 func timeOfDayField(field string) bool {
@@ -281,13 +281,13 @@ func timeOfDayField(field string) bool {
 // dateTrunc is date_trunc(field, x) of a timestamp or timestamptz (in
 // the session's time zone: for a day or more the offset of the truncated
 // time is looked up again, as timestamptz_trunc does).
-func dateTrunc(field string, a aval, env onion.Env) (aval, error) {
+func dateTrunc(field string, a Value, env onion.Env) (Value, error) {
 	field = strings.ToLower(field)
-	if a.i == math.MinInt64 || a.i == math.MaxInt64 {
+	if a.Int == math.MinInt64 || a.Int == math.MaxInt64 {
 		return a, nil
 	}
-	loc := zoneOf(a.t, env)
-	local, east := onion.LocalTime(a.i, loc)
+	loc := zoneOf(a.Type, env)
+	local, east := onion.LocalTime(a.Int, loc)
 	f := splitLocal(local)
 	var out int64
 	redoZone := true
@@ -317,7 +317,7 @@ func dateTrunc(field string, a aval, env onion.Env) (aval, error) {
 	case "year":
 		out = onion.DaysOf(f.y, 1, 1) * usPerDay
 	default:
-		return aval{}, unitRefusal("date_trunc('%s', ...) is not supported in a query the proxy computes", field, a.t)
+		return Value{}, unitRefusal("date_trunc('%s', ...) is not supported in a query the proxy computes", field, a.Type)
 	}
 	switch {
 	case loc == nil:
@@ -326,7 +326,7 @@ func dateTrunc(field string, a aval, env onion.Env) (aval, error) {
 	default:
 		out -= int64(east) * usPerSec
 	}
-	return aval{t: a.t, i: out}, nil
+	return Value{Type: a.Type, Int: out}, nil
 }
 
 func floorMod(a, b int64) int64 { return a - floorDivInt(a, b)*b }
@@ -334,20 +334,20 @@ func floorMod(a, b int64) int64 { return a - floorDivInt(a, b)*b }
 // atTimeZone is x AT TIME ZONE zone (timezone(zone, x)): the wall-clock
 // time in zone of a timestamptz, or the instant of a timestamp read as a
 // wall-clock time in zone.
-func atTimeZone(zone string, a aval) (aval, error) {
+func atTimeZone(zone string, a Value) (Value, error) {
 	loc, err := namedZone(zone)
 	if err != nil {
-		return aval{}, err
+		return Value{}, err
 	}
-	if a.i == math.MinInt64 || a.i == math.MaxInt64 {
-		a.t = flipZone(a.t)
+	if a.Int == math.MinInt64 || a.Int == math.MaxInt64 {
+		a.Type = flipZone(a.Type)
 		return a, nil
 	}
-	if a.t.Base == onion.Timestamptz {
-		local, _ := onion.LocalTime(a.i, loc)
-		return aval{t: onion.Type{Base: onion.Timestamp}, i: local}, nil
+	if a.Type.Base == onion.Timestamptz {
+		local, _ := onion.LocalTime(a.Int, loc)
+		return Value{Type: onion.Type{Base: onion.Timestamp}, Int: local}, nil
 	}
-	return aval{t: onion.Type{Base: onion.Timestamptz}, i: onion.FromLocalTime(a.i, loc)}, nil
+	return Value{Type: onion.Type{Base: onion.Timestamptz}, Int: onion.FromLocalTime(a.Int, loc)}, nil
 }
 
 func flipZone(t onion.Type) onion.Type {
@@ -404,43 +404,43 @@ func namedZone(name string) (*time.Location, error) {
 func timeSig(name string, result func(arg onion.Type) onion.Type, dates bool) func([]onion.Type) ([]onion.Type, onion.Type, error) {
 	return func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 		if len(args) != 2 || args[0] != tUnknown {
-			return nil, tNumeric, refuseArgs(name, args)
+			return nil, TypeNumeric, refuseArgs(name, args)
 		}
 		switch args[1].Base {
 		case onion.Timestamp, onion.Timestamptz:
 		case onion.Date, onion.Time, onion.Interval:
 			if !dates || args[1].Base == onion.Interval && name != "date_trunc" && name != "extract" {
-				return nil, tNumeric, refuseArgs(name, args)
+				return nil, TypeNumeric, refuseArgs(name, args)
 			}
 		default:
-			return nil, tNumeric, refuseArgs(name, args)
+			return nil, TypeNumeric, refuseArgs(name, args)
 		}
 		t := onion.Type{Base: args[1].Base}
-		return []onion.Type{tText, t}, result(t), nil
+		return []onion.Type{TypeText, t}, result(t), nil
 	}
 }
 
 // timeFuncs are the date and time functions of the library.
 func timeFuncs() map[string]*scalarFunc {
-	numeric := func(onion.Type) onion.Type { return tNumeric }
+	numeric := func(onion.Type) onion.Type { return TypeNumeric }
 	return map[string]*scalarFunc{
-		"extract": {sig: timeSig("extract", numeric, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			if a[1].t.Base == onion.Interval {
-				return extractInterval(a[0].s, intervalOf(a[1]))
+		"extract": {sig: timeSig("extract", numeric, true), call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			if a[1].Type.Base == onion.Interval {
+				return extractInterval(a[0].Str, IntervalOf(a[1]))
 			}
-			return extractTime(a[0].s, a[1], ev.env)
+			return extractTime(a[0].Str, a[1], ev.Env)
 		}},
 		// date_part is extract as double precision.
-		"date_part": {sig: timeSig("date_part", func(onion.Type) onion.Type { return tFloat8 }, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
-			if a[1].t.Base == onion.Date && a[1].i >= timestampEndDays && a[1].i != math.MaxInt32 {
+		"date_part": {sig: timeSig("date_part", func(onion.Type) onion.Type { return TypeFloat8 }, true), call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
+			if a[1].Type.Base == onion.Date && a[1].Int >= timestampEndDays && a[1].Int != math.MaxInt32 {
 				// date_part(text, date) reads the date as a timestamp.
-				return nullOf(tFloat8), &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "date out of range for timestamp"}
+				return NullOf(TypeFloat8), &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "date out of range for timestamp"}
 			}
-			v, err := extractTime(a[0].s, a[1], ev.env)
-			if err != nil || v.null {
-				return nullOf(tFloat8), err
+			v, err := extractTime(a[0].Str, a[1], ev.Env)
+			if err != nil || v.Null {
+				return NullOf(TypeFloat8), err
 			}
-			return aval{t: tFloat8, i: v.float8Bits()}, nil
+			return Value{Type: TypeFloat8, Int: v.float8Bits()}, nil
 		}},
 		// date_trunc of a date truncates the timestamptz it is cast to.
 		"date_trunc": {sig: timeSig("date_trunc", func(t onion.Type) onion.Type {
@@ -451,25 +451,25 @@ func timeFuncs() map[string]*scalarFunc {
 				return tInterval // a time is cast to interval (date_trunc(text, interval))
 			}
 			return t
-		}, true), call: func(ev *evaluator, a []aval, _ onion.Type) (aval, error) {
+		}, true), call: func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			x := a[1]
-			switch x.t.Base {
+			switch x.Type.Base {
 			case onion.Date:
-				x = dateToTimestamp(x, onion.Type{Base: onion.Timestamptz}, ev.env)
+				x = dateToTimestamp(x, onion.Type{Base: onion.Timestamptz}, ev.Env)
 			case onion.Time:
-				return intervalTrunc(a[0].s, interval{us: x.i})
+				return intervalTrunc(a[0].Str, Interval{us: x.Int})
 			case onion.Interval:
-				return intervalTrunc(a[0].s, intervalOf(x))
+				return intervalTrunc(a[0].Str, IntervalOf(x))
 			}
-			return dateTrunc(a[0].s, x, ev.env)
+			return dateTrunc(a[0].Str, x, ev.Env)
 		}},
 		"timezone": {sig: func(args []onion.Type) ([]onion.Type, onion.Type, error) {
 			if len(args) != 2 || !(args[0] == tUnknown || isTextType(args[0])) || args[1].Base != onion.Timestamp && args[1].Base != onion.Timestamptz {
-				return nil, tText, refuseArgs("timezone", args)
+				return nil, TypeText, refuseArgs("timezone", args)
 			}
 			t := onion.Type{Base: args[1].Base}
-			return []onion.Type{tText, t}, flipZone(t), nil
-		}, call: func(_ *evaluator, a []aval, _ onion.Type) (aval, error) {
+			return []onion.Type{TypeText, t}, flipZone(t), nil
+		}, call: func(_ *Evaluator, a []Value, _ onion.Type) (Value, error) {
 			return atTimeZone(str(a[0]), a[1])
 		}},
 	}
@@ -478,7 +478,7 @@ func timeFuncs() map[string]*scalarFunc {
 // extractTimeOfDay is time_part (extract of a time, microseconds since
 // midnight): the fields of a time of day and epoch; the others are
 // PostgreSQL's error.
-func extractTimeOfDay(field string, us int64) (aval, error) {
+func extractTimeOfDay(field string, us int64) (Value, error) {
 	if v, ok, err := secondsField(field, us%(60*usPerSec)); ok {
 		return v, err
 	}
@@ -491,7 +491,7 @@ func extractTimeOfDay(field string, us int64) (aval, error) {
 	case "epoch":
 		return numericScaled(us, 6)
 	default:
-		return aval{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("unit \"%s\" not supported for type time without time zone", field)}
+		return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000", Message: fmt.Sprintf("unit \"%s\" not supported for type time without time zone", field)}
 	}
-	return aval{t: tNumeric, d: decimalFromInt(v)}, nil
+	return Value{Type: TypeNumeric, Num: decimalFromInt(v)}, nil
 }

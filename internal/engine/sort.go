@@ -180,7 +180,7 @@ func (s *runSorter) compare(a, b heldRow) int {
 		case rewrite.SortRank:
 			c = cmp.Compare(x.rank, y.rank)
 		case rewrite.SortValue:
-			c = nullsOrder(x.v.IsNull(), y.v.IsNull(), k.NullsFirst)
+			c = NullsOrder(x.v.IsNull(), y.v.IsNull(), k.NullsFirst)
 			if c == 0 && !x.v.IsNull() && !y.v.IsNull() {
 				c = s.d.p.cols[k.Column].x.typ.Compare(x.v, y.v)
 				if k.Desc {
@@ -188,7 +188,7 @@ func (s *runSorter) compare(a, b heldRow) int {
 				}
 			}
 		case rewrite.SortCipher:
-			c = nullsOrder(x.b == nil, y.b == nil, k.NullsFirst)
+			c = NullsOrder(x.b == nil, y.b == nil, k.NullsFirst)
 			if c == 0 && x.b != nil && y.b != nil {
 				c = bytes.Compare(x.b, y.b)
 				if k.Desc {
@@ -201,18 +201,6 @@ func (s *runSorter) compare(a, b heldRow) int {
 		}
 	}
 	return 0
-}
-
-// nullsOrder compares two keys by nullness alone: 0 when both or neither
-// are NULL.
-func nullsOrder(aNull, bNull, nullsFirst bool) int {
-	switch {
-	case aNull == bNull:
-		return 0
-	case aNull == nullsFirst:
-		return -1
-	}
-	return 1
 }
 
 // cloneValues copies a row's values into one allocation (NULLs stay nil).

@@ -9,7 +9,6 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/ir"
-	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -141,7 +140,7 @@ func (s *session) evaluateSubquery(sub rewrite.Subquery, hold bool) (ir.Subquery
 		return res, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "subquery must return only one column"}
 	}
 	for _, f := range c.fields {
-		name, ok := subqueryTypeNames[f.DataTypeOID]
+		name, ok := SubqueryTypeNames[f.DataTypeOID]
 		if !ok {
 			return res, rewrite.Refusal("a subquery returning values of type OID %d cannot be evaluated by the proxy yet", f.DataTypeOID)
 		}
@@ -212,22 +211,6 @@ func (c *subqueryRows) add(row *pgproto3.DataRow) {
 		}
 	}
 	c.rows = append(c.rows, out)
-}
-
-// subqueryTypeNames names the types a subquery's result may have for
-// the proxy to substitute it (ir.SubqueryResult.Types).
-var subqueryTypeNames = map[uint32]string{16: "bool", 20: "int8", 21: "int2", 23: "int4", 25: "text", 27: "tid", 1042: "bpchar", 1043: "varchar",
-	1082: "date", 1114: "timestamp", 1184: "timestamptz", 1700: "numeric"}
-
-// typeOfName is the type of a lookup's column (ir.Lookup), named as
-// in subqueryTypeNames.
-func typeOfName(name string) (onion.Type, bool) {
-	for oid, n := range subqueryTypeNames {
-		if n == name {
-			return typeOfOID(oid)
-		}
-	}
-	return onion.Type{}, false
 }
 
 // subqueriesAtBind is subqueriesAhead for a DELETE or UPDATE in the

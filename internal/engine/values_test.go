@@ -55,13 +55,13 @@ func TestCaseMap(t *testing.T) {
 		fn, in, want string
 		typ          onion.Type
 	}{
-		{"upper", "naïve Café", "NAïVE CAFé", tText},
-		{"lower", "ÀBC dEF", "Àbc def", tText},
+		{"upper", "naïve Café", "NAïVE CAFé", TypeText},
+		{"lower", "ÀBC dEF", "Àbc def", TypeText},
 		{"upper", "ab  ", "AB", onion.Type{Base: onion.Char}},
 	} {
-		got, err := caseMap(tc.fn, "C", aval{t: tc.typ, s: tc.in})
-		if err != nil || got.s != tc.want || got.t != tText {
-			t.Errorf("%s(%q): %q %v, want %q", tc.fn, tc.in, got.s, err, tc.want)
+		got, err := caseMap(tc.fn, "C", Value{Type: tc.typ, Str: tc.in})
+		if err != nil || got.Str != tc.want || got.Type != TypeText {
+			t.Errorf("%s(%q): %q %v, want %q", tc.fn, tc.in, got.Str, err, tc.want)
 		}
 	}
 	arg := "X"
@@ -71,8 +71,8 @@ func TestCaseMap(t *testing.T) {
 		if (ctype == "C" || ctype == "POSIX") != ok && ctype != "C.UTF-8" && ctype != "en_US.UTF-8" {
 			t.Errorf("pglocale.Check(%q) = %v", ctype, pglocale.Check(ctype))
 		}
-		ev := &evaluator{env: onion.Env{CType: ctype}}
-		if _, err := ev.typeOf(e); (err == nil) != ok {
+		ev := NewEvaluator(nil, onion.Env{CType: ctype})
+		if _, err := ev.TypeOf(e); (err == nil) != ok {
 			t.Errorf("lower under LC_CTYPE %q: %v", ctype, err)
 		}
 	}

@@ -30,14 +30,14 @@ import (
 // sort's).
 
 // windowType is the type of window function e.
-func (ev *evaluator) windowType(e *ir.Expr) (onion.Type, error) {
+func (ev *Evaluator) windowType(e *ir.Expr) (onion.Type, error) {
 	switch e.Func {
 	case "row_number", "rank", "dense_rank":
-		return tInt8, nil
+		return TypeInt8, nil
 	case "ntile":
-		return tInt4, nil
+		return TypeInt4, nil
 	case "percent_rank", "cume_dist":
-		return tFloat8, nil
+		return TypeFloat8, nil
 	case "lag", "lead":
 		var t *onion.Type
 		for _, i := range []int{0, 2} {
@@ -48,16 +48,16 @@ func (ev *evaluator) windowType(e *ir.Expr) (onion.Type, error) {
 			}
 		}
 		if t == nil {
-			return tText, nil
+			return TypeText, nil
 		}
 		return *t, nil
 	case "first_value", "last_value", "nth_value":
-		if isUnknown(e.Args[0]) {
-			return tText, nil
+		if IsUnknown(e.Args[0]) {
+			return TypeText, nil
 		}
-		return ev.typeOf(e.Args[0])
+		return ev.TypeOf(e.Args[0])
 	}
-	return ev.typeOf(asAggregate(e))
+	return ev.TypeOf(asAggregate(e))
 }
 
 // asAggregate is window function e's aggregate (sum, avg, count, min,
@@ -66,12 +66,24 @@ func asAggregate(e *ir.Expr) *ir.Expr {
 	return &ir.Expr{Kind: ir.ExprAgg, Func: e.Func, Star: e.Star, Args: e.Args}
 }
 
+// windows computes the window functions of a split execution's plan.
+type windows struct {
+	ev      *Evaluator
+	winList []*ir.Expr // the window functions of ev.wins, in index order
+}
+
+// ComputeWindows sets the values of window functions list (ev's, in
+// index order) in rows; see computeWindows.
+func ComputeWindows(ev *Evaluator, list []*ir.Expr, rows []*Scope) error {
+	return (&windows{ev: ev, winList: list}).computeWindows(rows)
+}
+
 // computeWindows sets the window function values of rows: the input
 // rows of an ungrouped plan, the groups that passed HAVING of a grouped
 // one (their scopes read their aggregates).
-func (a *aggregator) computeWindows(rows []*scope) error {
+func (a *windows) computeWindows(rows []*Scope) error {
 	for _, sc := range rows {
-		sc.wins = make([]aval, len(a.winList))
+		sc.Wins = make([]Value, len(a.winList))
 	}
 	for k, w := range a.winList {
 		if err := a.computeWindow(k, w, rows); err != nil {
@@ -83,10 +95,10 @@ func (a *aggregator) computeWindows(rows []*scope) error {
 
 // windowRow is one row as a window sees it.
 type windowRow struct {
-	g     *scope
-	part  string // partition key
-	order []aval // ORDER BY keys
-	args  []aval // the function's arguments
+	g     *Scope
+	part  string  // partition key
+	order []Value // ORDER BY keys
+	args  []Value // the function's arguments
 }
 
 // windowPart is one partition, in window order, with its peer groups:
@@ -112,42 +124,42 @@ func (p *windowPart) groupAt(k int64) int {
 }
 func (p *windowPart) peerEnd(i int) int { return p.groups[p.peer[i]+1] }
 
-func (a *aggregator) computeWindow(k int, w *ir.Expr, rows []*scope) error {
+func (a *windows) computeWindow(k int, w *ir.Expr, rows []*Scope) error {
 	ev := a.ev
 	wr := make([]windowRow, len(rows))
 	for i, sc := range rows {
 		r := windowRow{g: sc}
 		var key []byte
 		for _, p := range w.Window.Partition {
-			v, err := ev.eval(p, sc)
+			v, err := ev.Eval(p, sc)
 			if err != nil {
 				return err
 			}
-			key = append(v.appendKey(key, ev.env), 0)
+			key = append(v.AppendKey(key, ev.Env), 0)
 		}
 		r.part = string(key)
 		for _, o := range w.Window.Order {
-			v, err := ev.eval(o.Expr, sc)
+			v, err := ev.Eval(o.Expr, sc)
 			if err != nil {
 				return err
 			}
 			r.order = append(r.order, v)
 		}
 		for j, arg := range w.Args {
-			var v aval
+			var v Value
 			var err error
 			switch {
 			case j == 1 || w.Func == "ntile":
 				// lag and lead's offset, nth_value's n, ntile's count.
-				v, err = ev.castTo(arg, tInt8, sc)
+				v, err = ev.castTo(arg, TypeInt8, sc)
 			case j == 2:
 				// lag and lead's default, of the value's type.
 				var t onion.Type
-				if t, err = ev.typeOf(w); err == nil {
+				if t, err = ev.TypeOf(w); err == nil {
 					v, err = ev.castTo(arg, t, sc)
 				}
 			default:
-				v, err = ev.eval(arg, sc)
+				v, err = ev.Eval(arg, sc)
 			}
 			if err != nil {
 				return err
@@ -157,7 +169,7 @@ func (a *aggregator) computeWindow(k int, w *ir.Expr, rows []*scope) error {
 		wr[i] = r
 	}
 	var sortErr error
-	orderCmp := func(x, y windowRow) int { return compareSortKeys(x.order, y.order, w.Window.Order, &sortErr) }
+	orderCmp := func(x, y windowRow) int { return CompareSortKeys(x.order, y.order, w.Window.Order, &sortErr) }
 	// Partitions in order of their first row; within, by the window's
 	// ORDER BY, peers in arrival order.
 	first := map[string]int{}
@@ -212,13 +224,13 @@ type frameSpec struct {
 	exclude                ir.FrameExclusion
 	// RANGE with offsets: the offsets as numbers, and the order of the
 	// window's one ORDER BY key.
-	startRange, endRange decimal
+	startRange, endRange Decimal
 	desc, nullsFirst     bool
 }
 
 // windowFrame evaluates w's frame (the default one when it has none):
 // offsets are bigint constants, neither NULL nor negative.
-func (a *aggregator) windowFrame(w *ir.Expr) (frameSpec, error) {
+func (a *windows) windowFrame(w *ir.Expr) (frameSpec, error) {
 	f := w.Window.Frame
 	if f == nil {
 		return frameSpec{mode: ir.FrameRange, start: ir.UnboundedPreceding, end: ir.CurrentRow}, nil
@@ -228,16 +240,16 @@ func (a *aggregator) windowFrame(w *ir.Expr) (frameSpec, error) {
 		if b.Offset == nil {
 			return 0, nil
 		}
-		v, err := a.ev.castTo(b.Offset, tInt8, &scope{})
+		v, err := a.ev.castTo(b.Offset, TypeInt8, &Scope{})
 		switch {
 		case err != nil:
 			return 0, err
-		case v.null:
+		case v.Null:
 			return 0, &pgconn.PgError{Severity: "ERROR", Code: "22004", Message: "frame " + which + " offset must not be null"}
-		case v.i < 0:
+		case v.Int < 0:
 			return 0, &pgconn.PgError{Severity: "ERROR", Code: "22013", Message: "frame " + which + " offset must not be negative"}
 		}
-		return v.i, nil
+		return v.Int, nil
 	}
 	if f.Mode == ir.FrameRange {
 		return a.rangeFrame(w, out)
@@ -252,50 +264,50 @@ func (a *aggregator) windowFrame(w *ir.Expr) (frameSpec, error) {
 
 // rangeFrame reads a RANGE frame's offsets: distances in the values of
 // the window's one ORDER BY key, an integer or numeric one here.
-func (a *aggregator) rangeFrame(w *ir.Expr, out frameSpec) (frameSpec, error) {
+func (a *windows) rangeFrame(w *ir.Expr, out frameSpec) (frameSpec, error) {
 	f := w.Window.Frame
 	if f.Start.Offset == nil && f.End.Offset == nil {
 		return out, nil
 	}
 	key := w.Window.Order[0] // exactly one: rewrite checked
 	out.desc, out.nullsFirst = key.Desc, key.NullsFirst
-	kt, err := a.ev.typeOf(key.Expr)
+	kt, err := a.ev.TypeOf(key.Expr)
 	if err != nil {
 		return out, err
 	}
-	kk, _ := kindOf(kt)
-	if kk != kInt && kk != kNumeric {
+	kk, _ := KindOf(kt)
+	if kk != KindInt && kk != KindNumeric {
 		return out, rewrite.Refusal("RANGE with offset PRECEDING/FOLLOWING over a window ordered by %s is not supported in a query the proxy computes (integer and numeric only)", kt)
 	}
-	offset := func(b ir.FrameBound, which string) (decimal, error) {
+	offset := func(b ir.FrameBound, which string) (Decimal, error) {
 		if b.Offset == nil {
-			return decimal{}, nil
+			return Decimal{}, nil
 		}
-		want := tNumeric
-		if kk == kInt {
+		want := TypeNumeric
+		if kk == KindInt {
 			// in_range takes integer offsets for integer keys.
-			ot, err := a.ev.typeOf(b.Offset)
+			ot, err := a.ev.TypeOf(b.Offset)
 			if err != nil {
-				return decimal{}, err
+				return Decimal{}, err
 			}
-			if ok, _ := kindOf(ot); ok != kInt && !isUnknown(b.Offset) {
+			if ok, _ := KindOf(ot); ok != KindInt && !IsUnknown(b.Offset) {
 				// PostgreSQL's own 0A000, not a refusal.
-				return decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
+				return Decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "0A000",
 					Message: fmt.Sprintf("RANGE with offset PRECEDING/FOLLOWING is not supported for column type %s and offset type %s", kt, ot),
 					Hint:    "Cast the offset value to an appropriate type."}
 			}
-			want = tInt8
+			want = TypeInt8
 		}
-		v, err := a.ev.castTo(b.Offset, want, &scope{})
+		v, err := a.ev.castTo(b.Offset, want, &Scope{})
 		switch {
 		case err != nil:
-			return decimal{}, err
-		case v.null:
-			return decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "22004", Message: "frame " + which + " offset must not be null"}
+			return Decimal{}, err
+		case v.Null:
+			return Decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "22004", Message: "frame " + which + " offset must not be null"}
 		}
 		d := v.numeric()
-		if d.IsNaN() || d.Sign() < 0 || d.IsInf() && kk == kInt {
-			return decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "22013", Message: "invalid preceding or following size in window function"}
+		if d.IsNaN() || d.Sign() < 0 || d.IsInf() && kk == KindInt {
+			return Decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "22013", Message: "invalid preceding or following size in window function"}
 		}
 		return d, nil
 	}
@@ -310,7 +322,7 @@ func (a *aggregator) rangeFrame(w *ir.Expr, out frameSpec) (frameSpec, error) {
 // the integer ones agree on values that fit): whether val <= base ±
 // offset (less) or val >= base ± offset (not less), NaN after every
 // other value.
-func inRange(val, base, offset decimal, sub, less bool) bool {
+func inRange(val, base, offset Decimal, sub, less bool) bool {
 	switch {
 	case val.IsNaN():
 		return base.IsNaN() || !less
@@ -325,7 +337,7 @@ func inRange(val, base, offset decimal, sub, less bool) bool {
 		}
 		return less || val.IsInf() && val.Sign() > 0
 	}
-	var sum decimal
+	var sum Decimal
 	var err error
 	if sub {
 		sum, err = base.Sub(offset)
@@ -350,9 +362,9 @@ func inRange(val, base, offset decimal, sub, less bool) bool {
 func (fr *frameSpec) rangeBound(p *windowPart, i int, end bool) int {
 	base := p.rows[i].order[0]
 	switch {
-	case base.null && end:
+	case base.Null && end:
 		return p.peerEnd(i)
-	case base.null:
+	case base.Null:
 		return p.peerStart(i)
 	}
 	kind, offset := fr.start, fr.startRange
@@ -367,8 +379,8 @@ func (fr *frameSpec) rangeBound(p *windowPart, i int, end bool) int {
 	}
 	for j, r := range p.rows {
 		switch k := r.order[0]; {
-		case k.null && fr.nullsFirst:
-		case k.null:
+		case k.Null && fr.nullsFirst:
+		case k.Null:
 			return j // the NULLs after every value
 		case inRange(k.numeric(), base.numeric(), offset, sub, less) != end:
 			return j
@@ -462,10 +474,10 @@ func addSigned(x, sign, y int64) int64 {
 
 // windowValues sets window function k's value for the rows of one
 // partition.
-func (a *aggregator) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec) error {
+func (a *windows) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec) error {
 	n := len(p.rows)
-	set := func(i int, v aval) { p.rows[i].g.wins[k] = v }
-	t, err := a.ev.typeOf(w)
+	set := func(i int, v Value) { p.rows[i].g.Wins[k] = v }
+	t, err := a.ev.TypeOf(w)
 	if err != nil {
 		return err
 	}
@@ -475,47 +487,47 @@ func (a *aggregator) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec
 			rank := int64(p.peerStart(i) + 1)
 			switch w.Func {
 			case "row_number":
-				set(i, aval{t: tInt8, i: int64(i + 1)})
+				set(i, Value{Type: TypeInt8, Int: int64(i + 1)})
 			case "rank":
-				set(i, aval{t: tInt8, i: rank})
+				set(i, Value{Type: TypeInt8, Int: rank})
 			case "dense_rank":
-				set(i, aval{t: tInt8, i: int64(p.peer[i] + 1)})
+				set(i, Value{Type: TypeInt8, Int: int64(p.peer[i] + 1)})
 			case "percent_rank":
 				v := 0.0
 				if n > 1 {
 					v = float64(rank-1) / float64(n-1)
 				}
-				set(i, float8Val(v))
+				set(i, Float8Value(v))
 			case "cume_dist":
-				set(i, float8Val(float64(p.peerEnd(i))/float64(n)))
+				set(i, Float8Value(float64(p.peerEnd(i))/float64(n)))
 			}
 		}
 		return nil
 	case "ntile":
 		// The bucket count is read on the partition's first row.
 		b := p.rows[0].args[0]
-		if b.null {
+		if b.Null {
 			for i := range p.rows {
-				set(i, nullOf(tInt4))
+				set(i, NullOf(TypeInt4))
 			}
 			return nil
 		}
-		if b.i <= 0 {
+		if b.Int <= 0 {
 			return &pgconn.PgError{Severity: "ERROR", Code: "22014", Message: "argument of ntile must be greater than zero"}
 		}
 		for i := range p.rows {
-			set(i, int4Val(ntileOf(int64(i), int64(n), b.i)))
+			set(i, Int4Value(ntileOf(int64(i), int64(n), b.Int)))
 		}
 		return nil
 	case "lag", "lead":
 		for i, r := range p.rows {
 			off := int64(1)
 			if len(r.args) > 1 {
-				if r.args[1].null {
-					set(i, nullOf(t))
+				if r.args[1].Null {
+					set(i, NullOf(t))
 					continue
 				}
-				off = r.args[1].i
+				off = r.args[1].Int
 			}
 			if w.Func == "lag" {
 				off = -off
@@ -526,11 +538,11 @@ func (a *aggregator) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec
 			}
 			switch {
 			case j >= 0 && j < int64(n):
-				set(i, convertTo(p.rows[j].args[0], t, a.ev.env))
+				set(i, ConvertTo(p.rows[j].args[0], t, a.ev.Env))
 			case len(r.args) > 2:
 				set(i, r.args[2])
 			default:
-				set(i, nullOf(t))
+				set(i, NullOf(t))
 			}
 		}
 		return nil
@@ -539,15 +551,15 @@ func (a *aggregator) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec
 			lo, hi := fr.bounds(p, i)
 			nth := int64(1)
 			if w.Func == "nth_value" {
-				if r.args[1].null {
-					set(i, nullOf(t))
+				if r.args[1].Null {
+					set(i, NullOf(t))
 					continue
 				}
-				if nth = r.args[1].i; nth <= 0 {
+				if nth = r.args[1].Int; nth <= 0 {
 					return &pgconn.PgError{Severity: "ERROR", Code: "22016", Message: "argument of nth_value must be greater than zero"}
 				}
 			}
-			v := nullOf(t)
+			v := NullOf(t)
 			var seen int64
 			if w.Func == "last_value" {
 				for j := hi - 1; j >= lo; j-- {
@@ -567,7 +579,7 @@ func (a *aggregator) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec
 					}
 				}
 			}
-			set(i, convertTo(v, t, a.ev.env))
+			set(i, ConvertTo(v, t, a.ev.Env))
 		}
 		return nil
 	}
@@ -591,23 +603,23 @@ func ntileOf(i, n, b int64) int64 {
 // windowAggregates computes an aggregate over each row's frame. A frame
 // that starts at the partition's start, without exclusions, only grows
 // from row to row: its state is carried on.
-func (a *aggregator) windowAggregates(w *ir.Expr, p *windowPart, fr frameSpec, set func(int, aval)) error {
+func (a *windows) windowAggregates(w *ir.Expr, p *windowPart, fr frameSpec, set func(int, Value)) error {
 	agg := asAggregate(w)
-	add := func(st *aggState, r windowRow) error {
+	add := func(st *AggState, r windowRow) error {
 		if w.Star {
 			st.count++
 			return nil
 		}
-		if r.args[0].null {
+		if r.args[0].Null {
 			return nil
 		}
-		return st.add(w.Func, r.args[0])
+		return st.Add(w.Func, r.args[0])
 	}
 	growing := fr.start == ir.UnboundedPreceding && fr.exclude == ir.ExcludeNoOthers
-	var st aggState
+	var st AggState
 	added := 0
 	prevLo, prevHi := -1, -1
-	var prev aval
+	var prev Value
 	for i := range p.rows {
 		lo, hi := fr.bounds(p, i)
 		if lo == prevLo && hi == prevHi && fr.exclude == ir.ExcludeNoOthers {
@@ -621,7 +633,7 @@ func (a *aggregator) windowAggregates(w *ir.Expr, p *windowPart, fr frameSpec, s
 				}
 			}
 		} else {
-			st = aggState{}
+			st = AggState{}
 			for j := lo; j < hi; j++ {
 				if fr.excluded(p, i, j) {
 					continue
@@ -631,7 +643,7 @@ func (a *aggregator) windowAggregates(w *ir.Expr, p *windowPart, fr frameSpec, s
 				}
 			}
 		}
-		v, err := a.result(agg, &st)
+		v, err := a.ev.AggResult(agg, &st)
 		if err != nil {
 			return err
 		}
