@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglocale"
@@ -48,12 +49,12 @@ type aggregator struct {
 	// clock is the server's time (now()), read before the statement
 	// runs: the rows are computed on the goroutine that reads the
 	// server's answer, which cannot run a statement itself.
-	clock *ServerClock
+	clock *exec.ServerClock
 	// collation is the database's: text is ordered as C does, so
 	// ordering text under another collation is refused.
 	collation string
 	inEnc     []*encrypted
-	ev        *Evaluator
+	ev        *exec.Evaluator
 	aggList   []aggRef   // the aggregates of ev.aggs, in index order
 	winList   []*ir.Expr // the window functions of ev.wins, in index order
 	outT      []onion.Type
@@ -111,10 +112,10 @@ type aggRef struct {
 // an ungrouped plan, one result row's inputs and its place in the
 // server's order.
 type group struct {
-	row    []Value
-	states []AggState
+	row    []exec.Value
+	states []exec.AggState
 	seq    int64
-	wins   []Value // window function values (ungrouped plans; window.go)
+	wins   []exec.Value // window function values (ungrouped plans; window.go)
 }
 
 // aggTypes holds the input types of a split execution's plan and of its
@@ -183,14 +184,14 @@ func (a *aggregator) RowDescription(rd *pgproto3.RowDescription) error {
 				return err
 			}
 			in = append(in, x.typ)
-			if _, err := KindOf(x.typ); err != nil && uncomputable == nil {
+			if _, err := exec.KindOf(x.typ); err != nil && uncomputable == nil {
 				uncomputable = x
 			}
 			continue
 		}
-		t, ok := TypeOfOID(rd.Fields[i].DataTypeOID)
+		t, ok := exec.TypeOfOID(rd.Fields[i].DataTypeOID)
 		if !ok && slices.Contains(a.plan.RowIDs, i) {
-			t, ok = TypeText, true // tableoid, ctid: only grouped on
+			t, ok = exec.TypeText, true // tableoid, ctid: only grouped on
 		}
 		if !ok {
 			return rewrite.Refusal("column %s of type OID %d cannot be computed by the proxy yet", rd.Fields[i].Name, rd.Fields[i].DataTypeOID)
@@ -232,7 +233,7 @@ func (a *aggregator) nameRefusal(err error, x *encrypted) error {
 // start sets up the evaluation over inputs of types in and returns the
 // result's fields.
 func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDescription, error) {
-	ev := NewEvaluator(in, env)
+	ev := exec.NewEvaluator(in, env)
 	ev.Clock = a.clock
 	a.ev = ev
 	aggs, wins, err := ev.Prepare(a.exprs())
@@ -263,7 +264,7 @@ func (a *aggregator) start(in []onion.Type, env onion.Env) ([]pgproto3.FieldDesc
 		if err != nil {
 			return nil, err
 		}
-		if _, err := KindOf(t); err != nil {
+		if _, err := exec.KindOf(t); err != nil {
 			return nil, err
 		}
 		a.outT[i] = t
@@ -288,8 +289,8 @@ func (a *aggregator) checkTextOrder() error {
 	}
 	isText := func(e *ir.Expr) bool {
 		t, err := a.ev.TypeOf(e)
-		k, _ := KindOf(t)
-		return err == nil && (k == KindText || k == KindJSONB) // jsonb orders its strings by the collation
+		k, _ := exec.KindOf(t)
+		return err == nil && (k == exec.KindText || k == exec.KindJSONB) // jsonb orders its strings by the collation
 	}
 	var bad error
 	refuse := func(what string) {
@@ -499,7 +500,7 @@ func (a *aggregator) drain() error {
 type folder struct {
 	a      *aggregator
 	d      *decrypter
-	ev     *Evaluator
+	ev     *exec.Evaluator
 	groups map[string]*group
 	keys   map[*group]string
 	order  []*group
@@ -510,7 +511,7 @@ type folder struct {
 	// row's input values, copied when a group keeps them).
 	row  pgproto3.DataRow
 	vals [][]byte
-	in   []Value
+	in   []exec.Value
 	raw  *rawGroups // nil when not used
 }
 
@@ -555,13 +556,13 @@ func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 		}
 	}
 	if cap(f.in) < a.plan.Inputs {
-		f.in = make([]Value, a.plan.Inputs)
+		f.in = make([]exec.Value, a.plan.Inputs)
 	}
 	in := f.in[:a.plan.Inputs]
 	for i := range in {
 		var err error
 		if x := a.inEnc[i]; x != nil {
-			if in[i], err = FromOnion(f.ev.In[i], f.d.decoded[i], f.ev.Env); err != nil {
+			if in[i], err = exec.FromOnion(f.ev.In[i], f.d.decoded[i], f.ev.Env); err != nil {
 				var pe *pgconn.PgError
 				if errors.As(err, &pe) {
 					return &pgconn.PgError{Severity: pe.Severity, Code: pe.Code, Message: fmt.Sprintf("column %s.%s: %s", x.table, x.cat.Name, pe.Message)}
@@ -592,9 +593,9 @@ func (f *folder) fold(row *pgproto3.DataRow, seq int64) error {
 // groups). known, when set, is the row's group, found by the bytes of its
 // grouping inputs (which were then not decrypted). in is not kept: a
 // group that needs the row keeps a copy.
-func (f *folder) foldInputs(in []Value, seq int64, known *group) (*group, error) {
+func (f *folder) foldInputs(in []exec.Value, seq int64, known *group) (*group, error) {
 	a := f.a
-	sc := &Scope{Row: in}
+	sc := &exec.Scope{Row: in}
 	if a.plan.JoinResidual != nil {
 		ok, err := f.ev.Eval(a.plan.JoinResidual, sc)
 		if err != nil {
@@ -603,7 +604,7 @@ func (f *folder) foldInputs(in []Value, seq int64, known *group) (*group, error)
 		if ok.Null || ok.Int == 0 {
 			// The right side did not match: NULL-extended.
 			for _, i := range a.plan.Nullable {
-				in[i] = NullOf(f.ev.In[i])
+				in[i] = exec.NullOf(f.ev.In[i])
 			}
 		}
 	}
@@ -638,7 +639,7 @@ func (f *folder) foldInputs(in []Value, seq int64, known *group) (*group, error)
 			if err := a.budget.charge(len(f.key) + groupCost(in, len(a.aggList))); err != nil {
 				return nil, err
 			}
-			g = &group{row: slices.Clone(in), states: make([]AggState, len(a.aggList))}
+			g = &group{row: slices.Clone(in), states: make([]exec.AggState, len(a.aggList))}
 			k := string(f.key)
 			f.groups[k] = g
 			f.keys[g] = k
@@ -654,19 +655,19 @@ func (f *folder) foldInputs(in []Value, seq int64, known *group) (*group, error)
 }
 
 // plainInput reads a plain input column (text format).
-func plainInput(ev *Evaluator, i int, raw []byte) (Value, error) {
+func plainInput(ev *exec.Evaluator, i int, raw []byte) (exec.Value, error) {
 	t := ev.In[i]
 	if raw == nil {
-		return NullOf(t), nil
+		return exec.NullOf(t), nil
 	}
 	v, err := t.ParseText(raw, ev.Env)
 	if err != nil {
-		return Value{}, err
+		return exec.Value{}, err
 	}
-	return FromOnion(t, v, ev.Env)
+	return exec.FromOnion(t, v, ev.Env)
 }
 
-func (f *folder) accumulate(st *AggState, e *ir.Expr, sc *Scope) error {
+func (f *folder) accumulate(st *exec.AggState, e *ir.Expr, sc *exec.Scope) error {
 	return f.ev.Accumulate(st, e, sc, func(keyBytes int) error {
 		return f.a.budget.charge(2*keyBytes + heldRowOverhead)
 	})
@@ -685,9 +686,9 @@ func (a *aggregator) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 }
 
 // results computes the result rows once every input row was handed over.
-func (a *aggregator) results() ([][]Value, error) {
+func (a *aggregator) results() ([][]exec.Value, error) {
 	a.bindParams() // no row and no description came
-	var srcRows [][]Value
+	var srcRows [][]exec.Value
 	if a.src != nil {
 		var err error
 		if srcRows, err = a.src.results(); err != nil {
@@ -734,20 +735,20 @@ func (a *aggregator) results() ([][]Value, error) {
 }
 
 // finish computes the groups' outputs, HAVING, ORDER BY and LIMIT.
-func (a *aggregator) finish() ([][]Value, error) {
+func (a *aggregator) finish() ([][]exec.Value, error) {
 	if len(a.plan.Group) == 0 && len(a.order) == 0 && !a.plan.Ungrouped {
 		// Aggregates without GROUP BY: one row, even over no rows.
-		a.order = append(a.order, &group{row: make([]Value, a.plan.Inputs), states: make([]AggState, len(a.aggList))})
+		a.order = append(a.order, &group{row: make([]exec.Value, a.plan.Inputs), states: make([]exec.AggState, len(a.aggList))})
 	}
 	type outRow struct {
-		vals []Value
-		keys []Value
+		vals []exec.Value
+		keys []exec.Value
 	}
 	// Aggregates and HAVING per group, then window functions over the
 	// groups that remain (over the rows, ungrouped), then the outputs.
-	var kept []*Scope
+	var kept []*exec.Scope
 	for _, g := range a.order {
-		sc := &Scope{Row: g.row, Aggs: make([]Value, len(g.states))}
+		sc := &exec.Scope{Row: g.row, Aggs: make([]exec.Value, len(g.states))}
 		for _, ag := range a.aggList {
 			var err error
 			if sc.Aggs[ag.k], err = a.ev.AggResult(ag.e, &g.states[ag.k]); err != nil {
@@ -766,7 +767,7 @@ func (a *aggregator) finish() ([][]Value, error) {
 		kept = append(kept, sc)
 	}
 	if len(a.winList) > 0 {
-		if err := ComputeWindows(a.ev, a.winList, kept); err != nil {
+		if err := exec.ComputeWindows(a.ev, a.winList, kept); err != nil {
 			return nil, err
 		}
 	}
@@ -778,8 +779,8 @@ func (a *aggregator) finish() ([][]Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			if k, _ := KindOf(a.outT[i]); k == KindNumeric && !v.Null {
-				v = Value{Type: a.outT[i], Num: v.numeric()}
+			if k, _ := exec.KindOf(a.outT[i]); k == exec.KindNumeric && !v.Null {
+				v = exec.Value{Type: a.outT[i], Num: v.Numeric()}
 			}
 			v.Type = a.outT[i]
 			r.vals = append(r.vals, v)
@@ -805,7 +806,7 @@ func (a *aggregator) finish() ([][]Value, error) {
 	}
 	var sortErr error
 	slices.SortStableFunc(out, func(x, y outRow) int {
-		return CompareSortKeys(x.keys, y.keys, a.plan.Order, &sortErr)
+		return exec.CompareSortKeys(x.keys, y.keys, a.plan.Order, &sortErr)
 	})
 	if sortErr != nil {
 		return nil, sortErr
@@ -839,7 +840,7 @@ func (a *aggregator) finish() ([][]Value, error) {
 	if a.plan.Limit.Const != nil && *a.plan.Limit.Const < 0 {
 		return nil, &pgconn.PgError{Severity: "ERROR", Code: "2201W", Message: "LIMIT must not be negative"}
 	}
-	var rows [][]Value
+	var rows [][]exec.Value
 	for i, r := range out {
 		if int64(i) < off {
 			continue
@@ -853,7 +854,7 @@ func (a *aggregator) finish() ([][]Value, error) {
 }
 
 // encode writes result rows in the client's formats.
-func (a *aggregator) encode(out [][]Value) ([]*pgproto3.DataRow, error) {
+func (a *aggregator) encode(out [][]exec.Value) ([]*pgproto3.DataRow, error) {
 	rows := make([]*pgproto3.DataRow, 0, len(out))
 	for _, r := range out {
 		vals := make([][]byte, len(r))
@@ -889,7 +890,7 @@ func (s *session) readClock(a *aggregator, ahead bool) {
 	volatile := false
 	for p := a.plan; p != nil; p = p.Source {
 		for _, e := range (&aggregator{plan: p}).exprs() {
-			volatile = volatile || VolatileExpr(e)
+			volatile = volatile || exec.VolatileExpr(e)
 		}
 	}
 	if !volatile {

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgonion/pgonion/internal/exec"
 )
 
 // heldBudget bounds the memory one statement's result holds in the proxy
@@ -65,7 +67,7 @@ func (b *heldBudget) err() error {
 
 // groupCost is the cost of a group holding the input values in, with
 // aggs aggregate states.
-func groupCost(in []Value, aggs int) int {
+func groupCost(in []exec.Value, aggs int) int {
 	n := heldRowOverhead + aggs*heldRowOverhead
 	for _, v := range in {
 		n += heldValueOverhead + len(v.Str)

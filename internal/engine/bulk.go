@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgarray"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -206,7 +207,7 @@ func (s *session) planUnnestParams(p *rewrite.UnnestPlan, t *catalog.Table, clie
 // client's array (NULL past its end, as UNNEST pads), or its default
 // (an expression computed for each row, with the server's times from
 // clock).
-func (a *bulkArray) values(bs *bindState, rows int, t *catalog.Table, clock *ServerClock) ([]onion.Value, error) {
+func (a *bulkArray) values(bs *bindState, rows int, t *catalog.Table, clock *exec.ServerClock) ([]onion.Value, error) {
 	out := make([]onion.Value, rows)
 	if a.param == 0 && a.x.cat.Generation != nil {
 		return out, nil // computed by the caller

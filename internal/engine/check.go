@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -63,7 +64,7 @@ func (e *Engine) planChecks(t *catalog.Table) (*rowChecks, error) {
 				return nil, rewrite.Refusal("CHECK constraint %s of table %s reads column %s of type %s, which the proxy cannot evaluate yet", c.Name, t.Name, col.Name, types[i])
 			}
 		}
-		ev := NewEvaluator(types, onion.Env{})
+		ev := exec.NewEvaluator(types, onion.Env{})
 		if bad := ev.Plan(pc.Expr); bad != nil {
 			return nil, rewrite.Refusal("CHECK constraint %s of table %s: %s", c.Name, t.Name, errMessage(bad))
 		}
@@ -82,7 +83,7 @@ func storedExprType(t onion.Type) error {
 	if t.Base == onion.Timestamptz {
 		return rewrite.Refusal("values of type %s in a stored expression are not supported by the proxy yet", t)
 	}
-	_, err := KindOf(t)
+	_, err := exec.KindOf(t)
 	return err
 }
 
@@ -101,7 +102,7 @@ func errMessage(err error) string {
 // they are); otherwise an unwritten column is NULL.
 func (rc *rowChecks) verify(value func(*catalog.Column) (onion.Value, bool), partial bool, env onion.Env) error {
 	for i, c := range rc.checks {
-		in := make([]Value, len(c.Columns))
+		in := make([]exec.Value, len(c.Columns))
 		written := false
 		for k, col := range c.Columns {
 			v, ok := value(col)
@@ -110,15 +111,15 @@ func (rc *rowChecks) verify(value func(*catalog.Column) (onion.Value, bool), par
 				v = onion.Null()
 			}
 			var err error
-			if in[k], err = FromOnion(rc.types[i][k], v, env); err != nil {
+			if in[k], err = exec.FromOnion(rc.types[i][k], v, env); err != nil {
 				return err
 			}
 		}
 		if partial && !written {
 			continue
 		}
-		ev := NewEvaluator(rc.types[i], env)
-		r, err := ev.Eval(c.Expr, &Scope{Row: in})
+		ev := exec.NewEvaluator(rc.types[i], env)
+		r, err := ev.Eval(c.Expr, &exec.Scope{Row: in})
 		if err != nil {
 			return err
 		}
@@ -248,7 +249,7 @@ func planDefaults(t *catalog.Table, env onion.Env) error {
 		if err != nil {
 			return err
 		}
-		ev := NewEvaluator(nil, env)
+		ev := exec.NewEvaluator(nil, env)
 		if bad := ev.Plan(e); bad != nil {
 			return rewrite.Refusal("DEFAULT of encrypted column %s.%s: %s", t.Name, c.Name, errMessage(bad))
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -18,14 +19,14 @@ const clockSQL = "SELECT (extract(epoch FROM transaction_timestamp()) * 1000000)
 // says whether the statement may run statements ahead: in the simple
 // protocol only the first of a query string (a later one could follow a
 // COMMIT), at every Bind.
-func (s *session) sessionClock(ahead bool) *ServerClock {
+func (s *session) sessionClock(ahead bool) *exec.ServerClock {
 	switch {
 	case s.execQuery == nil:
-		return UnusableClock("outside a client session")
+		return exec.UnusableClock("outside a client session")
 	case !ahead:
-		return UnusableClock("for a statement after the first of a query string")
+		return exec.UnusableClock("for a statement after the first of a query string")
 	}
-	return NewServerClock(func() (int64, int64, error) {
+	return exec.NewServerClock(func() (int64, int64, error) {
 		rows := &subqueryRows{}
 		if err := s.execQuery(wire.SideQuery{SQL: clockSQL, Hold: true}, rows); err != nil {
 			if errors.Is(err, wire.ErrExecUnavailable) {
@@ -46,6 +47,6 @@ func (s *session) sessionClock(ahead bool) *ServerClock {
 		if _, err := fmt.Sscan(*rows.rows[0][1], &stmt); err != nil {
 			return 0, 0, fmt.Errorf("engine: reading the server's clock: %w", err)
 		}
-		return tx - UnixToPG, stmt - UnixToPG, nil
+		return tx - exec.UnixToPG, stmt - exec.UnixToPG, nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -65,7 +66,7 @@ func (e *Engine) planGenerations(t *catalog.Table, env onion.Env) (*rowGeneratio
 		if err != nil {
 			return nil, err
 		}
-		ev := NewEvaluator(in, env)
+		ev := exec.NewEvaluator(in, env)
 		if bad := ev.Plan(g.Expr); bad != nil {
 			return nil, rewrite.Refusal("generated column %s.%s: %s", t.Name, c.Name, errMessage(bad))
 		}
@@ -81,15 +82,15 @@ func (e *Engine) planGenerations(t *catalog.Table, env onion.Env) (*rowGeneratio
 // reads (NULL for a column the row does not have).
 func (rg *rowGenerations) compute(g int, value func(*catalog.Column) onion.Value, env onion.Env) (onion.Value, error) {
 	gen := rg.gens[g]
-	in := make([]Value, len(gen.Columns))
+	in := make([]exec.Value, len(gen.Columns))
 	for k, col := range gen.Columns {
 		var err error
-		if in[k], err = FromOnion(rg.in[g][k], value(col), env); err != nil {
+		if in[k], err = exec.FromOnion(rg.in[g][k], value(col), env); err != nil {
 			return onion.Value{}, err
 		}
 	}
-	ev := NewEvaluator(rg.in[g], env)
-	a, err := ev.Eval(gen.Expr, &Scope{Row: in})
+	ev := exec.NewEvaluator(rg.in[g], env)
+	a, err := ev.Eval(gen.Expr, &exec.Scope{Row: in})
 	if err != nil {
 		return onion.Value{}, err
 	}

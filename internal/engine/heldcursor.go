@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -168,7 +169,7 @@ func (h *heldFetch) encode(rows []*pgproto3.DataRow) ([]*pgproto3.DataRow, error
 		if formatOf(h.formats, i) != 1 {
 			continue
 		}
-		t, ok := TypeOfOID(f.DataTypeOID)
+		t, ok := exec.TypeOfOID(f.DataTypeOID)
 		if !ok {
 			return nil, rewrite.Refusal("binary results of type OID %d from cursor %s, whose rows the proxy computes, are not supported; ask for text", f.DataTypeOID, h.c.name)
 		}

@@ -13,6 +13,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -617,7 +618,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 		}
 		enc := make([]onion.Cells, len(p.holes))
 		plain := make([]onion.Value, len(p.holes))
-		var clock *ServerClock // this execution's
+		var clock *exec.ServerClock // this execution's
 		for i, h := range p.holes {
 			plain[i] = onion.Null()
 			switch {
@@ -725,7 +726,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 // expressions read (declared by the client, else as their use types
 // them; text when nothing does).
 func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *extended) (map[int]onion.Type, error) {
-	var clock *ServerClock
+	var clock *exec.ServerClock
 	var params map[int]onion.Type
 	for i := range holes {
 		h := &holes[i]
@@ -754,7 +755,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 			if _, err := planExprHole(t, &typed, env); err != nil {
 				return nil, err
 			}
-			inferred := InferTypes(func(f func(*ir.Expr)) { ir.WalkExpr(typed.Expr, f) }, trace, nil, env)
+			inferred := exec.InferTypes(func(f func(*ir.Expr)) { ir.WalkExpr(typed.Expr, f) }, trace, nil, env)
 			if params == nil {
 				params = map[int]onion.Type{}
 			}
@@ -762,11 +763,11 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 				var pt onion.Type
 				ok := false
 				if n-1 < len(ext.oids) && ext.oids[n-1] != 0 {
-					pt, ok = TypeOfOID(ext.oids[n-1])
+					pt, ok = exec.TypeOfOID(ext.oids[n-1])
 				}
 				if !ok {
 					if pt, ok = inferred[n]; !ok {
-						pt = TypeText
+						pt = exec.TypeText
 					}
 				}
 				if prev, ok := params[n]; ok && prev != pt {
@@ -776,7 +777,7 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 			}
 			continue
 		}
-		if ext != nil && VolatileExpr(h.Expr) {
+		if ext != nil && exec.VolatileExpr(h.Expr) {
 			if _, err := planExprHole(t, h, env); err != nil {
 				return nil, err
 			}
@@ -801,8 +802,8 @@ func (s *session) constantHoles(t *catalog.Table, holes []rewrite.Hole, ext *ext
 
 // planExprHole types hole h's expression, refusing what the proxy
 // cannot compute.
-func planExprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env) (*Evaluator, error) {
-	ev := NewEvaluator(nil, env)
+func planExprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env) (*exec.Evaluator, error) {
+	ev := exec.NewEvaluator(nil, env)
 	if bad := ev.Plan(h.Expr); bad != nil {
 		return nil, rewrite.Refusal("expression for encrypted column %s.%s: %s", t.Name, h.Column.Name, errMessage(bad))
 	}
@@ -811,7 +812,7 @@ func planExprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env) (*Evaluator,
 
 // exprHole computes hole h's expression (Hole.Expr) as a value of its
 // column, with the server's times from clock.
-func exprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env, clock *ServerClock) (onion.Value, error) {
+func exprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env, clock *exec.ServerClock) (onion.Value, error) {
 	typ, err := rewrite.ColumnType(h.Column)
 	if err != nil {
 		return onion.Value{}, err
@@ -821,7 +822,7 @@ func exprHole(t *catalog.Table, h *rewrite.Hole, env onion.Env, clock *ServerClo
 		return onion.Value{}, err
 	}
 	ev.Clock = clock
-	a, err := ev.Eval(h.Expr, &Scope{})
+	a, err := ev.Eval(h.Expr, &exec.Scope{})
 	if err != nil {
 		return onion.Value{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
 
@@ -165,13 +166,13 @@ func insertSelectCast(oid uint32, c *catalog.Column, table string) (string, erro
 		return "", nil
 	}
 	if c.Policy == catalog.Plain {
-		if name, ok := SubqueryTypeNames[oid]; ok {
+		if name, ok := exec.SubqueryTypeNames[oid]; ok {
 			return name, nil
 		}
 		return "", nil
 	}
 	from := fmt.Sprintf("type OID %d", oid)
-	if name, ok := SubqueryTypeNames[oid]; ok {
+	if name, ok := exec.SubqueryTypeNames[oid]; ok {
 		from = name
 	}
 	return "", rewrite.Refusal("INSERT ... SELECT of a %s value into encrypted column %s.%s of type %s is not supported yet: the proxy would read its text where the server casts it; cast it to %s in the SELECT", from, table, c.Name, target, target)

@@ -15,6 +15,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgarray"
@@ -163,9 +164,9 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		if err != nil {
 			return nil, err
 		}
-		inferred := InferParamTypes(agg, encTypes(aggInputs(agg, proj)), declared, env)
+		inferred := exec.InferParamTypes(agg, encTypes(aggInputs(agg, proj)), declared, env)
 		for _, n := range agg.LimitParams() {
-			inferred[n] = TypeInt8 // LIMIT and OFFSET are bigint
+			inferred[n] = exec.TypeInt8 // LIMIT and OFFSET are bigint
 		}
 		for _, n := range aggParams {
 			holeOf[n] = exprParam(n, hp.clients[n-1], inferred[n])
@@ -339,9 +340,9 @@ var (
 // proxy computes: of the type the client declared, else of the type its
 // use gives it (inferred; text when none), read as an untyped literal.
 func exprParam(n int, declared uint32, inferred onion.Type) *encrypted {
-	t, ok := TypeOfOID(declared)
+	t, ok := exec.TypeOfOID(declared)
 	if !ok || paramConstType(declared) == "" {
-		t = TypeText
+		t = exec.TypeText
 		if declared == 0 && inferred.Base != onion.Invalid {
 			t = inferred
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -398,7 +399,7 @@ func (d *decrypter) check(i int, r residual, ex *execState, row *pgproto3.DataRo
 		if ex == nil || ex.bounds[i].IsNull() {
 			return false, nil
 		}
-		return Compares(c.x.typ.Compare(v, ex.bounds[i]), r.cmp.Op), nil
+		return exec.Compares(c.x.typ.Compare(v, ex.bounds[i]), r.cmp.Op), nil
 	}
 	pat := r.pattern
 	if ex != nil {

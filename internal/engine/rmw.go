@@ -9,6 +9,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgarray"
@@ -42,7 +43,7 @@ type rmw struct {
 	in     []onion.Type // of p.Inputs
 	out    []onion.Type // of p.Sets
 	xs     []*encrypted // of p.Sets
-	ev     *Evaluator
+	ev     *exec.Evaluator
 }
 
 // newRMW types p's inputs and expressions, refusing what the proxy
@@ -55,13 +56,13 @@ func (s *session) newRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks
 			return nil, err
 		}
 		if r.in[i], err = rewrite.ColumnType(c); err == nil {
-			_, err = KindOf(r.in[i])
+			_, err = exec.KindOf(r.in[i])
 		}
 		if err != nil {
 			return nil, rewrite.Refusal("UPDATE of table %s reads column %s of type %s, which the proxy cannot compute with yet", t.Name, c.Name, c.Type)
 		}
 	}
-	r.ev = NewEvaluator(r.in, env)
+	r.ev = exec.NewEvaluator(r.in, env)
 	for i, set := range p.Sets {
 		if bad := r.ev.Plan(set.Expr); bad != nil {
 			return nil, rewrite.Refusal("SET %s = <expression> on table %s: %s", set.Column.Name, t.Name, errMessage(bad))
@@ -82,9 +83,9 @@ func (r *rmw) row(row []*string, env onion.Env) ([]onion.Value, error) {
 	if len(row) != 2+len(r.in) || row[0] == nil || row[1] == nil {
 		return nil, fmt.Errorf("engine: the read of an UPDATE of %s returned %d columns", r.t.Name, len(row))
 	}
-	vals := make([]Value, len(r.in))
+	vals := make([]exec.Value, len(r.in))
 	for i, v := range row[2:] {
-		vals[i] = NullOf(r.in[i])
+		vals[i] = exec.NullOf(r.in[i])
 		if v == nil {
 			continue
 		}
@@ -92,13 +93,13 @@ func (r *rmw) row(row []*string, env onion.Env) ([]onion.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		if vals[i], err = FromOnion(r.in[i], ov, env); err != nil {
+		if vals[i], err = exec.FromOnion(r.in[i], ov, env); err != nil {
 			return nil, err
 		}
 	}
 	next := make([]onion.Value, len(r.p.Sets))
 	for i, set := range r.p.Sets {
-		a, err := r.ev.Eval(set.Expr, &Scope{Row: vals})
+		a, err := r.ev.Eval(set.Expr, &exec.Scope{Row: vals})
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +249,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	if err != nil {
 		return nil, err
 	}
-	inferred := InferTypes(typed.WalkExprs, trace, r.in, env)
+	inferred := exec.InferTypes(typed.WalkExprs, trace, r.in, env)
 	if s.execQuery == nil {
 		return nil, rewrite.Refusal("UPDATE of table %s setting a column to an expression over encrypted columns is computed by the proxy, which cannot read the rows first here", t.Name)
 	}
@@ -284,7 +285,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	holeOf := map[int]*encrypted{}
 	for n := 1; n <= hp.n; n++ {
 		if !used[n] {
-			holeOf[n] = &encrypted{cat: &catalog.Column{Name: fmt.Sprintf("$%d", n)}, typ: TypeText}
+			holeOf[n] = &encrypted{cat: &catalog.Column{Name: fmt.Sprintf("$%d", n)}, typ: exec.TypeText}
 		}
 	}
 	for _, n := range setParams {
@@ -301,9 +302,9 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	readDescribed := read.described
 	for n, x := range holeOf {
 		if _, computed := declared[n]; hp.clients[n-1] == 0 && !computed {
-			x.typ = TypeText
+			x.typ = exec.TypeText
 			if n-1 < len(readDescribed) {
-				if t, ok := TypeOfOID(readDescribed[n-1]); ok {
+				if t, ok := exec.TypeOfOID(readDescribed[n-1]); ok {
 					x.typ = t
 				}
 			}
@@ -405,20 +406,20 @@ func arrayOIDsOf(elem string) (array, element uint32) {
 // assignValue converts a computed value to a column's type as an
 // assignment does: through its text form when the types differ (numeric
 // to numeric(p,s) rounds, too long a varchar fails with 22001).
-func assignValue(a Value, t onion.Type, env onion.Env) (onion.Value, error) {
+func assignValue(a exec.Value, t onion.Type, env onion.Env) (onion.Value, error) {
 	if a.Null {
 		return onion.Null(), nil
 	}
 	if a.Type == t {
 		return a.ToOnion(env)
 	}
-	ka, _ := KindOf(a.Type)
-	kt, _ := KindOf(t)
+	ka, _ := exec.KindOf(a.Type)
+	kt, _ := exec.KindOf(t)
 	if number(ka) && number(kt) {
 		// The assignment cast: double precision and numeric round into
 		// an integer (half to even, half away from zero), as PostgreSQL
 		// casts them, rather than being read as text.
-		v, err := Cast(NewEvaluator(nil, env), []Value{a}, t)
+		v, err := exec.Cast(exec.NewEvaluator(nil, env), []exec.Value{a}, t)
 		if err != nil {
 			return onion.Value{}, err
 		}
@@ -428,4 +429,6 @@ func assignValue(a Value, t onion.Type, env onion.Env) (onion.Value, error) {
 }
 
 // number reports whether values of kind k are numbers.
-func number(k Kind) bool { return k == KindInt || k == KindNumeric || k == KindFloat }
+func number(k exec.Kind) bool {
+	return k == exec.KindInt || k == exec.KindNumeric || k == exec.KindFloat
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -180,7 +181,7 @@ func (s *runSorter) compare(a, b heldRow) int {
 		case rewrite.SortRank:
 			c = cmp.Compare(x.rank, y.rank)
 		case rewrite.SortValue:
-			c = NullsOrder(x.v.IsNull(), y.v.IsNull(), k.NullsFirst)
+			c = exec.NullsOrder(x.v.IsNull(), y.v.IsNull(), k.NullsFirst)
 			if c == 0 && !x.v.IsNull() && !y.v.IsNull() {
 				c = s.d.p.cols[k.Column].x.typ.Compare(x.v, y.v)
 				if k.Desc {
@@ -188,7 +189,7 @@ func (s *runSorter) compare(a, b heldRow) int {
 				}
 			}
 		case rewrite.SortCipher:
-			c = NullsOrder(x.b == nil, y.b == nil, k.NullsFirst)
+			c = exec.NullsOrder(x.b == nil, y.b == nil, k.NullsFirst)
 			if c == 0 && x.b != nil && y.b != nil {
 				c = bytes.Compare(x.b, y.b)
 				if k.Desc {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -140,7 +141,7 @@ func (s *session) evaluateSubquery(sub rewrite.Subquery, hold bool) (ir.Subquery
 		return res, &pgconn.PgError{Severity: "ERROR", Code: "42601", Message: "subquery must return only one column"}
 	}
 	for _, f := range c.fields {
-		name, ok := SubqueryTypeNames[f.DataTypeOID]
+		name, ok := exec.SubqueryTypeNames[f.DataTypeOID]
 		if !ok {
 			return res, rewrite.Refusal("a subquery returning values of type OID %d cannot be evaluated by the proxy yet", f.DataTypeOID)
 		}

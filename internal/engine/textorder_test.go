@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgonion/pgonion/internal/exec"
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/rewrite"
@@ -33,7 +34,7 @@ func TestSplitTextOrderNeedsByteOrder(t *testing.T) {
 				plan.Ungrouped = true
 			}
 			a := newAggregator(&plan, nil, []*encrypted{nil}, newAggTypes(&plan), nil, nil, coll)
-			_, err := a.start([]onion.Type{TypeText}, onion.Env{})
+			_, err := a.start([]onion.Type{exec.TypeText}, onion.Env{})
 			wantRefusal := tc.orders && coll != "C" && coll != "POSIX"
 			if wantRefusal != (err != nil) || err != nil && (!isRefusal(err) || !strings.Contains(err.Error(), coll)) {
 				t.Errorf("%s under %s: %v, want refusal %v", tc.name, coll, err, wantRefusal)

@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"fmt"

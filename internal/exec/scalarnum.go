@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"errors"
@@ -51,7 +51,7 @@ func abs(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
 		}
 		return Value{Type: t, Int: x.Int}, nil
 	case KindNumeric:
-		return Value{Type: t, Num: x.numeric().Abs()}, nil
+		return Value{Type: t, Num: x.Numeric().Abs()}, nil
 	}
 	return Float8Value(math.Abs(x.float())), nil
 }
@@ -75,7 +75,7 @@ func roundFunc(op string) func(*Evaluator, []Value, onion.Type) (Value, error) {
 			}
 			return Float8Value(x), nil
 		}
-		d := a[0].numeric()
+		d := a[0].Numeric()
 		scale := 0
 		if len(a) == 2 {
 			scale = int(max(min(a[1].Int, math.MaxInt32), math.MinInt32))
@@ -111,7 +111,7 @@ func sign(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
 		}
 		return Float8Value(x), nil
 	}
-	d := a[0].numeric()
+	d := a[0].Numeric()
 	if d.IsNaN() {
 		return Value{Type: TypeNumeric, Num: d}, nil
 	}
@@ -152,7 +152,7 @@ func mod(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
 		}
 		return Value{Type: t, Int: a[0].Int % a[1].Int}, nil
 	}
-	r, err := a[0].numeric().Mod(a[1].numeric())
+	r, err := a[0].Numeric().Mod(a[1].Numeric())
 	return Value{Type: TypeNumeric, Num: r}, err
 }
 
@@ -308,7 +308,7 @@ func Cast(ev *Evaluator, a []Value, to onion.Type) (Value, error) {
 	case kt == KindFloat:
 		return Float8Value(x.float()), nil
 	case kt == KindNumeric:
-		d := x.numeric()
+		d := x.Numeric()
 		if kf == KindFloat {
 			f := x.float()
 			switch {
@@ -343,7 +343,7 @@ func Cast(ev *Evaluator, a []Value, to onion.Type) (Value, error) {
 			}
 			return IntRange(to, int64(f), false)
 		}
-		r, err := x.numeric().Round(0)
+		r, err := x.Numeric().Round(0)
 		if err != nil {
 			return Value{}, err
 		}

@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"math"
@@ -38,7 +38,7 @@ func (st *AggState) Add(fn string, v Value) error {
 		if k, _ := KindOf(v.Type); k == KindFloat {
 			return st.addDeviation(v.float())
 		}
-		x := v.numeric()
+		x := v.Numeric()
 		st.sum.Add(x)
 		if x.IsFinite() {
 			sq, err := x.Mul(x)
@@ -58,7 +58,7 @@ func (st *AggState) Add(fn string, v Value) error {
 			st.isum, err = st.isum.add(IntervalOf(v))
 			return err
 		}
-		st.sum.Add(v.numeric())
+		st.sum.Add(v.Numeric())
 	case "min", "max":
 		if st.count == 1 {
 			st.best = v

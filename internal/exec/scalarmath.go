@@ -1,4 +1,4 @@
-package engine
+package exec
 
 // #cgo LDFLAGS: -lm
 // #include <math.h>
@@ -64,7 +64,7 @@ func numericOr(f func(pgnumeric.Decimal) (pgnumeric.Decimal, error), float *scal
 		return float.sig(args)
 	}, call: func(ev *Evaluator, a []Value, t onion.Type) (Value, error) {
 		if t.Base == onion.Numeric {
-			r, err := f(a[0].numeric())
+			r, err := f(a[0].Numeric())
 			return Value{Type: TypeNumeric, Num: r}, err
 		}
 		return float.call(ev, a, t)
@@ -89,7 +89,7 @@ func logFunc(float *scalarFunc) *scalarFunc {
 		if len(a) != 2 {
 			return one.call(ev, a, t)
 		}
-		r, err := pgnumeric.LogBase(a[0].numeric(), a[1].numeric())
+		r, err := pgnumeric.LogBase(a[0].Numeric(), a[1].Numeric())
 		return Value{Type: TypeNumeric, Num: r}, err
 	}}
 }

@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"bytes"
@@ -217,7 +217,8 @@ func widerInt(a, b onion.Type) onion.Type {
 	return onion.Type{Base: b.Base}
 }
 
-func (a Value) numeric() Decimal {
+// Numeric is a non-NULL integer or numeric value as numeric.
+func (a Value) Numeric() Decimal {
 	k, _ := KindOf(a.Type)
 	if k == KindInt {
 		return decimalFromInt(a.Int)
@@ -284,7 +285,7 @@ func arith(op string, a, b Value) (Value, error) {
 		if a.Null || b.Null {
 			return NullOf(TypeNumeric), nil
 		}
-		x, y := a.numeric(), b.numeric()
+		x, y := a.Numeric(), b.Numeric()
 		out := Value{Type: TypeNumeric}
 		var err error
 		switch op {
@@ -415,7 +416,7 @@ func Compare(a, b Value) (int, error) {
 		if ka == KindInt && kb == KindInt {
 			return cmpInt(a.Int, b.Int), nil
 		}
-		return a.numeric().Cmp(b.numeric()), nil
+		return a.Numeric().Cmp(b.Numeric()), nil
 	case ka == KindText && kb == KindText:
 		x, y := a.Str, b.Str
 		if a.Type.Base == onion.Char || b.Type.Base == onion.Char {

@@ -1,4 +1,4 @@
-package engine
+package exec
 
 // #cgo LDFLAGS: -lm
 // #include <math.h>
@@ -45,7 +45,7 @@ func powerSig(args []onion.Type) ([]onion.Type, onion.Type, error) {
 
 func dpow(_ *Evaluator, a []Value, t onion.Type) (Value, error) {
 	if t.Base == onion.Numeric {
-		r, err := a[0].numeric().Power(a[1].numeric())
+		r, err := a[0].Numeric().Power(a[1].Numeric())
 		return Value{Type: TypeNumeric, Num: r}, err
 	}
 	x, y := a[0].float(), a[1].float()

@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"fmt"
@@ -305,7 +305,7 @@ func (a *windows) rangeFrame(w *ir.Expr, out frameSpec) (frameSpec, error) {
 		case v.Null:
 			return Decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "22004", Message: "frame " + which + " offset must not be null"}
 		}
-		d := v.numeric()
+		d := v.Numeric()
 		if d.IsNaN() || d.Sign() < 0 || d.IsInf() && kk == KindInt {
 			return Decimal{}, &pgconn.PgError{Severity: "ERROR", Code: "22013", Message: "invalid preceding or following size in window function"}
 		}
@@ -382,7 +382,7 @@ func (fr *frameSpec) rangeBound(p *windowPart, i int, end bool) int {
 		case k.Null && fr.nullsFirst:
 		case k.Null:
 			return j // the NULLs after every value
-		case inRange(k.numeric(), base.numeric(), offset, sub, less) != end:
+		case inRange(k.Numeric(), base.Numeric(), offset, sub, less) != end:
 			return j
 		}
 	}

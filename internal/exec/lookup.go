@@ -1,4 +1,4 @@
-package engine
+package exec
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func NewLookupTable(l *ir.Lookup, env onion.Env) (*LookupTable, error) {
 rows:
 	for _, row := range l.Result.Rows {
 		if len(row) != len(types) {
-			return nil, fmt.Errorf("engine: a lookup row has %d values for %d columns", len(row), len(types))
+			return nil, fmt.Errorf("exec: a lookup row has %d values for %d columns", len(row), len(types))
 		}
 		key.Reset()
 		for i, t := range lt.keys {
@@ -72,7 +72,7 @@ func textValue(t onion.Type, s string, env onion.Env) (Value, error) {
 func (ev *Evaluator) lookupType(e *ir.Expr) (onion.Type, error) {
 	lt := ev.lookups[e.Lookup]
 	if lt == nil {
-		return onion.Type{}, fmt.Errorf("engine: a lookup was not built")
+		return onion.Type{}, fmt.Errorf("exec: a lookup was not built")
 	}
 	for i, a := range e.Args {
 		t, err := ev.TypeOf(a)
