@@ -556,7 +556,7 @@ func (ev *Evaluator) castTo(e *ir.Expr, t onion.Type, sc *Scope) (Value, error) 
 	if err != nil {
 		return NullOf(t), err
 	}
-	return ConvertTo(v, t, ev.Env), nil
+	return ConvertTo(v, t, ev.Env)
 }
 
 // boolean is AND, OR and NOT with SQL's three-valued logic.
@@ -698,10 +698,12 @@ func (ev *Evaluator) sameTimestamps(a, b Value) (Value, Value) {
 	// A date compared with a timestamp is that day's midnight
 	// (date_cmp_timestamp[tz]).
 	if ka == KindDate && kb == KindTimestamp {
-		a, ka = dateToTimestamp(a, b.Type, ev.Env), KindTimestamp
+		a, _ = dateToTimestampOverflow(a, b.Type, ev.Env)
+		ka = KindTimestamp
 	}
 	if kb == KindDate && ka == KindTimestamp {
-		b, kb = dateToTimestamp(b, a.Type, ev.Env), KindTimestamp
+		b, _ = dateToTimestampOverflow(b, a.Type, ev.Env)
+		kb = KindTimestamp
 	}
 	if ka != KindTimestamp || kb != KindTimestamp || a.Type.Base == b.Type.Base {
 		return a, b

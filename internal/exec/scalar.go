@@ -334,7 +334,7 @@ func init() {
 		"coalesce": {sig: unifying("coalesce"), nulls: true, call: func(ev *Evaluator, a []Value, t onion.Type) (Value, error) {
 			for _, v := range a {
 				if !v.Null {
-					return ConvertTo(v, t, ev.Env), nil
+					return ConvertTo(v, t, ev.Env)
 				}
 			}
 			return NullOf(t), nil
@@ -623,9 +623,9 @@ func commonType(a, b onion.Type) (onion.Type, bool) {
 // ConvertTo converts v to the unified type t (integers widen, to numeric
 // too; text kinds keep their text; a date or timestamp becomes a
 // timestamp[tz] in the session's time zone).
-func ConvertTo(v Value, t onion.Type, env onion.Env) Value {
+func ConvertTo(v Value, t onion.Type, env onion.Env) (Value, error) {
 	if v.Null {
-		return NullOf(t)
+		return NullOf(t), nil
 	}
 	kv, _ := KindOf(v.Type)
 	kt, _ := KindOf(t)
@@ -635,19 +635,19 @@ func ConvertTo(v Value, t onion.Type, env onion.Env) Value {
 	if kv == KindTimestamp && kt == KindTimestamp && v.Type.Base != t.Base {
 		ev := &Evaluator{Env: env}
 		x, _ := ev.sameTimestamps(v, Value{Type: t})
-		return x
+		return x, nil
 	}
 	if kv == KindInt && kt == KindNumeric {
-		return Value{Type: t, Num: decimalFromInt(v.Int)}
+		return Value{Type: t, Num: decimalFromInt(v.Int)}, nil
 	}
 	if kv != KindFloat && kt == KindFloat {
-		return Value{Type: t, Int: v.float8Bits()}
+		return Value{Type: t, Int: v.float8Bits()}, nil
 	}
 	if kv == KindText && v.Type.Base == onion.Char && t.Base != onion.Char {
-		return Value{Type: t, Str: str(v)}
+		return Value{Type: t, Str: str(v)}, nil
 	}
 	v.Type = t
-	return v
+	return v, nil
 }
 
 // numeric1 types a one-argument numeric function: integers, numeric and

@@ -145,7 +145,10 @@ func timeArith(op string, a, b Value, env onion.Env) (v Value, ok bool, err erro
 		if null {
 			return NullOf(tTimestamp), true, nil
 		}
-		ts := dateToTimestamp(d, tTimestamp, env)
+		ts, err := dateToTimestamp(d, tTimestamp, env)
+		if err != nil {
+			return Value{}, true, err
+		}
 		v, _, err := timeArith(op, ts, iv, env)
 		return v, true, err
 	case ka == KindTimestamp && kb == KindTimestamp && op == "-" && a.Type.Base == b.Type.Base:

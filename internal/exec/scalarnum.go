@@ -24,7 +24,10 @@ func extreme(dir int) func(*Evaluator, []Value, onion.Type) (Value, error) {
 			if v.Null {
 				continue
 			}
-			v = ConvertTo(v, t, ev.Env)
+			v, err := ConvertTo(v, t, ev.Env)
+			if err != nil {
+				return Value{}, err
+			}
 			if best.Null {
 				best = v
 				continue
@@ -275,7 +278,7 @@ func Cast(ev *Evaluator, a []Value, to onion.Type) (Value, error) {
 		}
 		return FromOnion(to, v, ev.Env)
 	case kf == KindDate && kt == KindTimestamp:
-		return dateToTimestamp(x, to, ev.Env), nil
+		return dateToTimestamp(x, to, ev.Env)
 	case kf == KindTimestamp && kt == KindDate:
 		return timestampToDate(x, ev.Env), nil
 	case kf == KindTime && kt == KindInterval:

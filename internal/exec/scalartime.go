@@ -58,15 +58,45 @@ const timestampEndDays = 109203528 - 2451545
 // dateToTimestamp casts a date to a timestamp (midnight) or a
 // timestamptz (midnight in the session's time zone); the infinities stay
 // infinite.
-func dateToTimestamp(a Value, to onion.Type, env onion.Env) Value {
+func dateToTimestamp(a Value, to onion.Type, env onion.Env) (Value, error) {
+	v, overflow := dateToTimestampOverflow(a, to, env)
+	if overflow != 0 {
+		return Value{}, &pgconn.PgError{Severity: "ERROR", Code: "22008", Message: "date out of range for timestamp"}
+	}
+	return v, nil
+}
+
+// dateToTimestampOverflow is dateToTimestamp for a comparison, as
+// date2timestamp[tz]_opt_overflow: a finite date past the timestamp
+// range (overflow 1, or -1 before it) is a value between every finite
+// timestamp and the infinity on its side.
+func dateToTimestampOverflow(a Value, to onion.Type, env onion.Env) (v Value, overflow int) {
 	switch a.Int {
 	case math.MinInt32:
-		return Value{Type: to, Int: math.MinInt64}
+		return Value{Type: to, Int: math.MinInt64}, 0
 	case math.MaxInt32:
-		return Value{Type: to, Int: math.MaxInt64}
+		return Value{Type: to, Int: math.MaxInt64}, 0
 	}
-	return Value{Type: to, Int: onion.FromLocalTime(a.Int*usPerDay, zoneOf(to, env))}
+	if a.Int >= timestampEndDays {
+		return Value{Type: to, Int: math.MaxInt64 - 1}, 1
+	}
+	us := onion.FromLocalTime(a.Int*usPerDay, zoneOf(to, env))
+	switch {
+	case us < timestampMinUs:
+		return Value{Type: to, Int: math.MinInt64 + 1}, -1
+	case us >= timestampEndUs:
+		return Value{Type: to, Int: math.MaxInt64 - 1}, 1
+	}
+	return Value{Type: to, Int: us}, 0
 }
+
+// The timestamp range (PostgreSQL's MIN_TIMESTAMP, END_TIMESTAMP): from
+// 4714-11-24 BC 00:00 to before 294277-01-01 00:00, in microseconds
+// since 2000-01-01.
+const (
+	timestampMinUs = -211813488000000000
+	timestampEndUs = 9223371331200000000
+)
 
 // timestampToDate casts a timestamp or timestamptz (in the session's
 // time zone) to its date.
@@ -455,7 +485,10 @@ func timeFuncs() map[string]*scalarFunc {
 			x := a[1]
 			switch x.Type.Base {
 			case onion.Date:
-				x = dateToTimestamp(x, onion.Type{Base: onion.Timestamptz}, ev.Env)
+				var err error
+				if x, err = dateToTimestamp(x, onion.Type{Base: onion.Timestamptz}, ev.Env); err != nil {
+					return Value{}, err
+				}
 			case onion.Time:
 				return intervalTrunc(a[0].Str, Interval{us: x.Int})
 			case onion.Interval:

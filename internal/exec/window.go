@@ -538,7 +538,11 @@ func (a *windows) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec) e
 			}
 			switch {
 			case j >= 0 && j < int64(n):
-				set(i, ConvertTo(p.rows[j].args[0], t, a.ev.Env))
+				v, err := ConvertTo(p.rows[j].args[0], t, a.ev.Env)
+				if err != nil {
+					return err
+				}
+				set(i, v)
 			case len(r.args) > 2:
 				set(i, r.args[2])
 			default:
@@ -579,7 +583,11 @@ func (a *windows) windowValues(k int, w *ir.Expr, p *windowPart, fr frameSpec) e
 					}
 				}
 			}
-			set(i, ConvertTo(v, t, a.ev.Env))
+			v, err := ConvertTo(v, t, a.ev.Env)
+			if err != nil {
+				return err
+			}
+			set(i, v)
 		}
 		return nil
 	}

@@ -804,6 +804,14 @@ SELECT regexp_replace(tx, 'a', 'b') FROM t1 -- refuse: t1.tx
 SELECT id FROM t1 WHERE d - 1 > '2001-01-01'
 SELECT id FROM t1 WHERE extract(year FROM d) = 2001
 SELECT id, extract(year FROM d), extract(month FROM d), extract(day FROM d) FROM t1 WHERE extract(year FROM d) < 1 OR d IS NULL OR extract(month FROM d) IS NULL
+-- a date cast to timestamp[tz] past 294276 AD fails (22008); compared
+-- with one, it lies between every finite timestamp and infinity
+SELECT id, (d + 0) > timestamp '2000-01-01', (d + 0) < timestamp 'infinity', (d + 0) < timestamptz 'infinity', (d + 0) > timestamptz '-infinity' FROM t1 ORDER BY id -- ordered
+SELECT id, date_trunc('year', d) FROM t1 ORDER BY id -- error
+SELECT id, greatest(d, timestamp '2000-01-01') FROM t1 ORDER BY id -- error
+SELECT id, d + interval '1 day' FROM t1 ORDER BY id -- error
+SELECT id, (d + 0)::timestamptz FROM t1 ORDER BY id -- error
+SELECT id, date_trunc('month', d), d - interval '1 hour' FROM t1 WHERE d < '3000-01-01' ORDER BY id -- ordered
 SELECT length(tx) FROM t1
 SELECT id FROM t1 WHERE si BETWEEN SYMMETRIC 100 AND -100 -- refuse: t1.si
 SELECT t1 FROM t1 -- refuse: t1
