@@ -54,10 +54,11 @@ set declares how a column is stored:
   sensitive   encrypted, never below RND: the server can compute nothing on it
   encrypted   encrypted with the onions of --capabilities, each starting at
               its strongest layer and peeled only when a query needs it
-              (default: eq, plus ord and add where the type has them; text
-              also allows search, whose tokens are built the first time a
-              LIKE or ILIKE could use them; declared, they exist from the
-              first row)
+              (default: eq, plus ord where the type has it but text; add,
+              Paillier, and the ord of text only when declared; text also
+              allows search, whose tokens are built the first time a LIKE
+              or ILIKE could use them; declared, they exist from the first
+              row)
 
 --join-group NAME (encrypted columns with the eq capability) puts the
 column in a join group: the columns of one group share their DET and OPE
@@ -146,7 +147,7 @@ func runColumnsSet(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("columns set", flag.ContinueOnError)
 	backend := fs.String("backend", "", "libpq `DSN` of the PostgreSQL server (the proxy's own credentials)")
 	policy := fs.String("policy", "", "plain, sensitive or encrypted (required)")
-	capsFlag := fs.String("capabilities", "", "for encrypted: comma-separated `list` of eq, ord, add, search (default: all of the column's type)")
+	capsFlag := fs.String("capabilities", "", "for encrypted: comma-separated `list` of eq, ord, add, search (default: eq, and ord but for text; add only declared)")
 	joinGroup := fs.String("join-group", "", "for encrypted: the join group `NAME` of the column, whose members share DET and OPE keys ('' for none)")
 	var k keyFlags
 	k.register(fs)

@@ -33,6 +33,7 @@ func TestColumns(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"people.ssn", "--policy", "sensitive"},
+		{"people.id", "--policy", "encrypted", "--capabilities", "eq,ord,add"}, // Paillier is opt-in
 		{"public.people.age", "--policy", "encrypted", "--capabilities", "eq,ord"},
 		{"people.note", "--policy", "plain"},
 	} {

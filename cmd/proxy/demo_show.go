@@ -46,7 +46,7 @@ func demoShow(w io.Writer, proxyURL, directDSN string) error {
 	}
 	defer server.Close(ctx)
 	fmt.Fprintln(w, "\nOn the server, the same table holds (ciphertexts shortened):")
-	return printRows(ctx, w, server, "SELECT pgonion_salt, id__eq, name__eq, diagnosis__eq, balance__ord, balance__add, born__eq FROM patients", 10)
+	return printRows(ctx, w, server, "SELECT pgonion_salt, id__eq, name__eq, diagnosis__eq, balance__ord, born__eq FROM patients", 10)
 }
 
 // printRows prints a query's result as a table; with short > 0, bytea and

@@ -56,6 +56,7 @@ func TestColumnsPlan(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"people.ssn", "--policy", "sensitive"},
+		{"people.id", "--policy", "encrypted", "--capabilities", "eq,ord,add"}, // Paillier is opt-in
 		{"people.age", "--policy", "encrypted", "--capabilities", "eq,ord"},
 		{"people.name", "--policy", "plain"},
 		{"orders.cust", "--policy", "encrypted", "--capabilities", "eq"},

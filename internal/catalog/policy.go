@@ -14,7 +14,8 @@ type ColumnPolicy struct {
 	Schema, Table, Column string
 	Policy                Policy
 	// Capabilities limits an encrypted column's onions ("eq", "ord",
-	// "add", "search"); nil means every capability of its type.
+	// "add", "search"); nil means the default policy's (every
+	// capability of its type but add and the ord of text).
 	Capabilities []string
 	// JoinGroup puts the column in a join group ("" for none): the
 	// columns of one group share their DET and OPE keys, so the server can

@@ -401,10 +401,18 @@ func TestResourceLimits(t *testing.T) {
 func TestIncrementOverflow(t *testing.T) {
 	ctx := t.Context()
 	db := newEncDB(t)
-	p := startProxy(t, db, nil)
+	p := startProxy(t, db, incPolicy) // Paillier declared: increments on the server
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 	mustExec(t, c, "CREATE TABLE ctr (id int, n int, s smallint, b bigint)")
 	mustExec(t, c, "INSERT INTO ctr VALUES (1, 2147483647, 32767, 9223372036854775807)")
+	// Without an Add onion (the default policy) the proxy computes the
+	// increment and fails at once, as the server does.
+	d := startProxy(t, db, nil).connect(t, pgx.QueryExecModeSimpleProtocol)
+	mustExec(t, d, "CREATE TABLE ctr_rmw (id int, n int)")
+	mustExec(t, d, "INSERT INTO ctr_rmw VALUES (1, 2147483647)")
+	if _, err := d.Exec(ctx, "UPDATE ctr_rmw SET n = n + 1"); pgCode(err) != "22003" {
+		t.Fatalf("increment past integer without an Add onion: %v, want 22003", err)
+	}
 	for _, sql := range []string{"UPDATE ctr SET n = n + 1", "UPDATE ctr SET s = s + 1", "UPDATE ctr SET b = b + 1"} {
 		mustExec(t, c, sql)
 	}
@@ -485,7 +493,7 @@ func TestLengthCastsOnConstants(t *testing.T) {
 // the client's constant (0A000 messages are logged in full).
 func TestRefusalsQuoteNoValues(t *testing.T) {
 	db := newEncDB(t)
-	p := startProxy(t, db, nil)
+	p := startProxy(t, db, incPolicy) // Paillier declared: a fractional increment is refused
 	c := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 	mustExec(t, c, "CREATE TABLE acct (id int, n int)")
 	_, err := c.Exec(t.Context(), "UPDATE acct SET n = n + 4242.4242")

@@ -289,7 +289,7 @@ func TestForeignKeyAddedLater(t *testing.T) {
 func TestIncrementNotNull(t *testing.T) {
 	ctx := context.Background()
 	db := newEncDB(t)
-	p := startProxy(t, db, nil)
+	p := startProxy(t, db, incPolicy) // Paillier declared: the Add onion is opt-in
 	conn := p.connect(t, pgx.QueryExecModeCacheStatement)
 	simple := p.connect(t, pgx.QueryExecModeSimpleProtocol)
 	direct := db.direct(t)

@@ -50,6 +50,9 @@ func testPolicyLatest(table, column string) ColumnPolicy {
 		// Search tokens from the start, as declared (by default they
 		// are built on first need).
 		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "search"}}
+	case column == "balance" || column == "abalance":
+		// Paillier declared: the Add onion is opt-in.
+		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "ord", "add"}}
 	case strings.HasSuffix(column, "_sorted"):
 		return ColumnPolicy{Policy: catalog.Encrypted, Capabilities: []string{"eq", "ord", "search"}}
 	}

@@ -96,7 +96,8 @@ DELETE FROM w2
 ROLLBACK
 -- DELETE
 DELETE FROM w1 WHERE name = 'zeta' RETURNING id, name
--- amt was incremented on the server (its Add onion alone is current)
-DELETE FROM w1 WHERE amt > 100 OR tag = 'e' -- refuse: w1.amt
+-- amt was incremented by read-modify-write (no Add onion by default):
+-- its onions stay current, so the server compares them
+DELETE FROM w1 WHERE amt > 100 OR tag = 'e'
 DELETE FROM w1 WHERE tag = 'e' OR n > 20
 DELETE FROM w2 WHERE qty IS NULL
