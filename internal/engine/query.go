@@ -33,14 +33,13 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	clientRefs := rewrite.ParamRefs(st)
 	lookup := func(schema, name string) *catalog.Table { return tables[schema+"."+name] }
 	rewrite.DropSubqueryOrder(st)
-	orig := st.Clone()
 	sel, err := rewrite.PlanSelect(st, lookup, rewrite.SelectOptions{})
 	var rk *rewrite.RekeyError
 	if errors.As(err, &rk) {
 		// Evaluating subqueries first reveals less than re-keying
 		// columns into one join group: prefer it where it runs.
 		if ext == nil && s.aheadOK && s.exec != nil {
-			if ahead, ok := s.subqueriesAhead(orig, lookup, ext, rk.Refusal()); ok {
+			if ahead, ok := s.subqueriesAhead(st, lookup, ext, rk.Refusal()); ok {
 				return ahead()
 			}
 		}
@@ -56,7 +55,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 		if errors.As(err, &se) {
 			refusal = se.Refusal
 		}
-		if ahead, ok := s.subqueriesAhead(orig, lookup, ext, refusal); ok {
+		if ahead, ok := s.subqueriesAhead(st, lookup, ext, refusal); ok {
 			return ahead()
 		}
 		return nil, err

@@ -26,9 +26,6 @@ type Statement struct {
 	// Kind is the parse node's name without the "Stmt" suffix, e.g.
 	// "Select", "Insert", "Copy", "VariableSet", "Transaction".
 	Kind string
-	// Fingerprint identifies statements that differ only in constants,
-	// for plan caches.
-	Fingerprint uint64
 	// Tree is the parse tree.
 	Tree *pg_query.RawStmt
 
@@ -75,11 +72,7 @@ func Parse(sql string) ([]Statement, error) {
 			end = start + int(raw.StmtLen)
 		}
 		text := strings.TrimSpace(sql[start:end])
-		fp, err := pg_query.FingerprintToUInt64(text)
-		if err != nil {
-			return nil, &SyntaxError{Message: err.Error()}
-		}
-		out = append(out, Statement{SQL: text, Kind: kindOf(raw.Stmt), Fingerprint: fp, Tree: raw, version: tree.Version})
+		out = append(out, Statement{SQL: text, Kind: kindOf(raw.Stmt), Tree: raw, version: tree.Version})
 	}
 	return out, nil
 }
