@@ -99,6 +99,12 @@ type session struct {
 	// it failed (a statement failed in the proxy), the server was not.
 	abortPending atomic.Bool
 
+	// sides are the proxy's statements kept prepared (sidecache.go);
+	// sidesGone is set when the client's DISCARD ALL or DEALLOCATE ALL
+	// closed them (serverToClient sets it, clientToServer reads it).
+	sides     sideCache
+	sidesGone atomic.Bool
+
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
 	draining    atomic.Bool
 	terminating atomic.Bool
@@ -782,6 +788,9 @@ func (ss *session) serverToClient() error {
 		if r.fail != nil && !ss.failed {
 			// The proxy failed the request before the server answered.
 			scratch = ss.failStatement(r.fail, scratch)
+		}
+		if t == 'C' && closesPrepared(body(msg)) {
+			ss.sidesGone.Store(true) // relayed or not, the server ran it
 		}
 		if ss.failed {
 			// A statement of this cycle failed in the proxy: the client

@@ -25,7 +25,9 @@ type sideQueryState struct {
 	params   []uint32 // a Describe's ParameterDescription
 	err      error
 	answered bool
-	hold     bool // answered at CloseComplete or ErrorResponse (SideQuery.Hold)
+	hold     bool // answered at the closes-th CloseComplete or an ErrorResponse (SideQuery.Hold)
+	closes   int
+	parsed   bool // its ParseComplete arrived
 	done     chan struct{}
 }
 
@@ -83,34 +85,60 @@ func (ss *session) execSideQuery(q SideQuery, rw ResultRewriter) error {
 	if !ss.sideOK {
 		return ErrExecUnavailable
 	}
-	msgs := []encoder{
-		&pgproto3.Parse{Name: sideStatement, Query: q.SQL, ParameterOIDs: q.ParamOIDs},
-		&pgproto3.Bind{PreparedStatement: sideStatement, ParameterFormatCodes: q.ParamFormats, Parameters: q.Params, ResultFormatCodes: q.ResultFormats},
-		&pgproto3.Describe{ObjectType: 'P'},
-		&pgproto3.Execute{},
-		&pgproto3.Close{ObjectType: 'S', Name: sideStatement},
+	if q.Hold {
+		// Without a Sync, the statement would get no answer at all if
+		// the server were skipping messages after an error of the
+		// client's earlier in the request cycle: those are answered
+		// first, and a failed cycle runs nothing held.
+		// (A Flush message: the server sends what it answered so far.)
+		if _, err := writeMsg(ss.bw, nil, &pgproto3.Flush{}); err != nil {
+			return err
+		}
+		if err := ss.bw.Flush(); err != nil {
+			return err
+		}
+		ss.q.waitEmpty()
+		if ss.cycleFailed.Load() {
+			return ErrExecUnavailable
+		}
 	}
-	if !q.Hold {
-		return ss.runSide(q.SQL, len(q.Params), append(msgs, &pgproto3.Sync{}), rw)
+	name, parse := "", true
+	if q.Hold || ss.q.len() == 0 {
+		name, parse = ss.sideStatementFor(q)
 	}
-	// Without a Sync, the statement would get no answer at all if the
-	// server were skipping messages after an error of the client's
-	// earlier in the request cycle: those are answered first, and a
-	// failed cycle runs nothing held.
-	// (A Flush message: the server sends what it answered so far.)
-	if _, err := writeMsg(ss.bw, nil, &pgproto3.Flush{}); err != nil {
-		return err
+	st := &sideQueryState{rw: rw, hold: q.Hold, done: make(chan struct{})}
+	var msgs []encoder
+	if name == "" {
+		msgs = []encoder{
+			&pgproto3.Parse{Name: sideStatement, Query: q.SQL, ParameterOIDs: q.ParamOIDs},
+			&pgproto3.Bind{PreparedStatement: sideStatement, ParameterFormatCodes: q.ParamFormats, Parameters: q.Params, ResultFormatCodes: q.ResultFormats},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{},
+			&pgproto3.Close{ObjectType: 'S', Name: sideStatement},
+		}
+		st.closes = 1
+	} else {
+		msgs = ss.takeClosing()
+		st.closes = len(msgs) + 1
+		if parse {
+			msgs = append(msgs, &pgproto3.Parse{Name: name, Query: q.SQL, ParameterOIDs: q.ParamOIDs})
+		}
+		msgs = append(msgs,
+			&pgproto3.Bind{PreparedStatement: name, ParameterFormatCodes: q.ParamFormats, Parameters: q.Params, ResultFormatCodes: q.ResultFormats},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{},
+			&pgproto3.Close{ObjectType: 'P'}, // the unnamed portal; its CloseComplete ends a held answer
+		)
 	}
-	if err := ss.bw.Flush(); err != nil {
-		return err
+	end := encoder(&pgproto3.Sync{})
+	if q.Hold {
+		end = &pgproto3.Flush{}
 	}
-	ss.q.waitEmpty()
-	if ss.cycleFailed.Load() {
-		return ErrExecUnavailable
+	err := ss.sendSide(q.SQL, len(q.Params), append(msgs, end), st)
+	if name != "" && parse && st.parsed {
+		ss.sidePrepared(q, name) // even if it failed later: it exists
 	}
-	st := &sideQueryState{rw: rw, hold: true, done: make(chan struct{})}
-	err := ss.sendSide(q.SQL, len(q.Params), append(msgs, &pgproto3.Flush{}), st)
-	if err == nil || !st.answered {
+	if !q.Hold || err == nil || !st.answered {
 		return err
 	}
 	var pe *pgconn.PgError
@@ -221,16 +249,18 @@ func (ss *session) sideAnswer(r *request, t byte, msg []byte) bool {
 			return true
 		}
 	case '3':
-		if st.hold {
+		if st.closes--; st.hold && st.closes <= 0 {
 			st.answered = true // the CloseComplete that ends it
 			return true
 		}
+	case '1':
+		st.parsed = true
 	case 'Z':
 		ss.txStatus.Store(uint32(body(msg)[0]))
 		ss.cycleFailed.Store(false)
 		st.answered = true
 		return true
-	case 'I', '1', '2', 'n':
+	case 'I', '2', 'n':
 		// EmptyQueryResponse; ParseComplete, BindComplete,
 		// CloseComplete and NoData of a statement with parameters.
 	default:

@@ -1,0 +1,97 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// sideCacheSize bounds the statements a session keeps prepared for the
+// proxy's own statements; past it they are parsed at each use.
+const sideCacheSize = 256
+
+// sideCache are the statements the proxy runs ahead of the client's
+// (SideQuery) that stay prepared on the server connection, by SQL and
+// parameter types: a read-modify-write's read or the clock query runs at
+// every Bind of the client's statement, and parsing it each time was
+// about a third of its cost on the server. Used by clientToServer only.
+type sideCache struct {
+	epoch   uint64            // the Replanner's, when the entries were prepared
+	names   map[string]string // statement name by key
+	closing []string          // prepared, no longer wanted: closed before the next
+	next    int
+}
+
+// sideKey identifies a statement by its text and parameter types.
+func sideKey(sql string, oids []uint32) string {
+	b := make([]byte, 0, len(sql)+1+4*len(oids))
+	b = append(b, sql...)
+	b = append(b, 0)
+	for _, o := range oids {
+		b = binary.BigEndian.AppendUint32(b, o)
+	}
+	return string(b)
+}
+
+// sideStatementFor returns the name of q's prepared statement and
+// whether it must be parsed first, or "" when q is not to stay prepared
+// (the cache is full). Call only where nothing of the client's is in
+// flight: the server must have run whatever DISCARD ALL or DEALLOCATE
+// ALL the client sent before.
+func (ss *session) sideStatementFor(q SideQuery) (name string, parse bool) {
+	c := &ss.sides
+	epoch := uint64(0)
+	if rp, ok := ss.ic.(Replanner); ok {
+		epoch = rp.PlanEpoch()
+	}
+	switch {
+	case ss.sidesGone.Swap(false):
+		// The client's DISCARD ALL or DEALLOCATE ALL closed them.
+		c.names, c.closing = nil, nil
+	case epoch != c.epoch:
+		// A catalog change may change what a statement's text means
+		// (a column's type): prepare again.
+		for _, n := range c.names {
+			c.closing = append(c.closing, n)
+		}
+		c.names = nil
+	}
+	c.epoch = epoch
+	key := sideKey(q.SQL, q.ParamOIDs)
+	if n, ok := c.names[key]; ok {
+		return n, false
+	}
+	if len(c.names) >= sideCacheSize {
+		return "", true
+	}
+	c.next++
+	return "pgonion_side_" + strconv.Itoa(c.next), true
+}
+
+// sidePrepared records that name was parsed for q (its ParseComplete
+// arrived), so that later uses bind it.
+func (ss *session) sidePrepared(q SideQuery, name string) {
+	if ss.sides.names == nil {
+		ss.sides.names = map[string]string{}
+	}
+	ss.sides.names[sideKey(q.SQL, q.ParamOIDs)] = name
+}
+
+// takeClosing returns Close messages for the statements no longer
+// wanted, and forgets them.
+func (ss *session) takeClosing() []encoder {
+	var out []encoder
+	for _, n := range ss.sides.closing {
+		out = append(out, &pgproto3.Close{ObjectType: 'S', Name: n})
+	}
+	ss.sides.closing = nil
+	return out
+}
+
+// closesPrepared reports whether a command tag says the server closed
+// every prepared statement of the session.
+func closesPrepared(tag []byte) bool {
+	return bytes.HasPrefix(tag, []byte("DISCARD ALL")) || bytes.HasPrefix(tag, []byte("DEALLOCATE ALL"))
+}
