@@ -110,13 +110,16 @@ func (ss *session) execSideQuery(q SideQuery, rw ResultRewriter) error {
 	var msgs []encoder
 	if name == "" {
 		msgs = []encoder{
+			// Closed first as well: a statement that failed skipped
+			// the Close after it.
+			&pgproto3.Close{ObjectType: 'S', Name: sideStatement},
 			&pgproto3.Parse{Name: sideStatement, Query: q.SQL, ParameterOIDs: q.ParamOIDs},
 			&pgproto3.Bind{PreparedStatement: sideStatement, ParameterFormatCodes: q.ParamFormats, Parameters: q.Params, ResultFormatCodes: q.ResultFormats},
 			&pgproto3.Describe{ObjectType: 'P'},
 			&pgproto3.Execute{},
 			&pgproto3.Close{ObjectType: 'S', Name: sideStatement},
 		}
-		st.closes = 1
+		st.closes = 2
 	} else {
 		msgs = ss.takeClosing()
 		st.closes = len(msgs) + 1

@@ -16,11 +16,14 @@ const sideCacheSize = 256
 // (SideQuery) that stay prepared on the server connection, by SQL and
 // parameter types: a read-modify-write's read or the clock query runs at
 // every Bind of the client's statement, and parsing it each time was
-// about a third of its cost on the server. Used by clientToServer only.
+// about a third of its cost on the server. A statement is prepared the
+// second time it runs: one with the client's constants in its text (the
+// simple protocol's) seldom runs twice. Used by clientToServer only.
 type sideCache struct {
-	epoch   uint64            // the Replanner's, when the entries were prepared
-	names   map[string]string // statement name by key
-	closing []string          // prepared, no longer wanted: closed before the next
+	epoch   uint64              // the Replanner's, when the entries were prepared
+	names   map[string]string   // statement name by key
+	seen    map[string]struct{} // keys run once, not prepared
+	closing []string            // prepared, no longer wanted: closed before the next
 	next    int
 }
 
@@ -62,6 +65,13 @@ func (ss *session) sideStatementFor(q SideQuery) (name string, parse bool) {
 	key := sideKey(q.SQL, q.ParamOIDs)
 	if n, ok := c.names[key]; ok {
 		return n, false
+	}
+	if _, again := c.seen[key]; !again {
+		if c.seen == nil || len(c.seen) >= sideCacheSize {
+			c.seen = map[string]struct{}{}
+		}
+		c.seen[key] = struct{}{}
+		return "", true
 	}
 	if len(c.names) >= sideCacheSize {
 		return "", true

@@ -3,6 +3,7 @@ package wire_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -46,7 +47,8 @@ func (h *heldInterceptor) Parse(string, string, []uint32) (*wire.Statement, erro
 func (h *heldInterceptor) PlanEpoch() uint64 { return h.epoch.Load() }
 
 // TestSideStatementsStayPrepared: a statement the proxy runs again and
-// again is parsed once on the server connection and bound after that;
+// again is parsed once more on the server connection, kept, and bound
+// after that;
 // the client's DISCARD ALL and DEALLOCATE ALL, a failure of the
 // statement and a new plan epoch leave the session in step.
 func TestSideStatementsStayPrepared(t *testing.T) {
@@ -82,6 +84,10 @@ func TestSideStatementsStayPrepared(t *testing.T) {
 		t.Fatalf("prepared after three runs of one statement: %q, want pgonion_side_1", got)
 	}
 	run("SELECT /*held: SELECT 'other'*/::text", "other")
+	if got := prepared(); got != "pgonion_side_1" {
+		t.Fatalf("prepared after a statement ran once: %q, want only pgonion_side_1", got)
+	}
+	run("SELECT /*held: SELECT 'other'*/::text", "other")
 	if got := prepared(); got != "pgonion_side_1,pgonion_side_2" {
 		t.Fatalf("prepared after a second statement: %q", got)
 	}
@@ -110,6 +116,16 @@ func TestSideStatementsStayPrepared(t *testing.T) {
 			t.Fatalf("got %v, want 42601", err)
 		}
 	}
+	// Statements run once (not kept) that fail once bound leave the
+	// next one able to run.
+	for i := range 3 {
+		_, err := conn.Exec(ctx, fmt.Sprintf("SELECT /*held: SELECT %d/(random() * 0)::int*/", i), pgx.QueryExecModeSimpleProtocol)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "22012" {
+			t.Fatalf("one-off %d: got %v, want 22012", i, err)
+		}
+	}
+	run("SELECT /*held: SELECT 'once'*/::text", "once")
 	before := prepared()
 	if strings.Count(before, ",") != 1 {
 		t.Fatalf("prepared after the failures: %q, want two (42 and the division)", before)
