@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -155,6 +156,66 @@ func TestUpdateConcurrentRMW(t *testing.T) {
 	var n int
 	if err := c.QueryRow(ctx, "SELECT n FROM ctr WHERE id = 1").Scan(&n); err != nil || n != workers*each {
 		t.Errorf("after %d concurrent increments: n = %d (%v)", workers*each, n, err)
+	}
+}
+
+// TestRMWGenericPlan: the UPDATE a prepared read-modify-write binds is
+// one the server plans once (a generic plan) rather than at every
+// execution; its rows arrive as arrays, whose length the planner would
+// otherwise guess (migrations/0023_row_numbers.sql). The proxy's own
+// read stays prepared too (wire's side statements).
+func TestRMWGenericPlan(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	c := p.connect(t, pgx.QueryExecModeCacheStatement)
+	mustExec(t, c, "CREATE TABLE gen (id int PRIMARY KEY, n int)")
+	mustExec(t, c, "INSERT INTO gen SELECT i, 0 FROM generate_series(1, 20) i")
+	const runs = 12
+	for i := range runs {
+		tag, err := c.Exec(ctx, "UPDATE gen SET n = abs(n) + $1 WHERE id = $2", 1, 1+i%3)
+		if err != nil || tag.RowsAffected() != 1 {
+			t.Fatalf("run %d: %v, %v", i, tag, err)
+		}
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT sum(n) FROM gen").Scan(&n); err != nil || n != runs {
+		t.Fatalf("sum after %d increments: %d, %v", runs, n, err)
+	}
+	// The session's prepared statements on the server, the client's
+	// and the proxy's.
+	rows, err := c.Query(ctx, "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for rows.Next() {
+		var sql string
+		var generic, custom int64
+		if err := rows.Scan(&sql, &generic, &custom); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasPrefix(sql, "WITH pgonion_v"):
+			found++
+			// PostgreSQL plans the first five executions for their
+			// parameters, then compares.
+			if generic < runs-5 {
+				t.Errorf("the UPDATE was planned %d times for its parameters, generically %d times, in %d runs", custom, generic, runs)
+			}
+		case strings.Contains(sql, "FOR UPDATE OF gen"):
+			found++
+			// Prepared the second time it ran.
+			if generic+custom != runs-1 {
+				t.Errorf("the read ran %d times as one prepared statement, want %d", generic+custom, runs-1)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if found != 2 {
+		t.Errorf("found %d of the UPDATE and its read among the prepared statements, want both", found)
 	}
 }
 

@@ -392,14 +392,14 @@ func (p *RMWPlan) RenderArrays(params []*pg_query.Node) (string, error) {
 		switch a.What {
 		case "tid":
 			names = append(names, "tid")
-			selects = append(selects, "pgonion_u."+alias+"::tid")
+			selects = append(selects, "pgonion_a."+alias+"[pgonion_i.i]::tid")
 		case "xmin":
 			names = append(names, "xmin")
-			selects = append(selects, "pgonion_u."+alias)
+			selects = append(selects, "pgonion_a."+alias+"[pgonion_i.i]")
 		default:
 			name := fmt.Sprintf("c%d", i)
 			names = append(names, name)
-			sel := "pgonion_u." + alias
+			sel := "pgonion_a." + alias + "[pgonion_i.i]"
 			_, pcs, _ := columnLayout(p.Sets[a.Set].Column)
 			for _, pc := range pcs {
 				if pc.Suffix == a.Suffix {
@@ -415,22 +415,27 @@ func (p *RMWPlan) RenderArrays(params []*pg_query.Node) (string, error) {
 	match := func(r string) string {
 		return fmt.Sprintf("%s.ctid = pgonion_v.tid AND %s.xmin::text = pgonion_v.xmin", r, r)
 	}
-	tmpl := fmt.Sprintf("WITH pgonion_v (%s) AS (SELECT %s FROM unnest() AS pgonion_u (%s)), "+
+	// The arrays are subscripted by row number rather than unnested:
+	// see migrations/0023_row_numbers.sql.
+	nulls := make([]string, len(aliases))
+	for i, a := range aliases {
+		nulls[i] = "NULL AS " + a
+	}
+	tmpl := fmt.Sprintf("WITH pgonion_v (%s) AS (SELECT %s FROM (SELECT %s) AS pgonion_a, %s.row_numbers(cardinality(pgonion_a.a0)) AS pgonion_i (i)), "+
 		"pgonion_locked AS MATERIALIZED (SELECT %s.expect_rows((SELECT count(*) FROM (SELECT 1 FROM %s pgonion_r JOIN pgonion_v ON %s FOR UPDATE OF pgonion_r) pgonion_n), (SELECT count(*) FROM pgonion_v)) AS ok) "+
 		"UPDATE %s SET %s FROM pgonion_v, pgonion_locked WHERE %s AND pgonion_locked.ok",
-		strings.Join(names, ", "), strings.Join(selects, ", "), strings.Join(aliases, ", "),
+		strings.Join(names, ", "), strings.Join(selects, ", "), strings.Join(nulls, ", "), ProxySchema,
 		ProxySchema, rel, match("pgonion_r"), target, strings.Join(sets, ", "), match(ident(qualifier)))
 	sts, err := Parse(tmpl)
 	if err != nil || len(sts) != 1 {
 		return "", fmt.Errorf("rewrite: building the UPDATE of %s: %v", p.Table.Name, err)
 	}
 	upd := sts[0].Tree.Stmt.GetUpdateStmt()
-	args := make([]*pg_query.Node, len(params))
-	for i, n := range params {
-		args[i] = typeCast(n, arrays[i].Elem, true)
-	}
 	cte := upd.WithClause.Ctes[0].GetCommonTableExpr().Ctequery.GetSelectStmt()
-	cte.FromClause[0].GetRangeFunction().Functions[0].GetList().Items[0].GetFuncCall().Args = args
+	targets := cte.FromClause[0].GetRangeSubselect().Subquery.GetSelectStmt().TargetList
+	for i, n := range params {
+		targets[i].GetResTarget().Val = typeCast(n, arrays[i].Elem, true)
+	}
 	upd.TargetList = append(upd.TargetList, p.fixed...)
 	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_UpdateStmt{UpdateStmt: upd}}, p.version)
 	if err != nil {
