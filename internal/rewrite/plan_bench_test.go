@@ -74,3 +74,37 @@ func BenchmarkInspect(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRMWRender is the UPDATE of one row a read-modify-write sends
+// in the simple protocol, once its new cells are computed.
+func BenchmarkRMWRender(b *testing.B) {
+	stmts, err := Parse("CREATE TABLE pgbench_accounts (aid int NOT NULL, bid int, abalance int, filler char(84))")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ct, err := PlanCreate(stmts[0], DefaultSchema, testPolicy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	upd, err := Parse("UPDATE pgbench_accounts SET abalance = abalance * 2 WHERE aid = 17")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := PlanUpdateRMW(upd[0], ct.Table, nil)
+	if err != nil || p == nil {
+		b.Fatalf("plan: %v %v", p, err)
+	}
+	row := RMWRow{CTID: "(1,2)", XMin: "1234", Cells: []Cells{{}}}
+	_, pcs, err := columnLayout(p.Sets[0].Column)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, pc := range pcs {
+		row.Cells[0][pc.Suffix] = ByteaLiteral([]byte{byte(i), 1, 2, 3})
+	}
+	for b.Loop() {
+		if _, err := p.Render([]RMWRow{row}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -299,15 +301,10 @@ func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
 	match := func(r string) string {
 		return fmt.Sprintf("%s.ctid = pgonion_v.tid AND %s.xmin::text = pgonion_v.xmin", r, r)
 	}
-	tmpl := fmt.Sprintf("WITH pgonion_v (%s) AS (VALUES (NULL)), "+
-		"pgonion_locked AS MATERIALIZED (SELECT %s.expect_rows((SELECT count(*) FROM (SELECT 1 FROM %s pgonion_r JOIN pgonion_v ON %s FOR UPDATE OF pgonion_r) pgonion_n), %d) AS ok) "+
+	tmpl := fmt.Sprintf("WITH pgonion_v (%s) AS (SELECT 1 AS %s), "+
+		"pgonion_locked AS MATERIALIZED (SELECT %s.expect_rows((SELECT count(*) FROM (SELECT 1 FROM %s pgonion_r JOIN pgonion_v ON %s FOR UPDATE OF pgonion_r) pgonion_n), (SELECT count(*) FROM pgonion_v)) AS ok) "+
 		"UPDATE %s SET %s FROM pgonion_v, pgonion_locked WHERE %s AND pgonion_locked.ok",
-		strings.Join(names, ", "), ProxySchema, rel, match("pgonion_r"), len(rows), target, strings.Join(sets, ", "), match(ident(qualifier)))
-	sts, err := Parse(tmpl)
-	if err != nil || len(sts) != 1 {
-		return "", fmt.Errorf("rewrite: building the UPDATE of %s: %v", p.Table.Name, err)
-	}
-	upd := sts[0].Tree.Stmt.GetUpdateStmt()
+		strings.Join(names, ", "), rowsMarker, ProxySchema, rel, match("pgonion_r"), target, strings.Join(sets, ", "), match(ident(qualifier)))
 	var lists []*pg_query.Node
 	for r, row := range rows {
 		cast := func(v *pg_query.Node, tn *pg_query.TypeName) *pg_query.Node {
@@ -317,7 +314,7 @@ func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
 			if r > 0 && v.GetAConst() != nil && !v.GetAConst().Isnull {
 				return v
 			}
-			return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: v, TypeName: proto.Clone(tn).(*pg_query.TypeName), Location: -1}}}
+			return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{Arg: v, TypeName: tn, Location: -1}}}
 		}
 		vals := []*pg_query.Node{typeCast(pg_query.MakeAConstStrNode(row.CTID, -1), "tid", false), pg_query.MakeAConstStrNode(row.XMin, -1)}
 		for i, s := range p.Sets {
@@ -333,7 +330,26 @@ func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
 		}
 		lists = append(lists, pg_query.MakeListNode(vals))
 	}
-	upd.WithClause.Ctes[0].GetCommonTableExpr().Ctequery.GetSelectStmt().ValuesLists = lists
+	values := &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: &pg_query.SelectStmt{ValuesLists: lists, Op: pg_query.SetOperation_SETOP_NONE, LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT}}}
+	if len(p.fixed) == 0 {
+		// The statement around the rows depends only on the plan's
+		// shape: deparsed once, the rows' VALUES spliced in. In the
+		// simple protocol each UPDATE is planned anew, and parsing and
+		// deparsing the whole of it was a third of the proxy's work.
+		if prefix, suffix, ok := rmwTemplate(tmpl, p.version); ok {
+			v, err := deparseNode(values, p.version)
+			if err != nil {
+				return "", fmt.Errorf("rewrite: deparsing the rows of the UPDATE of %s: %w", p.Table.Name, err)
+			}
+			return prefix + v + suffix, nil
+		}
+	}
+	sts, err := Parse(tmpl)
+	if err != nil || len(sts) != 1 {
+		return "", fmt.Errorf("rewrite: building the UPDATE of %s: %v", p.Table.Name, err)
+	}
+	upd := sts[0].Tree.Stmt.GetUpdateStmt()
+	upd.WithClause.Ctes[0].GetCommonTableExpr().Ctequery = values
 	upd.TargetList = append(upd.TargetList, p.fixed...)
 	sql, err := deparseNode(&pg_query.Node{Node: &pg_query.Node_UpdateStmt{UpdateStmt: upd}}, p.version)
 	if err != nil {
@@ -341,6 +357,46 @@ func (p *RMWPlan) Render(rows []RMWRow) (string, error) {
 	}
 	return sql, nil
 }
+
+// rowsMarker names the placeholder of Render's template where the rows'
+// VALUES go.
+const rowsMarker = "pgonion_rows_here"
+
+// rmwTemplates are Render's templates, deparsed, split at their rows:
+// template text -> [2]string (the text before and after the rows).
+var rmwTemplates sync.Map
+
+// rmwTemplate returns the deparsed text of tmpl (a Render template)
+// before and after the placeholder of its rows, deparsing it the first
+// time; ok is false when the placeholder is not found exactly once.
+func rmwTemplate(tmpl string, version int32) (prefix, suffix string, ok bool) {
+	if v, hit := rmwTemplates.Load(tmpl); hit {
+		parts := v.([2]string)
+		return parts[0], parts[1], true
+	}
+	sts, err := Parse(tmpl)
+	if err != nil || len(sts) != 1 {
+		return "", "", false
+	}
+	sql, err := deparseNode(sts[0].Tree.Stmt, version)
+	if err != nil {
+		return "", "", false
+	}
+	const placeholder = "SELECT 1 AS " + rowsMarker
+	if strings.Count(sql, placeholder) != 1 {
+		return "", "", false
+	}
+	before, after, _ := strings.Cut(sql, placeholder)
+	if n := countTemplates.Add(1); n <= maxTemplates {
+		rmwTemplates.Store(tmpl, [2]string{before, after})
+	}
+	return before, after, true
+}
+
+// maxTemplates bounds rmwTemplates (one per table and SET list).
+const maxTemplates = 4096
+
+var countTemplates atomic.Int64
 
 // RMWArray is one array parameter of RenderArrays: the text[] of the
 // rows' ctids ("tid") or xmins ("xmin"), or the cells of Sets[Set] with
@@ -449,6 +505,9 @@ func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"
 
 // typeNameOf parses a type's SQL name ("numeric(12,2)", "bigint[]").
 func typeNameOf(typ string) (*pg_query.TypeName, error) {
+	if v, ok := typeNameMemo.Load(typ); ok {
+		return proto.Clone(v.(*pg_query.TypeName)).(*pg_query.TypeName), nil
+	}
 	sts, err := Parse("SELECT NULL::" + typ)
 	if err != nil || len(sts) != 1 {
 		return nil, fmt.Errorf("rewrite: type %q: %v", typ, err)
@@ -457,5 +516,14 @@ func typeNameOf(typ string) (*pg_query.TypeName, error) {
 	if tc == nil {
 		return nil, fmt.Errorf("rewrite: type %q", typ)
 	}
+	if n := countTypeNames.Add(1); n <= maxTemplates {
+		typeNameMemo.Store(typ, proto.Clone(tc.TypeName))
+	}
 	return tc.TypeName, nil
 }
+
+// typeNameMemo memoizes typeNameOf: type name -> *pg_query.TypeName (never
+// handed out, only copies).
+var typeNameMemo sync.Map
+
+var countTypeNames atomic.Int64

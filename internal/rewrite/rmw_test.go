@@ -80,6 +80,15 @@ func TestRMWRenderGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The rows are spliced into a template deparsed once: the text is
+	// what the deparser prints for the whole statement.
+	whole, err := Parse(sql)
+	if err != nil || len(whole) != 1 {
+		t.Fatalf("the rendered UPDATE does not parse: %v\n%s", err, sql)
+	}
+	if again, err := whole[0].Deparse(); err != nil || again != sql {
+		t.Errorf("rendered:\n%s\ndeparsed whole:\n%s (%v)", sql, again, err)
+	}
 	tag, err := conn.Exec(ctx, sql)
 	if err != nil || tag.String() != "UPDATE 2" {
 		t.Fatalf("UPDATE of current row versions: %q %v", tag, err)
