@@ -9,14 +9,21 @@
 # The proxy runs twice: as is, and with GOMAXPROCS=1.
 #
 # Usage: bench/hop.sh [-s SCALE] [-t TRANSACTIONS_PER_CLIENT] [-r ROUNDS]
+#   defaults: -s 2 -t 20000 -r 3. Each pgbench run is cut off after
+#   RUN_TIMEOUT seconds (environment, default 600) and reported as failed.
 # Needs: PostgreSQL server binaries, pgbench, pgbouncer (apt-get install
 # pgbouncer), Go. Runs as root (servers then run as the postgres user) or
 # as a normal user.
 set -euo pipefail
 
-SCALE=2 TX=20000 ROUNDS=3
-while getopts "s:t:r:" o; do
-  case $o in s) SCALE=$OPTARG ;; t) TX=$OPTARG ;; r) ROUNDS=$OPTARG ;; *) exit 2 ;; esac
+SCALE=2 TX=20000 ROUNDS=3 RUN_TIMEOUT=${RUN_TIMEOUT:-600}
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+while getopts "s:t:r:h" o; do
+  case $o in
+    s) SCALE=$OPTARG ;; t) TX=$OPTARG ;; r) ROUNDS=$OPTARG ;;
+    h) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
 done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -98,8 +105,8 @@ for round in $(seq "$ROUNDS"); do
   for clients in 1 4; do
     for target in "${targets[@]}"; do
       logdir="$work/log-$target-$clients-$round"; mkdir -p "$logdir"
-      out=$(cd "$logdir" && "$PGBENCH" -S -M prepared -n -c "$clients" -j "$clients" -t "$TX" \
-              -h 127.0.0.1 -p "${portOf[$target]}" -U postgres ${clients:+$([ "$clients" = 1 ] && echo -l)} bench 2>&1)
+      out=$(cd "$logdir" && timeout "$RUN_TIMEOUT" "$PGBENCH" -S -M prepared -n -c "$clients" -j "$clients" -t "$TX" \
+              -h 127.0.0.1 -p "${portOf[$target]}" -U postgres ${clients:+$([ "$clients" = 1 ] && echo -l)} bench 2>&1) || true
       tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out")
       failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
       med=NA
