@@ -94,3 +94,56 @@ func TestRMWRenderGuard(t *testing.T) {
 		t.Fatalf("UPDATE of current row versions: %q %v", tag, err)
 	}
 }
+
+// TestRMWRenderWithPlainSet: an UPDATE that also sets a plain column (a
+// SET item the server computes) is rendered whole, not from the cached
+// template, and runs: both columns change.
+func TestRMWRenderWithPlainSet(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	fn, err := os.ReadFile(filepath.Join("..", "..", "migrations", "0018_expect_rows.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{"CREATE SCHEMA IF NOT EXISTS pgonion", "DROP FUNCTION IF EXISTS pgonion.expect_rows(bigint, bigint)", string(fn)} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ct := planTable(t, conn, "CREATE TABLE rmwp (id int PRIMARY KEY, n int, tag_plain text)")
+	if _, err := conn.Exec(ctx, "INSERT INTO rmwp (id, tag_plain, pgonion_salt) VALUES (1, 'old', '\\x00112233445566778899aabbccddeeff')"); err != nil {
+		t.Fatal(err)
+	}
+	sts, err := Parse("UPDATE rmwp SET n = n * 2, tag_plain = upper(tag_plain) || '!' WHERE id = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanUpdateRMW(sts[0], ct.Table, nil)
+	if err != nil || p == nil {
+		t.Fatalf("plan: %v %v", p, err)
+	}
+	var row RMWRow
+	if err := conn.QueryRow(ctx, "SELECT ctid::text, xmin::text FROM rmwp").Scan(&row.CTID, &row.XMin); err != nil {
+		t.Fatal(err)
+	}
+	row.Cells = []Cells{{"_eq": ByteaLiteral([]byte{7}), SaltSuffix: ByteaLiteral(make([]byte, 16))}}
+	sql, err := p.Render([]RMWRow{row})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tag, err := conn.Exec(ctx, sql); err != nil || tag.String() != "UPDATE 1" {
+		t.Fatalf("%s: %q %v", sql, tag, err)
+	}
+	var eq []byte
+	var tag string
+	if err := conn.QueryRow(ctx, "SELECT n__eq, tag_plain FROM rmwp").Scan(&eq, &tag); err != nil {
+		t.Fatal(err)
+	}
+	if len(eq) != 1 || eq[0] != 7 || tag != "OLD!" {
+		t.Errorf("after the UPDATE: n__eq %x, tag_plain %q; want 07, OLD!", eq, tag)
+	}
+}
