@@ -14,29 +14,40 @@ import (
 	"github.com/pgonion/pgonion/internal/pgtest"
 )
 
-// TestRMWRenderGuard: the UPDATE of a read-modify-write changes the rows
-// read when every row version is still current, and fails with 40001,
-// changing nothing, when one changed after the read.
-func TestRMWRenderGuard(t *testing.T) {
+// rmwConn connects to the test server with pgonion.expect_rows, the
+// guard Render's UPDATE calls, installed from its migration.
+func rmwConn(t *testing.T) *pgx.Conn {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(ctx) })
 	fn, err := os.ReadFile(filepath.Join("..", "..", "migrations", "0018_expect_rows.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, sql := range []string{"CREATE SCHEMA IF NOT EXISTS pgonion", "DROP FUNCTION IF EXISTS pgonion.expect_rows(bigint, bigint)", string(fn)} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	return conn
+}
+
+// TestRMWRenderGuard: the UPDATE of a read-modify-write changes the rows
+// read when every row version is still current, and fails with 40001,
+// changing nothing, when one changed after the read.
+func TestRMWRenderGuard(t *testing.T) {
+	ctx := context.Background()
+	conn := rmwConn(t)
 	mustRun := func(sql string) {
 		t.Helper()
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	mustRun("CREATE SCHEMA IF NOT EXISTS pgonion")
-	mustRun("DROP FUNCTION IF EXISTS pgonion.expect_rows(bigint, bigint)")
-	mustRun(string(fn))
 	ct := planTable(t, conn, "CREATE TABLE rmw (id int PRIMARY KEY, n int)")
 	mustRun("INSERT INTO rmw (id, pgonion_salt) VALUES (1, '\\x00112233445566778899aabbccddeeff'), (2, '\\x00112233445566778899aabbccddeeff')")
 	sts, err := Parse("UPDATE rmw SET n = n * 2 WHERE id > 0")
@@ -100,20 +111,7 @@ func TestRMWRenderGuard(t *testing.T) {
 // template, and runs: both columns change.
 func TestRMWRenderWithPlainSet(t *testing.T) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	fn, err := os.ReadFile(filepath.Join("..", "..", "migrations", "0018_expect_rows.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sql := range []string{"CREATE SCHEMA IF NOT EXISTS pgonion", "DROP FUNCTION IF EXISTS pgonion.expect_rows(bigint, bigint)", string(fn)} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+	conn := rmwConn(t)
 	ct := planTable(t, conn, "CREATE TABLE rmwp (id int PRIMARY KEY, n int, tag_plain text)")
 	if _, err := conn.Exec(ctx, "INSERT INTO rmwp (id, tag_plain, pgonion_salt) VALUES (1, 'old', '\\x00112233445566778899aabbccddeeff')"); err != nil {
 		t.Fatal(err)
