@@ -46,6 +46,11 @@ func (s *session) cachedStatement(k planKey) (*wire.Statement, bool) {
 	if !ok || pending || c.version != s.e.cat.snapshot().Version {
 		return nil, false
 	}
+	if s.e.cat.broken.Load() != nil || !s.e.cat.trusted() {
+		// Planning again checks the catalog with the server (and
+		// refuses while it fails verification), as passesThrough does.
+		return nil, false
+	}
 	s.useAll(c.tables)
 	// use may have waited for a switch of a table to end: then the
 	// catalog has moved on.
