@@ -584,7 +584,10 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 				if x := holeOf[h.Param]; x != nil {
 					return nil, rewrite.Refusal("parameter $%d is both a value of encrypted column %s.%s and compared with %s.%s; pass the value twice", h.Param, x.table, x.cat.Name, h.x.table, h.x.cat.Name)
 				}
-				holeOf[h.Param] = h.paramType()
+				if err := h.checkDeclared(hp.clients[h.Param-1]); err != nil {
+					return nil, err
+				}
+				holeOf[h.Param] = h.paramType(hp.clients[h.Param-1])
 			}
 		}
 		if err := rewrite.FillHoles(p.whereHoles, vals); err != nil {
@@ -686,7 +689,7 @@ func (s *session) holesParams(p *holesPlan, clientRefs []int, ext *extended) (*s
 				v := onion.Null()
 				var err error
 				if h.Param > 0 {
-					v, err = bs.comparand(h.Param, h.paramType())
+					v, err = bs.comparand(h.Param, h.paramType(bs.hp.clients[h.Param-1]))
 				} else {
 					v, err = h.literalValue(bs.env)
 				}

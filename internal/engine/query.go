@@ -134,7 +134,10 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	for i, h := range holes {
 		vals[i] = hp.add(paramSlot{hole: i}, h.oid())
 		if h.Param > 0 {
-			holeOf[h.Param] = h.paramType()
+			if err := h.checkDeclared(hp.clients[h.Param-1]); err != nil {
+				return nil, err
+			}
+			holeOf[h.Param] = h.paramType(hp.clients[h.Param-1])
 		}
 	}
 	for _, r := range p.Residuals {
@@ -193,7 +196,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 			v := onion.Null()
 			switch {
 			case h.Param > 0:
-				v, err = bs.comparand(h.Param, h.paramType())
+				v, err = bs.comparand(h.Param, h.paramType(bs.hp.clients[h.Param-1]))
 			default:
 				v, err = h.literalValue(bs.env)
 			}
@@ -366,13 +369,14 @@ type cmpHole struct {
 
 // paramType is the column as seen by a parameter compared with it: of the
 // column's comparison type (a varchar(5) column compares with any text),
-// or text for a LIKE pattern.
-func (h *cmpHole) paramType() *encrypted {
+// or text for a LIKE pattern. declared is the type the client declared
+// for the parameter (0 for none).
+func (h *cmpHole) paramType(declared uint32) *encrypted {
 	if h.Kind == rewrite.HoleTokens {
 		return textParam
 	}
 	if h.Kind == rewrite.HoleDETArray {
-		x := h.element(nil).paramType()
+		x := h.element(nil).paramType(0)
 		at, err := onion.ArrayOf(x.typ)
 		if err != nil {
 			return textParam // not reached: every comparison type has arrays
@@ -381,18 +385,43 @@ func (h *cmpHole) paramType() *encrypted {
 		return x
 	}
 	t := h.x.typ.ComparisonType()
-	if h.x.typ.Base == onion.Float4 && !isFloat8Name(h.ConstType) {
+	cast := h.ConstType
+	if cast == "" {
+		cast = paramConstType(declared)
+	}
+	if _, integer := widerInteger(cast); h.x.typ.Base == onion.Float4 && !isFloat8Name(cast) && !integer {
 		// An untyped parameter compared with a real is a real (float4eq);
-		// $1::float8 compares as double precision.
+		// $1::float8 and an integer compare as double precision.
 		t = h.x.typ
 	}
-	if w, ok := widerInteger(h.ConstType); ok && baseFamily(t.Base) == baseFamily(onion.BigInt) {
+	if w, ok := widerInteger(cast); ok && isInteger(t) && w.Base != t.Base {
 		// $1::int8 against an int4 column: the client sends an int8,
 		// which may lie outside the column's range (it then equals no
 		// value, and is beyond every value).
 		t = w
 	}
 	return &encrypted{e: h.x.e, table: h.x.table, cat: h.x.cat, oc: h.x.oc, typ: t}
+}
+
+// checkDeclared fails as PostgreSQL does where the client declared an
+// integer parameter compared with a column that is not a number (WHERE
+// flag = $1 with $1 an int4).
+func (h *cmpHole) checkDeclared(declared uint32) error {
+	switch declared {
+	case oidInt2, oidInt4, oidInt8:
+	default:
+		return nil
+	}
+	if h.ConstType != "" || h.Kind == rewrite.HoleTokens || h.Kind == rewrite.HoleDETArray {
+		return nil
+	}
+	t := h.x.typ.ComparisonType()
+	if baseFamily(t.Base) == "number" {
+		return nil
+	}
+	return &pgconn.PgError{Severity: "ERROR", Code: "42883",
+		Message: fmt.Sprintf("operator does not exist: %s %s %s", t.BaseName(), h.Op, typeDisplayName(paramConstType(declared))),
+		Hint:    "No operator matches the given name and argument types. You might need to add explicit type casts."}
 }
 
 // isFloat8Name reports whether a cast names double precision.
@@ -772,7 +801,7 @@ func (h *cmpHole) arrayCells(v onion.Value, env onion.Env) ([][]byte, bool, erro
 		if v.IsNull() {
 			return nil, false, nil
 		}
-		ev, err := h.paramType().typ.ArrayElements(v)
+		ev, err := h.paramType(0).typ.ArrayElements(v)
 		if err != nil {
 			return nil, false, err
 		}
