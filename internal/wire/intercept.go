@@ -140,6 +140,18 @@ type QueryPlan struct {
 	Results []ResultRewriter
 	// CopyIn, if set, rewrites the data of the COPY ... FROM STDIN in SQL.
 	CopyIn CopyInRewriter
+	// Bound, if set, sends SQL, a single statement, in the extended
+	// protocol with these parameters and result formats; the client
+	// still gets the answer to its Query.
+	Bound *Bound
+}
+
+// Bound is the parameters and result formats of a QueryPlan's statement.
+type Bound struct {
+	ParamOIDs     []uint32
+	ParamFormats  []int16
+	Params        [][]byte
+	ResultFormats []int16
 }
 
 // Statement is the rewritten form of a prepared statement (Parse). Any nil

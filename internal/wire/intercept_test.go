@@ -40,6 +40,17 @@ func (toyInterceptor) Query(sql string) (*wire.QueryPlan, error) {
 	if strings.Contains(sql, "/*reverse*/") {
 		return &wire.QueryPlan{SQL: sql, Results: []wire.ResultRewriter{&reverse{}}}, nil
 	}
+	if b, ok := strings.CutPrefix(sql, "/*bound*/ "); ok {
+		// "/*bound*/ SQL@@p1@@p2": SQL in the extended protocol, with p1
+		// and p2 as text parameters; results as text, upper-cased.
+		parts := strings.Split(b, "@@")
+		bound := &wire.Bound{}
+		for _, p := range parts[1:] {
+			bound.ParamFormats = append(bound.ParamFormats, 0)
+			bound.Params = append(bound.Params, []byte(p))
+		}
+		return &wire.QueryPlan{SQL: parts[0], Results: []wire.ResultRewriter{upper{}}, Bound: bound}, nil
+	}
 	if !strings.Contains(sql, "/*upper*/") {
 		return nil, nil
 	}
@@ -212,6 +223,147 @@ func TestInterceptorRewritesResultsInEveryMode(t *testing.T) {
 	if err != nil || len(res) != 2 || string(res[0].Rows[0][0]) != "A" || string(res[1].Rows[0][0]) != "B" {
 		t.Fatalf("multi-statement results %v %v", res, err)
 	}
+}
+
+// TestBoundQuery: a Query the Interceptor sends in the extended protocol
+// (QueryPlan.Bound) is answered to the client as its Query: rows,
+// statements without rows, errors, and the session goes on.
+func TestBoundQuery(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	c := p.connect(t).PgConn()
+	for _, q := range []struct {
+		sql, tag string
+		rows     []string
+		err      string
+	}{
+		{sql: "/*bound*/ SELECT $1::text || $2::text AS v@@ab@@cd", tag: "SELECT 1", rows: []string{"ABCD"}},
+		{sql: "/*bound*/ SELECT g::text AS v FROM generate_series(1, $1::int) g@@3", tag: "SELECT 3", rows: []string{"1", "2", "3"}},
+		{sql: "/*bound*/ CREATE TEMP TABLE bound_t (a int)", tag: "CREATE TABLE"},
+		{sql: "/*bound*/ INSERT INTO bound_t VALUES ($1::int), ($2::int)@@7@@8", tag: "INSERT 0 2"},
+		{sql: "/*bound*/ SELECT 1 / $1::int AS v@@0", err: "22012"},
+		{sql: "/*bound*/ SELECT sum(a)::text AS v FROM bound_t", tag: "SELECT 1", rows: []string{"15"}},
+	} {
+		res, err := c.Exec(ctx, q.sql).ReadAll()
+		if q.err != "" {
+			if sqlState(err) != q.err {
+				t.Fatalf("%s: got %v, want SQLSTATE %s", q.sql, err, q.err)
+			}
+			continue
+		}
+		if err != nil || len(res) != 1 {
+			t.Fatalf("%s: %d results, %v", q.sql, len(res), err)
+		}
+		var rows []string
+		for _, r := range res[0].Rows {
+			rows = append(rows, string(r[0]))
+		}
+		if res[0].CommandTag.String() != q.tag || !slices.Equal(rows, q.rows) {
+			t.Fatalf("%s: got %q %q, want %q %q", q.sql, res[0].CommandTag, rows, q.tag, q.rows)
+		}
+		if q.rows != nil && string(res[0].FieldDescriptions[0].Name) != "V" {
+			t.Fatalf("%s: column %q, want it rewritten to V", q.sql, res[0].FieldDescriptions[0].Name)
+		}
+	}
+	// The client sees a Query's messages, none of the extended protocol's.
+	query := rawQuerier(t, p)
+	for sql, want := range map[string]string{
+		"/*bound*/ SELECT $1::text AS v@@ab":                       "TDCZ",
+		"/*bound*/ CREATE TEMP TABLE bound_u (a int)":              "CZ",
+		"/*bound*/ SELECT 1 / $1::int AS v@@0":                     "EZ",
+		"/*bound*/ SELECT g FROM generate_series(1, $1::int) g@@2": "TDDCZ",
+	} {
+		var got []byte
+		for _, m := range query(sql) {
+			got = append(got, msgType(m))
+		}
+		if string(got) != want {
+			t.Errorf("%s: the client got %s, want %s", sql, got, want)
+		}
+	}
+	// From its second run a bound Query's statement stays prepared; a
+	// failed Parse or execution does not break the next run.
+	for i := range 4 {
+		for _, q := range []struct{ sql, want string }{
+			{"/*bound*/ SELECT $1::text || 'x' AS v@@a", "AX"},
+			{"/*bound*/ SELECT 1 / $1::int AS v@@0", "22012"},
+			{"/*bound*/ SELECT nosuch + $1::int AS v@@0", "42703"},
+		} {
+			res, err := c.Exec(ctx, q.sql).ReadAll()
+			got := sqlState(err)
+			if err == nil {
+				got = string(res[0].Rows[0][0])
+			}
+			if got != q.want {
+				t.Fatalf("run %d of %s: got %q (%v), want %q", i+1, q.sql, got, err, q.want)
+			}
+		}
+	}
+	res, err := c.Exec(ctx, "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'pgonion_side_%'").ReadAll()
+	if err != nil || string(res[0].Rows[0][0]) != "2" {
+		t.Fatalf("statements prepared for bound queries: %v %v, want 2", res, err)
+	}
+	// In a transaction block, a failure fails the block as a Query's would.
+	if _, err := c.Exec(ctx, "BEGIN").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "/*bound*/ SELECT 1 / $1::int AS v@@0").ReadAll(); sqlState(err) != "22012" {
+		t.Fatalf("in a block: %v", err)
+	}
+	if c.TxStatus() != 'E' {
+		t.Fatalf("transaction status %c after a failure in a block, want E", c.TxStatus())
+	}
+	if _, err := c.Exec(ctx, "ROLLBACK").ReadAll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawQuerier connects to p and returns a function that sends a Query
+// and returns the messages of its answer, ReadyForQuery included.
+func rawQuerier(t *testing.T, p *testProxy) func(sql string) []pgproto3.BackendMessage {
+	conn, err := net.Dial("tcp", p.addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	fe := pgproto3.NewFrontend(conn, conn)
+	until := func() []pgproto3.BackendMessage {
+		t.Helper()
+		var got []pgproto3.BackendMessage
+		for {
+			m, err := fe.Receive()
+			if err != nil {
+				t.Fatalf("after %T...: %v", got, err)
+			}
+			if _, ok := m.(*pgproto3.ParameterStatus); ok {
+				continue
+			}
+			got = append(got, m)
+			if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+				return got
+			}
+		}
+	}
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "t", "database": p.backend.Database}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	until()
+	return func(sql string) []pgproto3.BackendMessage {
+		t.Helper()
+		fe.Send(&pgproto3.Query{String: sql})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return until()
+	}
+}
+
+// msgType is the type byte of a backend message.
+func msgType(m pgproto3.BackendMessage) byte {
+	b, _ := m.Encode(nil)
+	return b[0]
 }
 
 func TestInterceptorDescribeParams(t *testing.T) {

@@ -17,6 +17,10 @@ type request struct {
 	refusal error            // replaces the server's error for a refused message; guarded by queue.mu once pushed
 	hidden  bool             // 'P' or 'C' the proxy sent to replace a stale statement: its success is not for the client
 	fail    error            // the proxy failed the request before the server answered: its answer becomes this error (set before push)
+	bound   bool             // 'Q' sent in the extended protocol (QueryPlan.Bound): ParseComplete, BindComplete, CloseComplete and NoData are not for the client
+	parsed  string           // for bound: the statement prepared with it and bound, or "" for the unnamed one
+	parsing bool             // for bound: parsed names a statement it prepares
+	parseOK bool             // for bound: its ParseComplete arrived (serverToClient only)
 
 	// done runs when the answer to the request is complete (or the request
 	// is dropped, or the session ends); guarded by queue.mu once pushed.

@@ -104,6 +104,10 @@ type session struct {
 	// closed them (serverToClient sets it, clientToServer reads it).
 	sides     sideCache
 	sidesGone atomic.Bool
+	// sidesLost are statements of sides whose Parse, sent with a bound
+	// Query, failed (sidecache.go); guarded by sidesLostMu.
+	sidesLostMu sync.Mutex
+	sidesLost   []string
 
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
 	draining    atomic.Bool
@@ -351,6 +355,24 @@ func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
 		ss.pushCycleEnd(&request{kind: 'Q'})
 		_, err := ss.bw.Write(msg)
 		return scratch, err
+	case plan.Bound != nil:
+		r := &request{kind: 'Q', results: plan.Results, bound: true}
+		b := plan.Bound
+		msgs := ss.boundStatement(r, SideQuery{SQL: plan.SQL, ParamOIDs: b.ParamOIDs})
+		ss.pushCycleEnd(r)
+		msgs = append(msgs,
+			&pgproto3.Bind{PreparedStatement: r.parsed, ParameterFormatCodes: b.ParamFormats, Parameters: b.Params, ResultFormatCodes: b.ResultFormats},
+			&pgproto3.Describe{ObjectType: 'P'},
+			&pgproto3.Execute{},
+			&pgproto3.Sync{},
+		)
+		for _, m := range msgs {
+			var err error
+			if scratch, err = writeMsg(ss.bw, scratch, m); err != nil {
+				return scratch, err
+			}
+		}
+		return scratch, nil
 	default:
 		r := &request{kind: 'Q', results: plan.Results, copyIn: plan.CopyIn}
 		ss.copyIn, ss.copyReq = plan.CopyIn, r
@@ -732,6 +754,19 @@ func (ss *session) serverToClient() error {
 				ss.q.pop()
 			}
 			continue
+		}
+		if r.bound {
+			switch t {
+			case '1':
+				r.parseOK = true
+				continue
+			case '2', '3', 'n':
+				continue // the extended protocol's, not in a Query's answer
+			case 'E':
+				if r.parsing && !r.parseOK {
+					ss.lostSide(r.parsed)
+				}
+			}
 		}
 		done := false // the answer to r is complete
 		var rr ResultRewriter

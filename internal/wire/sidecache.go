@@ -49,6 +49,16 @@ func (ss *session) sideStatementFor(q SideQuery) (name string, parse bool) {
 	if rp, ok := ss.ic.(Replanner); ok {
 		epoch = rp.PlanEpoch()
 	}
+	ss.sidesLostMu.Lock()
+	for _, n := range ss.sidesLost {
+		for k, v := range c.names {
+			if v == n {
+				delete(c.names, k)
+			}
+		}
+	}
+	ss.sidesLost = nil
+	ss.sidesLostMu.Unlock()
 	switch {
 	case ss.sidesGone.Swap(false):
 		// The client's DISCARD ALL or DEALLOCATE ALL closed them.
@@ -104,4 +114,38 @@ func (ss *session) takeClosing() []encoder {
 // every prepared statement of the session.
 func closesPrepared(tag []byte) bool {
 	return bytes.HasPrefix(tag, []byte("DISCARD ALL")) || bytes.HasPrefix(tag, []byte("DEALLOCATE ALL"))
+}
+
+// boundStatement returns the messages that prepare the statement of a
+// bound Query (QueryPlan.Bound) before its Bind, and sets r.parsed to
+// the statement to bind. Its statement stays prepared as a side
+// statement's does, from its second run, where nothing of the client's
+// is in flight and its transaction has not failed (a Parse would fail
+// there).
+func (ss *session) boundStatement(r *request, q SideQuery) []encoder {
+	name, parse := "", true
+	if ss.q.len() == 0 && ss.txStatus.Load() != 'E' {
+		name, parse = ss.sideStatementFor(q)
+	}
+	var msgs []encoder
+	if name != "" {
+		msgs = ss.takeClosing()
+	}
+	if parse {
+		msgs = append(msgs, &pgproto3.Parse{Name: name, Query: q.SQL, ParameterOIDs: q.ParamOIDs})
+		if name != "" {
+			// Taken as prepared now; lostSide undoes it if the Parse fails.
+			ss.sidePrepared(q, name)
+		}
+	}
+	r.parsed, r.parsing = name, parse && name != ""
+	return msgs
+}
+
+// lostSide records that the Parse of side statement name failed, so
+// that it is parsed again at its next use.
+func (ss *session) lostSide(name string) {
+	ss.sidesLostMu.Lock()
+	ss.sidesLost = append(ss.sidesLost, name)
+	ss.sidesLostMu.Unlock()
 }
