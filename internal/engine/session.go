@@ -100,6 +100,10 @@ type session struct {
 	// plans are the extended protocol's plans by statement
 	// (plancache.go); guarded by mu.
 	plans map[planKey]*cachedPlan
+	// literalShapes are the shapes of simple-protocol statements planned
+	// with their literals, at the catalog version given (shapequery.go);
+	// only the client goroutine reads it.
+	literalShapes map[planKey]int64
 }
 
 // ParameterStatus implements wire.ParameterObserver.
@@ -335,6 +339,9 @@ func (s *session) fastPath(sql string) ([]string, bool) {
 func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 	if _, ok := s.fastPath(sql); ok {
 		return nil, nil
+	}
+	if plan, ok, err := s.queryByShape(sql); ok {
+		return plan, err
 	}
 	version := s.e.cat.snapshot().Version
 	if pass, err := s.tooLong(sql); pass || err != nil {
