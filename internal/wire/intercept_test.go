@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"slices"
@@ -649,5 +650,41 @@ func TestInterceptorRowReleaser(t *testing.T) {
 	}
 	if err := conn.QueryRow(ctx, "SELECT 4").Scan(&n); err != nil || n != 4 {
 		t.Fatalf("after the Release error: %d, %v", n, err)
+	}
+}
+
+// TestUnnamedStaysPrepared: a rewritten statement the client parses as
+// its unnamed statement at every execution stays prepared on the server
+// from its second Parse, and binds, describes and fails as the client's
+// unnamed statement would.
+func TestUnnamedStaysPrepared(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	c := p.connect(t)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec} {
+		for i := range 4 {
+			arg := fmt.Sprintf("v%d", i)
+			var got string
+			if err := c.QueryRow(ctx, "SELECT $1::text || 'x' AS w /*upper*/", mode, arg).Scan(&got); err != nil {
+				t.Fatalf("%v run %d: %v", mode, i+1, err)
+			}
+			if want := strings.ToUpper(arg) + "X"; got != want {
+				t.Fatalf("%v run %d: %q, want %q", mode, i+1, got, want)
+			}
+			// A failing statement and a Query in between leave it usable.
+			if _, err := c.Exec(ctx, "SELECT nosuch + $1::int /*upper*/", mode, 1); sqlState(err) != "42703" {
+				t.Fatalf("%v run %d: a failing Parse gave %v", mode, i+1, err)
+			}
+			if _, err := c.Exec(ctx, "SELECT 1 / $1::int /*upper*/", mode, 0); sqlState(err) != "22012" {
+				t.Fatalf("%v run %d: a failing execution gave %v", mode, i+1, err)
+			}
+			if _, err := c.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'pgonion_side_%'", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("server statements standing for unnamed ones: %d %v, want 2", n, err)
 	}
 }

@@ -108,6 +108,10 @@ type session struct {
 	// Query, failed (sidecache.go); guarded by sidesLostMu.
 	sidesLostMu sync.Mutex
 	sidesLost   []string
+	// unnamedAs is the server statement that stands for the client's
+	// unnamed one ("" for the server's unnamed statement itself; see
+	// prepareUnnamed).
+	unnamedAs string
 
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
 	draining    atomic.Bool
@@ -295,6 +299,9 @@ func (ss *session) clientToServer() (err error) {
 				if b[0] == 'S' {
 					delete(ss.stmts, name)
 					delete(ss.sources, name)
+					if name == "" {
+						ss.unnamedAs = ""
+					}
 				} else {
 					delete(ss.portals, name)
 				}
@@ -332,6 +339,7 @@ func (ss *session) clientToServer() (err error) {
 
 func (ss *session) forwardQuery(msg, scratch []byte) ([]byte, error) {
 	ss.copyIn, ss.copyReq, ss.copyFailed = nil, nil, false
+	ss.unnamedAs = "" // a Query discards the unnamed statement
 	if ss.ic == nil {
 		ss.pushCycleEnd(&request{kind: 'Q'})
 		_, err := ss.bw.Write(msg)
@@ -477,6 +485,9 @@ func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
 		st, err = ss.ic.Parse(p.Name, p.Query, p.ParameterOIDs)
 		return err
 	})
+	if p.Name == "" {
+		ss.unnamedAs = ""
+	}
 	if perr != nil {
 		ss.log.Info("statement refused", refusalAttr(perr))
 		if p.Name == "" {
@@ -500,12 +511,56 @@ func (ss *session) forwardParse(msg, scratch []byte) ([]byte, error) {
 	if replans {
 		ss.sources[p.Name] = src
 	}
-	ss.q.push(&request{kind: 'P'})
 	if st == nil {
+		ss.q.push(&request{kind: 'P'})
 		_, err := ss.bw.Write(msg)
 		return scratch, err
 	}
-	return writeMsg(ss.bw, scratch, &pgproto3.Parse{Name: p.Name, Query: st.SQL, ParameterOIDs: st.ParamOIDs})
+	parse := &pgproto3.Parse{Name: p.Name, Query: st.SQL, ParameterOIDs: st.ParamOIDs}
+	r := &request{kind: 'P'}
+	if p.Name == "" {
+		var err error
+		if scratch, err = ss.prepareUnnamed(r, parse, scratch); err != nil {
+			return scratch, err
+		}
+	}
+	ss.q.push(r)
+	return writeMsg(ss.bw, scratch, parse)
+}
+
+// prepareUnnamed lets a statement the proxy rewrote stay prepared on the
+// server when the client parses it as its unnamed statement again and
+// again (pgbench -M extended, drivers' first executions): from its second
+// Parse, as for the proxy's side statements, it is a named statement of
+// the server's, bound in place of the unnamed one, and the client's
+// later Parses of it parse the empty query instead (its ParseComplete is
+// still the client's). parse is changed to what to send; r is the
+// Parse's request.
+func (ss *session) prepareUnnamed(r *request, parse *pgproto3.Parse, scratch []byte) ([]byte, error) {
+	if ss.q.len() != 0 || ss.txStatus.Load() == 'E' {
+		return scratch, nil
+	}
+	q := SideQuery{SQL: parse.Query, ParamOIDs: parse.ParameterOIDs}
+	name, prepare := ss.sideStatementFor(q)
+	if name == "" {
+		return scratch, nil
+	}
+	for _, m := range ss.takeClosing() {
+		ss.q.push(&request{kind: 'C', hidden: true})
+		var err error
+		if scratch, err = writeMsg(ss.bw, scratch, m); err != nil {
+			return scratch, err
+		}
+	}
+	if prepare {
+		parse.Name = name
+		ss.sidePrepared(q, name) // lostSide undoes it if the Parse fails
+		r.parsed, r.parsing = name, true
+	} else {
+		parse.Query, parse.ParameterOIDs = "", nil
+	}
+	ss.unnamedAs = name
+	return scratch, nil
 }
 
 func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
@@ -538,12 +593,23 @@ func (ss *session) forwardBind(msg, scratch []byte) ([]byte, error) {
 	if st == nil || (st.Bind == nil && st.Results == nil && st.CopyIn == nil) {
 		delete(ss.portals, portal)
 		ss.q.push(&request{kind: 'B'})
+		if stmtName == "" && ss.unnamedAs != "" {
+			var bind pgproto3.Bind
+			if err := bind.Decode(b); err != nil {
+				return scratch, fmt.Errorf("client sent a malformed Bind: %w", err)
+			}
+			bind.PreparedStatement = ss.unnamedAs
+			return writeMsg(ss.bw, scratch, &bind)
+		}
 		_, err := ss.bw.Write(msg)
 		return scratch, err
 	}
 	var bind pgproto3.Bind
 	if err := bind.Decode(b); err != nil {
 		return scratch, fmt.Errorf("client sent a malformed Bind: %w", err)
+	}
+	if stmtName == "" && ss.unnamedAs != "" {
+		bind.PreparedStatement = ss.unnamedAs
 	}
 	pt := &boundPortal{stmt: st}
 	ss.portals[portal] = pt
@@ -626,6 +692,9 @@ func (ss *session) replan(name string, src *stmtSource, rp Replanner, scratch []
 	}
 	ss.stmts[name] = st
 	src.epoch = epoch
+	if name == "" {
+		ss.unnamedAs = ""
+	}
 	return scratch, nil
 }
 
@@ -636,6 +705,9 @@ func (ss *session) forwardDescribe(msg []byte) error {
 		r.describe = b[0]
 		name, _ := cstring(b[1:])
 		if r.describe == 'S' {
+			if name == "" && ss.unnamedAs != "" {
+				msg = nil // describe the statement that stands for it
+			}
 			if st := ss.stmts[name]; st != nil {
 				r.stmt = st
 				if st.Results != nil {
@@ -655,6 +727,10 @@ func (ss *session) forwardDescribe(msg []byte) error {
 		}
 	}
 	ss.q.push(r)
+	if msg == nil {
+		_, err := writeMsg(ss.bw, nil, &pgproto3.Describe{ObjectType: 'S', Name: ss.unnamedAs})
+		return err
+	}
 	_, err := ss.bw.Write(msg)
 	return err
 }
@@ -755,18 +831,18 @@ func (ss *session) serverToClient() error {
 			}
 			continue
 		}
-		if r.bound {
+		if r.parsing {
 			switch t {
 			case '1':
 				r.parseOK = true
-				continue
-			case '2', '3', 'n':
-				continue // the extended protocol's, not in a Query's answer
 			case 'E':
-				if r.parsing && !r.parseOK {
+				if !r.parseOK {
 					ss.lostSide(r.parsed)
 				}
 			}
+		}
+		if r.bound && (t == '1' || t == '2' || t == '3' || t == 'n') {
+			continue // the extended protocol's, not in a Query's answer
 		}
 		done := false // the answer to r is complete
 		var rr ResultRewriter
