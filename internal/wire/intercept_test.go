@@ -289,6 +289,8 @@ func TestBoundQuery(t *testing.T) {
 			{"/*bound*/ SELECT $1::text || 'x' AS v@@a", "AX"},
 			{"/*bound*/ SELECT 1 / $1::int AS v@@0", "22012"},
 			{"/*bound*/ SELECT nosuch + $1::int AS v@@0", "42703"},
+			// Slower than slowAfter: planned for its values at each run.
+			{"/*bound*/ SELECT pg_sleep(0.02)::text || $1::text AS v@@s", "S"},
 		} {
 			res, err := c.Exec(ctx, q.sql).ReadAll()
 			got := sqlState(err)
@@ -684,6 +686,12 @@ func TestUnnamedStaysPrepared(t *testing.T) {
 		}
 	}
 	var n int
+	for i := range 3 {
+		var got string
+		if err := c.QueryRow(ctx, "SELECT pg_sleep(0.02)::text || $1::text AS w /*upper*/", pgx.QueryExecModeExec, "s").Scan(&got); err != nil || got != "S" {
+			t.Fatalf("slow statement, run %d: %q %v", i+1, got, err)
+		}
+	}
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'pgonion_side_%'", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("server statements standing for unnamed ones: %d %v, want 2", n, err)
 	}

@@ -1,6 +1,9 @@
 package wire
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // request is one client message awaiting the server's answer. The session's
 // client-reading goroutine appends requests in the order it forwards the
@@ -20,6 +23,8 @@ type request struct {
 	bound   bool             // 'Q' sent in the extended protocol (QueryPlan.Bound): ParseComplete, BindComplete, CloseComplete and NoData are not for the client
 	parsed  string           // for bound: the statement prepared with it and bound, or "" for the unnamed one
 	parsing bool             // for bound: parsed names a statement it prepares
+	timed   string           // 'Q' or 'S': the key of the statement timed until its ReadyForQuery (slowSet)
+	sentAt  time.Time        // when that statement was sent
 	parseOK bool             // for bound: its ParseComplete arrived (serverToClient only)
 
 	// done runs when the answer to the request is complete (or the request

@@ -112,6 +112,13 @@ type session struct {
 	// unnamed one ("" for the server's unnamed statement itself; see
 	// prepareUnnamed).
 	unnamedAs string
+	// cycleTimed is the key of the unnamed statement parsed in the
+	// current request cycle, timed from cycleSent to its Sync's answer
+	// (slow).
+	cycleTimed string
+	cycleSent  time.Time
+	// slow are the client's statements that took longer than slowAfter.
+	slow slowSet
 
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
 	draining    atomic.Bool
@@ -310,7 +317,8 @@ func (ss *session) clientToServer() (err error) {
 			_, err = ss.bw.Write(msg)
 		case 'S', 'F':
 			if msg[0] == 'S' {
-				ss.pushCycleEnd(&request{kind: 'S'})
+				ss.pushCycleEnd(&request{kind: 'S', timed: ss.cycleTimed, sentAt: ss.cycleSent})
+				ss.cycleTimed = ""
 			} else {
 				ss.q.push(&request{kind: 'F'})
 			}
@@ -541,6 +549,11 @@ func (ss *session) prepareUnnamed(r *request, parse *pgproto3.Parse, scratch []b
 		return scratch, nil
 	}
 	q := SideQuery{SQL: parse.Query, ParamOIDs: parse.ParameterOIDs}
+	key := sideKey(q.SQL, q.ParamOIDs)
+	ss.cycleTimed, ss.cycleSent = key, time.Now()
+	if ss.slow.has(key) {
+		return scratch, nil
+	}
 	name, prepare := ss.sideStatementFor(q)
 	if name == "" {
 		return scratch, nil
@@ -919,6 +932,9 @@ func (ss *session) serverToClient() error {
 			return err
 		}
 		if done {
+			if r.timed != "" && t == 'Z' {
+				ss.slow.timed(r.timed, r.sentAt)
+			}
 			ss.q.pop()
 			stmtIdx = 0
 			if t == 'Z' && ss.draining.Load() && ss.idle() {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
@@ -124,7 +126,9 @@ func closesPrepared(tag []byte) bool {
 // there).
 func (ss *session) boundStatement(r *request, q SideQuery) []encoder {
 	name, parse := "", true
-	if ss.q.len() == 0 && ss.txStatus.Load() != 'E' {
+	key := sideKey(q.SQL, q.ParamOIDs)
+	r.timed, r.sentAt = key, time.Now()
+	if ss.q.len() == 0 && ss.txStatus.Load() != 'E' && !ss.slow.has(key) {
 		name, parse = ss.sideStatementFor(q)
 	}
 	var msgs []encoder
@@ -148,4 +152,40 @@ func (ss *session) lostSide(name string) {
 	ss.sidesLostMu.Lock()
 	ss.sidesLost = append(ss.sidesLost, name)
 	ss.sidesLostMu.Unlock()
+}
+
+// slowAfter is how long a client's statement may take, from the proxy's
+// sending it to the server's ReadyForQuery, and still be kept prepared
+// for it (boundStatement, prepareUnnamed): past it, parsing is a small
+// part of its cost, and the server plans it for its values at each run
+// as it did the client's literals or unnamed statement (a named
+// statement may get a generic plan after five runs, which made the
+// TPC-H-derived Q8 and Q5 1.3-1.8x slower).
+const slowAfter = 10 * time.Millisecond
+
+// slowSet holds the keys (sideKey) of the statements that took longer
+// than slowAfter: written by serverToClient, read by clientToServer.
+type slowSet struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+}
+
+func (s *slowSet) has(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.keys[key]
+	return ok
+}
+
+// timed records how long the statement key took since start.
+func (s *slowSet) timed(key string, start time.Time) {
+	if time.Since(start) <= slowAfter {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil || len(s.keys) >= sideCacheSize {
+		s.keys = map[string]struct{}{}
+	}
+	s.keys[key] = struct{}{}
 }
