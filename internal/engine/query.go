@@ -355,11 +355,12 @@ func exprParam(n int, declared uint32, inferred onion.Type) *encrypted {
 // paramConstType names a declared parameter type as a constant's type
 // (ir.Expr.ConstType); "" for none or one the evaluator reads
 // otherwise (an untyped literal).
-func paramConstType(oid uint32) string {
-	return map[uint32]string{oidInt2: "smallint", oidInt4: "integer", oidInt8: "bigint", 1700: "numeric", oidText: "text",
-		oidVarchar: "varchar", 16: "boolean", 1082: "date", 701: "float8", 1083: "time", 1114: "timestamp", 1184: "timestamptz",
-		1186: "interval", oidTextArr: "text[]", 869: "inet", 650: "cidr", 2950: "uuid", 3802: "jsonb", 17: "bytea"}[oid]
-}
+func paramConstType(oid uint32) string { return paramConstTypes[oid] }
+
+// paramConstTypes is read at every Bind: built once.
+var paramConstTypes = map[uint32]string{oidInt2: "smallint", oidInt4: "integer", oidInt8: "bigint", 1700: "numeric", oidText: "text",
+	oidVarchar: "varchar", 16: "boolean", 1082: "date", 701: "float8", 1083: "time", 1114: "timestamp", 1184: "timestamptz",
+	1186: "interval", oidTextArr: "text[]", 869: "inet", 650: "cidr", 2950: "uuid", 3802: "jsonb", 17: "bytea"}
 
 // cmpHole is a comparison value of a query with its column.
 type cmpHole struct {
