@@ -214,7 +214,7 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 		}
 		out[i] = rr
 	}
-	sql, err = p.Render(out)
+	sql, err = p.Render(out, s.aheadHeld())
 	if err != nil {
 		return nil, err
 	}

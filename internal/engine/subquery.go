@@ -457,3 +457,13 @@ func (s *session) execAhead(sql string, rows wire.ResultRewriter, hold bool) err
 	}
 	return s.exec(sql, rows)
 }
+
+// aheadHeld reports whether the row locks of a read execAhead runs with
+// hold last until the statement being planned: it runs in the
+// statement's transaction, or in the client's open transaction block.
+func (s *session) aheadHeld() bool {
+	s.mu.Lock()
+	inBlock := s.lastStatus == 'T'
+	s.mu.Unlock()
+	return (s.aheadAlone && s.execQuery != nil) || inBlock
+}

@@ -103,7 +103,7 @@ func BenchmarkRMWRender(b *testing.B) {
 		row.Cells[0][pc.Suffix] = ByteaLiteral([]byte{byte(i), 1, 2, 3})
 	}
 	for b.Loop() {
-		if _, err := p.Render([]RMWRow{row}); err != nil {
+		if _, err := p.Render([]RMWRow{row}, true); err != nil {
 			b.Fatal(err)
 		}
 	}

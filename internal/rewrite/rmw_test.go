@@ -36,9 +36,10 @@ func rmwConn(t *testing.T) *pgx.Conn {
 	return conn
 }
 
-// TestRMWRenderGuard: the UPDATE of a read-modify-write changes the rows
-// read when every row version is still current, and fails with 40001,
-// changing nothing, when one changed after the read.
+// TestRMWRenderGuard: the unheld UPDATE of a read-modify-write changes
+// the rows read when every row version is still current, and fails with
+// 40001, changing nothing, when one changed after the read. The held
+// one has no guard.
 func TestRMWRenderGuard(t *testing.T) {
 	ctx := context.Background()
 	conn := rmwConn(t)
@@ -79,7 +80,7 @@ func TestRMWRenderGuard(t *testing.T) {
 	}
 	stale := read()
 	mustRun("UPDATE rmw SET id = id WHERE id = 2") // a concurrent write: a new row version
-	sql, err := p.Render(stale)
+	sql, err := p.Render(stale, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestRMWRenderGuard(t *testing.T) {
 	if _, err := conn.Exec(ctx, sql); !errors.As(err, &pe) || pe.Code != "40001" {
 		t.Fatalf("UPDATE of a stale row version: %v, want 40001", err)
 	}
-	sql, err = p.Render(read())
+	sql, err = p.Render(read(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +104,17 @@ func TestRMWRenderGuard(t *testing.T) {
 	tag, err := conn.Exec(ctx, sql)
 	if err != nil || tag.String() != "UPDATE 2" {
 		t.Fatalf("UPDATE of current row versions: %q %v", tag, err)
+	}
+	// Held, the read's locks guarantee the versions: no guard.
+	sql, err = p.Render(read(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(sql, "expect_rows") {
+		t.Errorf("a held UPDATE repeats the guard: %s", sql)
+	}
+	if tag, err := conn.Exec(ctx, sql); err != nil || tag.String() != "UPDATE 2" {
+		t.Fatalf("held UPDATE of current row versions: %q %v", tag, err)
 	}
 }
 
@@ -129,7 +141,7 @@ func TestRMWRenderWithPlainSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	row.Cells = []Cells{{"_eq": ByteaLiteral([]byte{7}), SaltSuffix: ByteaLiteral(make([]byte, 16))}}
-	sql, err := p.Render([]RMWRow{row})
+	sql, err := p.Render([]RMWRow{row}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
