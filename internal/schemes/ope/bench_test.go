@@ -89,3 +89,29 @@ func BenchmarkOPEDecrypt64(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOPEEncrypt64Ascending encrypts ascending keys, as a load of
+// a serial-like column does: each value's path shares all but its last
+// few nodes with the previous one's.
+func BenchmarkOPEEncrypt64Ascending(b *testing.B) {
+	c, _ := New64(testKey("bench"))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.EncryptOrderPreserving(int64(i))
+	}
+}
+
+// BenchmarkOPEEncrypt64Clustered encrypts random values of a range of a
+// million (amounts, dates as days, a table's keys in any order).
+func BenchmarkOPEEncrypt64Clustered(b *testing.B) {
+	c, _ := New64(testKey("bench"))
+	r := rand.New(rand.NewPCG(13, 13))
+	v := make([]int64, 1<<16)
+	for i := range v {
+		v[i] = int64(r.Uint64N(1_000_000))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.EncryptOrderPreserving(v[i&(len(v)-1)])
+	}
+}

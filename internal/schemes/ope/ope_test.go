@@ -324,6 +324,59 @@ func TestConcurrentEncryption(t *testing.T) {
 	}
 }
 
+// TestLastPathReuse: reusing the previous path's nodes gives the same
+// ciphertexts as sampling every node, for ascending, clustered, random
+// and repeated values, in both directions, on several goroutines.
+func TestLastPathReuse(t *testing.T) {
+	for _, dbits := range []uint{32, 64} {
+		reuse, err := newTree(testKey("reuse"), dbits, 2*dbits, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := newTree(testKey("reuse"), dbits, 2*dbits, 0)
+		ref.paths = nil
+		r := rand.New(rand.NewPCG(9, uint64(dbits)))
+		mid := pow2(dbits - 1)
+		var vals []u128
+		for i := range uint64(300) {
+			vals = append(vals, mid.add64(i)) // ascending keys
+		}
+		for range 300 {
+			vals = append(vals, mid.add64(r.Uint64N(1<<12))) // a cluster
+		}
+		for range 300 {
+			vals = append(vals, u128{lo: r.Uint64()}.lowBits(dbits)) // anywhere
+		}
+		vals = append(vals, vals[:50]...) // repeated, descending
+		slices.Reverse(vals[len(vals)-50:])
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := g; i < len(vals); i += 4 {
+					v := vals[i]
+					ct := reuse.encrypt(v)
+					if want := ref.encrypt(v); ct != want {
+						errs <- fmt.Errorf("%d bits: %v encrypts to %v, want %v", dbits, v, ct, want)
+						return
+					}
+					if m, ok := reuse.decrypt(ct); !ok || m != v {
+						errs <- fmt.Errorf("%d bits: %v decrypts to %v, %v", dbits, v, m, ok)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	}
+}
+
 func TestUint128Encoding(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 6))
 	vals := []Uint128{{}, {0, 1}, {0, math.MaxUint64}, {1, 0}, {math.MaxUint64, math.MaxUint64}, {0, 10_000_000_000_000_000_000}, {1, 1}}

@@ -5,6 +5,7 @@ import (
 	"crypto/cipher"
 	"encoding/binary"
 	"math"
+	"sync"
 	"sync/atomic"
 )
 
@@ -51,7 +52,28 @@ type tree struct {
 	// (0: not computed yet). Filled lazily; every writer writes the same
 	// value.
 	cache []atomic.Uint64
+
+	// paths recycles the last path walked, per goroutine in practice
+	// (sync.Pool keeps one per P): values that are close share the nodes
+	// of their path below the cached top levels, and a load of ascending
+	// keys or dates then samples only the few nodes where its value's
+	// path leaves the previous one's. nil turns it off (tests).
+	paths *sync.Pool
 }
+
+// lastPath is the nodes below the cached levels that one encryption or
+// decryption walked: at each depth, the node's path and its split X.
+// A node is identified by its depth and path alone, so an entry whose
+// path matches is that node, and its X is the one split would sample.
+type lastPath struct {
+	path [maxDepth]u128
+	x    [maxDepth]u128
+	set  [maxDepth]bool
+}
+
+// maxDepth bounds the depth of a split: a node of depth rbits has a
+// range of one ciphertext, so one plaintext at most.
+const maxDepth = 129
 
 func newTree(key []byte, dbits, rbits uint, cacheLevels int) (*tree, error) {
 	if len(key) != KeySize {
@@ -90,6 +112,7 @@ func newTree(key []byte, dbits, rbits uint, cacheLevels int) (*tree, error) {
 	if cacheLevels > 0 {
 		t.cache = make([]atomic.Uint64, 1<<cacheLevels)
 	}
+	t.paths = &sync.Pool{New: func() any { return new(lastPath) }}
 	return t, nil
 }
 
@@ -149,8 +172,9 @@ func (c *nodeCoins) next() uint64 {
 }
 
 // split returns X, the number of the node's K plaintexts that go to the
-// lower half of its range.
-func (t *tree) split(c *nodeCoins, depth uint, path, K u128) u128 {
+// lower half of its range. last, when not nil, is the path walked before
+// (below the cached levels).
+func (t *tree) split(c *nodeCoins, depth uint, path, K u128, last *lastPath) u128 {
 	cached := depth < t.cacheLevels
 	var idx uint64
 	if cached {
@@ -158,13 +182,27 @@ func (t *tree) split(c *nodeCoins, depth uint, path, K u128) u128 {
 		if v := t.cache[idx].Load(); v != 0 {
 			return u64(v - 1)
 		}
+	} else if last != nil && last.set[depth] && last.path[depth] == path {
+		return last.x[depth]
 	}
 	c.reset(kindSplit, depth, path)
 	X := sampleHalf(t.rbits-depth, K, c)
 	if cached && X.hi == 0 && X.lo != math.MaxUint64 {
 		t.cache[idx].Store(X.lo + 1)
+	} else if !cached && last != nil {
+		last.path[depth], last.x[depth], last.set[depth] = path, X, true
 	}
 	return X
+}
+
+// lastPath returns a path to reuse and the function that gives it back;
+// nil when reuse is off.
+func (t *tree) lastPath() (*lastPath, func()) {
+	if t.paths == nil {
+		return nil, func() {}
+	}
+	last := t.paths.Get().(*lastPath)
+	return last, func() { t.paths.Put(last) }
 }
 
 // leaf returns the ciphertext of the only plaintext of a node.
@@ -179,13 +217,15 @@ func (t *tree) leaf(c *nodeCoins, depth uint, path u128) u128 {
 // encrypt maps m in [0, 2^dbits) to its ciphertext in [0, 2^rbits).
 func (t *tree) encrypt(m u128) u128 {
 	c := &nodeCoins{t: t}
+	last, done := t.lastPath()
+	defer done()
 	var dlo, path u128
 	K := pow2(t.dbits)
 	for depth := uint(0); ; depth++ {
 		if K.isOne() {
 			return t.leaf(c, depth, path)
 		}
-		X := t.split(c, depth, path, K)
+		X := t.split(c, depth, path, K, last)
 		if lim := dlo.add(X); m.less(lim) {
 			K = X
 			path = path.shl(1)
@@ -204,6 +244,8 @@ func (t *tree) decrypt(ct u128) (m u128, ok bool) {
 		return u128{}, false
 	}
 	c := &nodeCoins{t: t}
+	last, done := t.lastPath()
+	defer done()
 	var dlo u128
 	K := pow2(t.dbits)
 	for depth := uint(0); ; depth++ {
@@ -211,7 +253,7 @@ func (t *tree) decrypt(ct u128) (m u128, ok bool) {
 		if K.isOne() {
 			return dlo, t.leaf(c, depth, path) == ct
 		}
-		X := t.split(c, depth, path, K)
+		X := t.split(c, depth, path, K, last)
 		if ct.shr(t.rbits-depth-1).lo&1 == 0 {
 			K = X
 		} else {
