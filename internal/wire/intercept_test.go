@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,7 +123,11 @@ type upperCopy struct{ partial []byte }
 
 func (u *upperCopy) CopyInResponse(r *pgproto3.CopyInResponse) error { return nil }
 
+// upperCopyCalls counts upperCopy's Data calls, in every test.
+var upperCopyCalls atomic.Int64
+
 func (u *upperCopy) Data(dst, src []byte) ([]byte, error) {
+	upperCopyCalls.Add(1)
 	u.partial = append(u.partial, src...)
 	i := bytes.LastIndexByte(u.partial, '\n')
 	if i < 0 {
@@ -321,17 +326,19 @@ func TestBoundQuery(t *testing.T) {
 	}
 }
 
-// rawQuerier connects to p and returns a function that sends a Query
-// and returns the messages of its answer, ReadyForQuery included.
-func rawQuerier(t *testing.T, p *testProxy) func(sql string) []pgproto3.BackendMessage {
+// rawFrontend connects to p as a raw frontend, past its startup; until
+// reads messages (ParameterStatus skipped) up to the first that stop
+// accepts, included.
+func rawFrontend(t *testing.T, p *testProxy) (fe *pgproto3.Frontend, until func(stop func(pgproto3.BackendMessage) bool) []pgproto3.BackendMessage) {
+	t.Helper()
 	conn, err := net.Dial("tcp", p.addr.String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-	fe := pgproto3.NewFrontend(conn, conn)
-	until := func() []pgproto3.BackendMessage {
+	fe = pgproto3.NewFrontend(conn, conn)
+	until = func(stop func(pgproto3.BackendMessage) bool) []pgproto3.BackendMessage {
 		t.Helper()
 		var got []pgproto3.BackendMessage
 		for {
@@ -343,7 +350,7 @@ func rawQuerier(t *testing.T, p *testProxy) func(sql string) []pgproto3.BackendM
 				continue
 			}
 			got = append(got, m)
-			if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			if stop(m) {
 				return got
 			}
 		}
@@ -352,14 +359,24 @@ func rawQuerier(t *testing.T, p *testProxy) func(sql string) []pgproto3.BackendM
 	if err := fe.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	until()
+	until(isReady)
+	return fe, until
+}
+
+// isReady accepts a ReadyForQuery.
+func isReady(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.ReadyForQuery); return ok }
+
+// rawQuerier connects to p and returns a function that sends a Query
+// and returns the messages of its answer, ReadyForQuery included.
+func rawQuerier(t *testing.T, p *testProxy) func(sql string) []pgproto3.BackendMessage {
+	fe, until := rawFrontend(t, p)
 	return func(sql string) []pgproto3.BackendMessage {
 		t.Helper()
 		fe.Send(&pgproto3.Query{String: sql})
 		if err := fe.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		return until()
+		return until(isReady)
 	}
 }
 
@@ -533,33 +550,8 @@ func TestExtendedCopyWithSyncs(t *testing.T) {
 	if _, err := p.connect(t).Exec(ctx, "CREATE TABLE cp (v text)"); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.Dial("tcp", p.addr.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
-	fe := pgproto3.NewFrontend(conn, conn)
-	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersion30, Parameters: map[string]string{"user": "t", "database": p.backend.Database}})
-	if err := fe.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	until := func(stop func(pgproto3.BackendMessage) bool) []pgproto3.BackendMessage {
-		t.Helper()
-		var got []pgproto3.BackendMessage
-		for {
-			m, err := fe.Receive()
-			if err != nil {
-				t.Fatalf("after %T...: %v", got, err)
-			}
-			got = append(got, m)
-			if stop(m) {
-				return got
-			}
-		}
-	}
-	isRFQ := func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.ReadyForQuery); return ok }
-	until(isRFQ)
+	fe, until := rawFrontend(t, p)
+	isRFQ := isReady
 	for _, sql := range []string{"COPY cp FROM STDIN /*copyupper*/", "COPY cp FROM STDIN"} {
 		fe.Send(&pgproto3.Parse{Query: sql})
 		fe.Send(&pgproto3.Bind{})
@@ -601,6 +593,49 @@ func TestExtendedCopyWithSyncs(t *testing.T) {
 	}
 	if got != "ONE,TWO,one,two" {
 		t.Fatalf("table holds %q", got)
+	}
+}
+
+// TestCopyDataJoined: CopyData messages that arrive together (a row per
+// message, as libpq's PQputline sends them) reach the rewriter as one
+// chunk, and every row is stored once, in order.
+func TestCopyDataJoined(t *testing.T) {
+	ctx := context.Background()
+	p := startToyProxy(t)
+	if _, err := p.connect(t).Exec(ctx, "CREATE TABLE cpj (n int, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	fe, until := rawFrontend(t, p)
+	fe.Send(&pgproto3.Query{String: "COPY cpj FROM STDIN /*copyupper*/"})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	until(func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.CopyInResponse); return ok })
+	const rows = 300
+	before := upperCopyCalls.Load()
+	for i := range rows {
+		fe.Send(&pgproto3.CopyData{Data: fmt.Appendf(nil, "%d\trow %d\n", i, i)})
+	}
+	fe.Send(&pgproto3.CopyDone{})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var tag string
+	for _, m := range until(isReady) {
+		if cc, ok := m.(*pgproto3.CommandComplete); ok {
+			tag = string(cc.CommandTag)
+		}
+	}
+	if tag != fmt.Sprint("COPY ", rows) {
+		t.Fatalf("command tag %q, want COPY %d", tag, rows)
+	}
+	if calls := upperCopyCalls.Load() - before; calls >= rows {
+		t.Errorf("%d rows sent at once reached the rewriter in %d calls", rows, calls)
+	}
+	var n, bad int
+	err := p.connectDirect(t).QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE v <> 'ROW ' || n) FROM cpj").Scan(&n, &bad)
+	if err != nil || n != rows || bad != 0 {
+		t.Fatalf("table: %d rows, %d wrong (%v)", n, bad, err)
 	}
 }
 

@@ -73,6 +73,16 @@ func (m *msgReader) complete() bool {
 	return n >= 4 && m.r.Buffered() >= n+1
 }
 
+// completeType returns the type of the next message when all of it is
+// buffered (next will not block), else 0.
+func (m *msgReader) completeType() byte {
+	if !m.complete() {
+		return 0
+	}
+	hdr, _ := m.r.Peek(1)
+	return hdr[0]
+}
+
 // body returns the body of a whole message returned by next.
 func body(msg []byte) []byte { return msg[5:] }
 

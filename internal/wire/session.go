@@ -68,6 +68,7 @@ type session struct {
 	copyIn     CopyInRewriter
 	copyReq    *request // the Query or Execute that started it
 	copyFailed bool     // the rewriter refused; discard data until CopyDone/CopyFail
+	copyChunk  []byte   // consecutive CopyData bodies joined, reused
 
 	// row is the DataRow handed to ResultRewriters, and rowVals the
 	// values slice it decodes into, reused for every row
@@ -415,14 +416,35 @@ func (ss *session) deferUntilAnswered(f func()) {
 	ss.deferred = append(ss.deferred, f)
 }
 
-// forwardCopyData sends the rewritten form of one CopyData message.
+// maxCopyChunk bounds the CopyData bytes joined into one chunk.
+const maxCopyChunk = 1 << 20
+
+// forwardCopyData sends the rewritten form of one CopyData message, and
+// of the CopyData messages already buffered after it: a client that
+// sends a row per message (libpq's PQputline, pgbench -i) would
+// otherwise have its rows encrypted one at a time, on one core.
 func (ss *session) forwardCopyData(msg, scratch []byte) ([]byte, error) {
 	if ss.copyFailed {
 		return scratch, nil
 	}
+	data := body(msg)
+	if ss.cr.completeType() == 'd' {
+		ss.copyChunk = append(ss.copyChunk[:0], data...)
+		for len(ss.copyChunk) < maxCopyChunk && ss.cr.completeType() == 'd' {
+			next, err := ss.cr.next()
+			if err != nil {
+				return scratch, err
+			}
+			ss.copyChunk = append(ss.copyChunk, body(next)...)
+		}
+		data = ss.copyChunk
+		if cap(ss.copyChunk) > 2*maxCopyChunk {
+			ss.copyChunk = nil // do not pin a chunk grown by one huge message
+		}
+	}
 	var out []byte
 	err := guard(ss.log, "CopyData", func() (err error) {
-		out, err = ss.copyIn.Data(nil, body(msg))
+		out, err = ss.copyIn.Data(nil, data)
 		return err
 	})
 	if err != nil {
