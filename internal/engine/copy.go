@@ -20,7 +20,8 @@ import (
 
 // planCopy rewrites COPY t FROM STDIN: the proxy reads the client's rows
 // (text or csv), encrypts the encrypted columns' values and sends the
-// server rows in the default text format.
+// server rows in the default text format, or in binary format when all
+// are cells (rewrite.CopyPlan.Binary).
 func (s *session) planCopy(st rewrite.Statement, t *catalog.Table, ext *extended) (*stmtPlan, error) {
 	p, err := rewrite.PlanCopy(st, t)
 	if err != nil || p == nil {
@@ -30,7 +31,7 @@ func (s *session) planCopy(st rewrite.Statement, t *catalog.Table, ext *extended
 	if err != nil {
 		return nil, err
 	}
-	cc := &copyColumns{table: t.Name, opts: p.Options, names: p.Columns(), checks: checks}
+	cc := &copyColumns{table: t.Name, opts: p.Options, names: p.Columns(), checks: checks, binary: p.Binary}
 	for _, f := range p.Fields {
 		cf := copyField{suffixes: f.Suffixes}
 		if f.Column != nil {
@@ -65,6 +66,7 @@ type copyColumns struct {
 	fields []copyField
 	opts   pgcopy.Options
 	checks *rowChecks // the table's proxy-enforced CHECKs
+	binary bool       // the server reads FORMAT binary (rewrite.CopyPlan.Binary)
 }
 
 type copyField struct {
@@ -84,8 +86,8 @@ func (f *copyField) uuid(sfx string) bool {
 }
 
 // copyEncrypter is the CopyInRewriter of one COPY execution. Rows are
-// encrypted in batches (each CopyData message's complete rows), spread
-// over the cores: Paillier encryption dominates the cost of a row.
+// encrypted in batches (the complete rows of the CopyData messages that
+// arrived together), spread over the cores.
 type copyEncrypter struct {
 	cc     *copyColumns
 	params *sessionParams
@@ -95,6 +97,7 @@ type copyEncrypter struct {
 	batch   []copyRow
 	arena   []byte
 	workers int
+	started bool // the binary stream's header is sent
 }
 
 // copyRow is one client row of a batch: its fields as offsets into the
@@ -147,7 +150,20 @@ func (c *copyEncrypter) Done(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	c.r.Close()
-	return c.drain(dst)
+	dst, err := c.drain(dst)
+	if err != nil || !c.cc.binary {
+		return dst, err
+	}
+	return pgcopy.BinaryTrailer(c.header(dst)), nil
+}
+
+// header appends the binary stream's header before its first data.
+func (c *copyEncrypter) header(dst []byte) []byte {
+	if !c.cc.binary || c.started {
+		return dst
+	}
+	c.started = true
+	return pgcopy.BinaryHeader(dst)
 }
 
 // drain encrypts every complete row the reader holds.
@@ -176,6 +192,7 @@ func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
 	if len(c.batch) == 0 {
 		return dst, nil
 	}
+	dst = c.header(dst)
 	parts := min(c.workers, (len(c.batch)+7)/8)
 	if parts <= 1 {
 		return c.encryptRows(dst, c.batch)
@@ -202,11 +219,19 @@ func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
-// encryptRows appends the server's text-format rows for rows to dst. It
-// only reads shared state, so batches may run concurrently.
+// encryptRows appends the server's rows for rows to dst, in text or
+// binary format. It only reads shared state, so batches may run
+// concurrently.
 func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) {
-	var w pgcopy.Writer
-	w.Reset(dst)
+	var text pgcopy.Writer
+	var bin pgcopy.BinaryWriter
+	var w pgcopy.CellWriter = &text
+	if c.cc.binary {
+		bin.Reset(dst)
+		w = &bin
+	} else {
+		text.Reset(dst)
+	}
 	var vals map[catalog.ID]onion.Value // of the row, for the checks
 	if c.cc.checks != nil {
 		vals = map[catalog.ID]onion.Value{}
@@ -222,7 +247,10 @@ func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) 
 				raw = c.arena[sp.from:sp.to]
 			}
 			if f.x == nil {
-				w.Field(raw)
+				if c.cc.binary {
+					return nil, fmt.Errorf("engine: plain column %s in a binary COPY of %s", c.cc.names[i], c.cc.table)
+				}
+				text.Field(raw)
 				continue
 			}
 			v := onion.Null()

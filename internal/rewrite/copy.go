@@ -38,9 +38,15 @@ type CopyField struct {
 type CopyPlan struct {
 	// SQL is the COPY the server runs: COPY t (pgonion_salt, <per field:
 	// its column, or the cells of its encrypted column>) FROM STDIN, in
-	// the default text format, with FREEZE and the WHERE clause (over
-	// plain columns only) when the client gave them.
+	// the default text format or, when Binary, FORMAT binary, with
+	// FREEZE and the WHERE clause (over plain columns only) when the
+	// client gave them.
 	SQL string
+	// Binary is set when every field is an encrypted column: the server's
+	// rows are all cells (bytea, uuid, bigint[]) the proxy writes in
+	// binary form, which the server stores without parsing text. A plain
+	// field is sent as the client wrote it, so in text.
+	Binary bool
 	// Options say how the client's data reads.
 	Options pgcopy.Options
 	// Fields describe the client's fields, in order.
@@ -178,6 +184,15 @@ func PlanCopy(st Statement, t *catalog.Table) (*CopyPlan, error) {
 	}
 	out.Attlist = attlist
 	out.Options = o.ServerOptions()
+	p.Binary = true
+	for _, f := range p.Fields {
+		if f.Column == nil {
+			p.Binary = false
+		}
+	}
+	if p.Binary {
+		out.Options = append(out.Options, pg_query.MakeSimpleDefElemNode("format", pg_query.MakeStrNode("binary"), -1))
+	}
 	server := Statement{Tree: &pg_query.RawStmt{Stmt: &pg_query.Node{Node: &pg_query.Node_CopyStmt{CopyStmt: out}}}, version: st.version}
 	if p.SQL, err = server.Deparse(); err != nil {
 		return nil, fmt.Errorf("rewrite: deparsing COPY %s: %w", t.Name, err)

@@ -50,7 +50,7 @@ func describeCopy(p *CopyPlan, err error) string {
 	if o.ForceNotNull != nil || o.ForceNull != nil {
 		fmt.Fprintf(&b, " force_not_null=%v force_null=%v", o.ForceNotNull, o.ForceNull)
 	}
-	fmt.Fprintf(&b, " freeze=%v server_columns=%d\n", o.Freeze, p.ServerColumns())
+	fmt.Fprintf(&b, " freeze=%v server_columns=%d binary=%v\n", o.Freeze, p.ServerColumns(), p.Binary)
 	for _, f := range p.Fields {
 		if f.Column == nil {
 			fmt.Fprintf(&b, "  %s plain\n", f.Name)
@@ -64,15 +64,15 @@ func describeCopy(p *CopyPlan, err error) string {
 // copyTestRows encodes n rows for a plan in the server's text format:
 // a salt, stand-in ciphertexts for the cells, values for plain columns.
 func copyTestRows(p *CopyPlan, n int) []byte {
-	var w pgcopy.Writer
+	text, w := copyWriters(p)
 	for r := 1; r <= n; r++ {
 		w.Bytea([]byte{byte(r)})
 		for _, f := range p.Fields {
 			if f.Column == nil {
 				if c := p.Table.Column(f.Name); c != nil && strings.Contains(c.Type, "int") {
-					w.Field([]byte(fmt.Sprint(r)))
+					text.Field([]byte(fmt.Sprint(r)))
 				} else {
-					w.Field([]byte("plain\tvalue\\"))
+					text.Field([]byte("plain\tvalue\\"))
 				}
 				continue
 			}
@@ -86,13 +86,33 @@ func copyTestRows(p *CopyPlan, n int) []byte {
 		}
 		w.EndRow()
 	}
+	return copyEnd(p, w)
+}
+
+// copyWriters returns the writer of p's server rows, and the text
+// writer of its plain fields (a plan with plain fields is not Binary).
+func copyWriters(p *CopyPlan) (*pgcopy.Writer, pgcopy.CellWriter) {
+	text := &pgcopy.Writer{}
+	if !p.Binary {
+		return text, text
+	}
+	bw := &pgcopy.BinaryWriter{}
+	bw.Reset(pgcopy.BinaryHeader(nil))
+	return text, bw
+}
+
+// copyEnd returns the stream w wrote, ended.
+func copyEnd(p *CopyPlan, w pgcopy.CellWriter) []byte {
+	if p.Binary {
+		return pgcopy.BinaryTrailer(w.Bytes())
+	}
 	return w.Bytes()
 }
 
 // TestPlanCopyGolden plans every statement of testdata/copy.txt and
 // compares with testdata/copy.golden (go test -update rewrites it). Each
 // plan's COPY must also run on PostgreSQL against the physical tables,
-// fed rows written by pgcopy.Writer.
+// fed rows written by pgcopy's writers.
 func TestPlanCopyGolden(t *testing.T) {
 	in, err := os.ReadFile(filepath.Join("testdata", "copy.txt"))
 	if err != nil {
@@ -175,7 +195,7 @@ func copyStream(t *testing.T, p *CopyPlan, chunks []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var w pgcopy.Writer
+	text, w := copyWriters(p)
 	salt := 0
 	drain := func() error {
 		for {
@@ -191,7 +211,7 @@ func copyStream(t *testing.T, p *CopyPlan, chunks []string) ([]byte, error) {
 			for i, f := range p.Fields {
 				v := row[i]
 				if f.Column == nil {
-					w.Field(v)
+					text.Field(v) // a plan with a plain field is not Binary
 					continue
 				}
 				for _, s := range f.Suffixes {
@@ -215,7 +235,10 @@ func copyStream(t *testing.T, p *CopyPlan, chunks []string) ([]byte, error) {
 		}
 	}
 	r.Close()
-	return w.Bytes(), drain()
+	if err := drain(); err != nil {
+		return nil, err
+	}
+	return copyEnd(p, w), nil
 }
 
 // TestCopyStream runs client data through a plan, a Reader and a Writer
