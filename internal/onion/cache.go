@@ -1,6 +1,9 @@
 package onion
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // cacheSize bounds each deterministic-result cache of a column.
 const cacheSize = 8192
@@ -14,25 +17,44 @@ const cacheSize = 8192
 // It holds plaintexts next to their ciphertexts in the proxy's memory,
 // which already holds the keys that relate them: it reveals nothing a
 // memory dump would not. Results are shared: callers must not modify them.
+//
+// A column whose values rarely repeat (keys, timestamps) would pay the
+// lock and the map for no hit: as plainCache does, a filling with fewer
+// than one hit for every four stores turns the cache off for the next
+// bypassSpan computations. Checked without the lock, so that parallel
+// encryption of unique values does not contend on it.
 type detCache[K comparable, V any] struct {
-	mu sync.Mutex
-	m  map[K]V
+	mu           sync.Mutex
+	m            map[K]V
+	hits, stores int
+	bypass       atomic.Int64 // computations left that skip the cache
 }
 
 func (c *detCache[K, V]) get(k K, compute func(K) V) V {
+	if c.bypass.Load() > 0 {
+		c.bypass.Add(-1)
+		return compute(k)
+	}
 	c.mu.Lock()
 	v, ok := c.m[k]
+	if ok {
+		c.hits++
+	}
 	c.mu.Unlock()
 	if ok {
 		return v
 	}
 	v = compute(k)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= cacheSize {
-		c.m = make(map[K]V, 64)
+		if c.m != nil && c.hits < c.stores/4 {
+			c.bypass.Store(bypassSpan)
+		}
+		c.m, c.hits, c.stores = make(map[K]V, 64), 0, 0
 	}
 	c.m[k] = v
-	c.mu.Unlock()
+	c.stores++
 	return v
 }
 

@@ -56,3 +56,43 @@ func TestPlainCacheBypassedWithoutHits(t *testing.T) {
 		t.Fatal("the cache is not tried again after the bypass")
 	}
 }
+
+// TestDetCacheBypass: a cache of computations whose inputs repeat keeps
+// hitting; one whose inputs never repeat is turned off after a filling,
+// computes every value meanwhile, and is tried again after bypassSpan.
+func TestDetCacheBypass(t *testing.T) {
+	calls := 0
+	square := func(k int64) int64 { calls++; return k * k }
+	var repeated detCache[int64, int64]
+	for i := range int64(3 * cacheSize) {
+		if got := repeated.get(i%10, square); got != (i%10)*(i%10) {
+			t.Fatalf("get(%d) = %d", i%10, got)
+		}
+	}
+	if calls != 10 || repeated.bypass.Load() != 0 {
+		t.Fatalf("repeated inputs: %d computations, bypass %d; want 10, 0", calls, repeated.bypass.Load())
+	}
+	var unique detCache[int64, int64]
+	k := int64(0)
+	for range cacheSize + 1 {
+		k++
+		unique.get(k, square)
+	}
+	if unique.bypass.Load() == 0 {
+		t.Fatal("a cache without hits is not bypassed")
+	}
+	calls = 0
+	unique.get(k, square) // in the map, but the map is not looked at
+	if calls != 1 {
+		t.Fatal("a bypassed cache answered from its map")
+	}
+	for unique.bypass.Load() > 0 {
+		k++
+		unique.get(k, square)
+	}
+	unique.get(k, square)
+	calls = 0
+	if unique.get(k, square); calls != 0 {
+		t.Fatal("the cache is not tried again after the bypass")
+	}
+}
