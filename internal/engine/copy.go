@@ -74,6 +74,10 @@ type copyField struct {
 	suffixes []string   // the cells the server expects, in order
 }
 
+// copyLayers are an encrypted field's layers for the whole COPY
+// (encrypted.layers, read once at its first data).
+type copyLayers struct{ eq, ord onion.Layer }
+
 // uuid reports whether the field's cell with suffix sfx is a uuid.
 func (f *copyField) uuid(sfx string) bool {
 	switch sfx {
@@ -97,7 +101,8 @@ type copyEncrypter struct {
 	batch   []copyRow
 	arena   []byte
 	workers int
-	started bool // the binary stream's header is sent
+	started bool         // the binary stream's header is sent
+	layers  []copyLayers // by field
 }
 
 // copyRow is one client row of a batch: its fields as offsets into the
@@ -134,6 +139,14 @@ func (c *copyEncrypter) start() error {
 		return err
 	}
 	c.workers = max(1, runtime.GOMAXPROCS(0))
+	// Read once: the COPY holds the table's writes (planCopy), so no
+	// peel of its columns ends before it does.
+	c.layers = make([]copyLayers, len(c.cc.fields))
+	for i, f := range c.cc.fields {
+		if f.x != nil {
+			c.layers[i].eq, c.layers[i].ord = f.x.layers()
+		}
+	}
 	return nil
 }
 
@@ -263,7 +276,7 @@ func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) 
 			if vals != nil {
 				vals[f.x.cat.ID] = v
 			}
-			cells, err := f.x.encrypt(v, salt)
+			cells, err := f.x.encryptAt(v, salt, c.layers[i].eq, c.layers[i].ord)
 			if err != nil {
 				return nil, fmt.Errorf("failed to encrypt a value of %s.%s (COPY line %d): %w", c.cc.table, c.cc.names[i], row.line, err)
 			}

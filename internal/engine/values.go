@@ -125,6 +125,13 @@ func (x *encrypted) layers() (eq, ord onion.Layer) {
 // at DET and OPE.
 func (x *encrypted) encrypt(v onion.Value, salt []byte) (onion.Cells, error) {
 	eq, ord := x.layers()
+	return x.encryptAt(v, salt, eq, ord)
+}
+
+// encryptAt is encrypt at layers eq and ord read before (layers), for a
+// statement during which they cannot change (a COPY holds the table's
+// writes, so no peel ends meanwhile).
+func (x *encrypted) encryptAt(v onion.Value, salt []byte, eq, ord onion.Layer) (onion.Cells, error) {
 	// A peeled onion holds exactly what peeling the RND layer on the
 	// server leaves, so new and peeled cells compare equal.
 	if eq != onion.LayerDET {
