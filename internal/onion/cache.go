@@ -19,20 +19,43 @@ const cacheSize = 8192
 // memory dump would not. Results are shared: callers must not modify them.
 //
 // A column whose values rarely repeat (keys, timestamps) would pay the
-// lock and the map for no hit: as plainCache does, a filling with fewer
-// than one hit for every four stores turns the cache off for the next
-// bypassSpan computations. Checked without the lock, so that parallel
-// encryption of unique values does not contend on it.
+// lock and the map for no hit (payoff turns it off).
 type detCache[K comparable, V any] struct {
-	mu           sync.Mutex
-	m            map[K]V
-	hits, stores int
-	bypass       atomic.Int64 // computations left that skip the cache
+	mu sync.Mutex
+	m  map[K]V
+	payoff
+}
+
+// payoff turns a cache off for bypassSpan uses after a filling that did
+// not pay: fewer than one hit for every four stores. The switch is read
+// without the cache's lock, so that workers encrypting or decrypting
+// values that do not repeat do not contend on it.
+type payoff struct {
+	hits, stores int          // of the current filling, under the cache's lock
+	bypass       atomic.Int64 // uses left that skip the cache, read without the lock
+}
+
+// skip reports whether the cache is off, counting one use if so.
+func (p *payoff) skip() bool {
+	if p.bypass.Load() > 0 {
+		p.bypass.Add(-1)
+		return true
+	}
+	return false
+}
+
+// refilled starts a filling (under the cache's lock), turning the cache
+// off if the last one did not pay; it reports whether the cache is on.
+func (p *payoff) refilled(first bool) bool {
+	if !first && p.hits < p.stores/4 {
+		p.bypass.Store(bypassSpan)
+	}
+	p.hits, p.stores = 0, 0
+	return p.bypass.Load() == 0
 }
 
 func (c *detCache[K, V]) get(k K, compute func(K) V) V {
-	if c.bypass.Load() > 0 {
-		c.bypass.Add(-1)
+	if c.skip() {
 		return compute(k)
 	}
 	c.mu.Lock()
@@ -48,10 +71,8 @@ func (c *detCache[K, V]) get(k K, compute func(K) V) V {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= cacheSize {
-		if c.m != nil && c.hits < c.stores/4 {
-			c.bypass.Store(bypassSpan)
-		}
-		c.m, c.hits, c.stores = make(map[K]V, 64), 0, 0
+		c.refilled(c.m == nil)
+		c.m = make(map[K]V, 64)
 	}
 	c.m[k] = v
 	c.stores++
@@ -73,23 +94,22 @@ func (c *detCache[K, V]) get(k K, compute func(K) V) V {
 // hit for every four stores, the cache is bypassed for the next
 // bypassSpan decryptions, then tried again.
 type plainCache struct {
-	mu           sync.Mutex
-	m            map[string]Value
-	hits, stores int
-	bypass       int // decryptions left that skip the cache
+	mu sync.Mutex
+	m  map[string]Value
+	payoff
 }
 
-// bypassSpan is how many decryptions skip a cache that did not pay.
+// bypassSpan is how many uses skip a cache that did not pay.
 const bypassSpan = 8 * cacheSize
 
 // lookup returns the plaintext of ct if the cache holds it; ok is false
 // too while the cache is bypassed.
 func (c *plainCache) lookup(ct []byte) (Value, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.bypass > 0 {
+	if c.bypass.Load() > 0 {
 		return Value{}, false
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	v, ok := c.m[string(ct)]
 	if ok {
 		c.hits++
@@ -99,18 +119,15 @@ func (c *plainCache) lookup(ct []byte) (Value, bool) {
 
 // store remembers the plaintext of ct (unless the cache is bypassed).
 func (c *plainCache) store(ct []byte, v Value) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.bypass > 0 {
-		c.bypass--
+	if c.skip() {
 		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= cacheSize {
-		if c.m != nil && c.hits < c.stores/4 {
-			c.bypass = bypassSpan
-		}
-		c.m, c.hits, c.stores = make(map[string]Value, 64), 0, 0
-		if c.bypass > 0 {
+		on := c.refilled(c.m == nil)
+		c.m = make(map[string]Value, 64)
+		if !on {
 			return
 		}
 	}

@@ -17,8 +17,8 @@ func TestPlainCacheRepeatedValuesHit(t *testing.T) {
 	if _, ok := c.lookup([]byte("7")); !ok {
 		t.Fatal("a value repeated thousands of times is not cached")
 	}
-	if c.bypass != 0 {
-		t.Fatalf("cache of repeated values bypassed (%d)", c.bypass)
+	if c.bypass.Load() != 0 {
+		t.Fatalf("cache of repeated values bypassed (%d)", c.bypass.Load())
 	}
 }
 
@@ -38,7 +38,7 @@ func TestPlainCacheBypassedWithoutHits(t *testing.T) {
 		}
 		c.store(ct, v)
 	}
-	if c.bypass == 0 {
+	if c.bypass.Load() == 0 {
 		t.Fatal("a cache without hits is not bypassed")
 	}
 	ct := next()
@@ -47,7 +47,7 @@ func TestPlainCacheBypassedWithoutHits(t *testing.T) {
 		t.Fatal("a bypassed cache stored a value")
 	}
 	// After the bypass span the cache is tried again.
-	for c.bypass > 0 {
+	for c.bypass.Load() > 0 {
 		c.store(next(), v)
 	}
 	ct = next()
