@@ -1,6 +1,7 @@
 // Package pgcopy reads and writes the data of PostgreSQL's COPY in its text
 // and csv formats, so that the proxy can rewrite COPY ... FROM STDIN row by
-// row while the data streams through it.
+// row while the data streams through it, and writes rows of cells in the
+// binary format (BinaryWriter).
 //
 // The Reader follows the parser of PostgreSQL 15 (the version the
 // differential tests run against) byte for byte: where rows and fields

@@ -3,7 +3,8 @@ package pgcopy
 import "strconv"
 
 // Writer appends rows in PostgreSQL's default COPY text format, the form
-// the proxy sends the server whatever the client's format was: fields
+// the proxy sends the server whatever the client's format was (unless
+// every field is a cell: BinaryWriter): fields
 // separated by a tab, each row ended by a newline, NULL as \N, and in
 // values backslash, tab, newline and carriage return escaped as \\, \t,
 // \n and \r. Any other byte stands for itself, so the server decodes
