@@ -22,8 +22,9 @@ var (
 // its field count (int16), then per field its length (int32, -1 for
 // NULL) and its binary form. The proxy uses it where every field is a
 // value whose binary form it has at hand (bytea, uuid, bigint[]): the
-// server then stores them without parsing text, and uuid's text input
-// alone was a quarter of the server's work per encrypted row.
+// server then stores them without parsing text (uuid's text input,
+// a strtoul per byte, was 23% of the machine's CPU during a COPY of
+// encrypted rows).
 //
 // A stream is BinaryHeader, the rows, BinaryTrailer. The zero
 // BinaryWriter is ready to use and appends to a nil buffer.
