@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -153,5 +154,51 @@ func TestSideStatementsStayPrepared(t *testing.T) {
 	}
 	for range 3 {
 		run("SELECT /*held: SELECT 40 + 2*/::text", "42")
+	}
+}
+
+// writeCounter counts the writes to a connection.
+type writeCounter struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (w writeCounter) Write(b []byte) (int, error) {
+	w.n.Add(1)
+	return w.Conn.Write(b)
+}
+
+// TestHeldStatementAloneIsOneWrite: a held statement with nothing of
+// the client's unanswered before it reaches the server in one write,
+// with no Flush round trip of its own ahead of it; the client's Query
+// is the second write.
+func TestHeldStatementAloneIsOneWrite(t *testing.T) {
+	var epoch atomic.Uint64
+	var writes atomic.Int64
+	p := startProxy(t, func(c *wire.Config) {
+		c.Interceptors = func(_ context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
+			return &heldInterceptor{info: info, epoch: &epoch}, nil
+		}
+		dial := c.Backend.DialFunc
+		c.Backend.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return writeCounter{Conn: conn, n: &writes}, nil
+		}
+	})
+	ctx := context.Background()
+	conn := p.connect(t)
+	const sql = "SELECT /*held: SELECT 40 + 2*/::text"
+	for i := range 4 { // the side statement is prepared on the server by the second
+		before := writes.Load()
+		var got string
+		if err := conn.QueryRow(ctx, sql, pgx.QueryExecModeSimpleProtocol).Scan(&got); err != nil || got != "42" {
+			t.Fatalf("run %d: got %q, %v", i, got, err)
+		}
+		if n := writes.Load() - before; i >= 2 && n != 2 {
+			t.Fatalf("run %d: %d writes to the server, want 2 (the held statement, the Query)", i, n)
+		}
 	}
 }
