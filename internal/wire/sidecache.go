@@ -163,29 +163,40 @@ func (ss *session) lostSide(name string) {
 // TPC-H-derived Q8 and Q5 1.3-1.8x slower).
 const slowAfter = 10 * time.Millisecond
 
+// slowRuns is how many runs in a row past slowAfter make a statement
+// slow. One is not enough: a point UPDATE that waited for a row lock
+// once was parsed and planned at every run after it (150 µs each for a
+// read-modify-write's UPDATE under pgbench tpcb-like). A statement slow
+// by its own work is slow at every run, and a named statement keeps
+// custom plans for its first five.
+const slowRuns = 2
+
 // slowSet holds the keys (sideKey) of the statements that took longer
-// than slowAfter: written by serverToClient, read by clientToServer.
+// than slowAfter, with how many runs in a row did: written by
+// serverToClient, read by clientToServer.
 type slowSet struct {
 	mu   sync.Mutex
-	keys map[string]struct{}
+	keys map[string]int
 }
 
+// has reports whether the statement key is slow.
 func (s *slowSet) has(key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.keys[key]
-	return ok
+	return s.keys[key] >= slowRuns
 }
 
 // timed records how long the statement key took since start.
 func (s *slowSet) timed(key string, start time.Time) {
-	if time.Since(start) <= slowAfter {
-		return
-	}
+	slow := time.Since(start) > slowAfter
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.keys == nil || len(s.keys) >= sideCacheSize {
-		s.keys = map[string]struct{}{}
+	if !slow {
+		delete(s.keys, key) // a no-op on the nil map of a session with none
+		return
 	}
-	s.keys[key] = struct{}{}
+	if s.keys == nil || len(s.keys) >= sideCacheSize {
+		s.keys = map[string]int{}
+	}
+	s.keys[key]++
 }
