@@ -162,7 +162,7 @@ func TestUpdateConcurrentRMW(t *testing.T) {
 // TestRMWGenericPlan: the UPDATE a prepared read-modify-write binds is
 // one the server plans once (a generic plan) rather than at every
 // execution; its rows arrive as arrays, whose length the planner would
-// otherwise guess (migrations/0023_row_numbers.sql). The proxy's own
+// otherwise guess (migrations/0023_row_numbers.sql, 0024). The proxy's own
 // read stays prepared too (wire's side statements).
 func TestRMWGenericPlan(t *testing.T) {
 	ctx := context.Background()

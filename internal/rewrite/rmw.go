@@ -488,7 +488,7 @@ func (p *RMWPlan) RenderArrays(params []*pg_query.Node) (string, error) {
 		return fmt.Sprintf("%s.ctid = pgonion_v.tid AND %s.xmin::text = pgonion_v.xmin", r, r)
 	}
 	// The arrays are subscripted by row number rather than unnested:
-	// see migrations/0023_row_numbers.sql.
+	// see migrations/0023_row_numbers.sql and 0024.
 	nulls := make([]string, len(aliases))
 	for i, a := range aliases {
 		nulls[i] = "NULL AS " + a
