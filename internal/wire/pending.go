@@ -26,6 +26,10 @@ type request struct {
 	timed   string           // 'Q' or 'S': the key of the statement timed until its ReadyForQuery (slowSet)
 	sentAt  time.Time        // when that statement was sent
 	parseOK bool             // for bound: its ParseComplete arrived (serverToClient only)
+	// infallible marks a Parse of the empty query (prepareUnnamed): its
+	// answer is ParseComplete even in a failed transaction, so a held
+	// side query need not wait for it (execSideQuery).
+	infallible bool
 
 	// done runs when the answer to the request is complete (or the request
 	// is dropped, or the session ends); guarded by queue.mu once pushed.
@@ -197,6 +201,19 @@ func (q *queue) refusalOf(r *request) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return r.refusal
+}
+
+// onlyInfallible reports whether every request awaiting an answer is
+// infallible (true for none).
+func (q *queue) onlyInfallible() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, r := range q.items[q.head:] {
+		if !r.infallible {
+			return false
+		}
+	}
+	return true
 }
 
 func (q *queue) len() int {

@@ -593,6 +593,7 @@ func (ss *session) prepareUnnamed(r *request, parse *pgproto3.Parse, scratch []b
 		r.parsed, r.parsing = name, true
 	} else {
 		parse.Query, parse.ParameterOIDs = "", nil
+		r.infallible = true
 	}
 	ss.unnamedAs = name
 	return scratch, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -41,8 +42,29 @@ func (h *heldInterceptor) Query(sql string) (*wire.QueryPlan, error) {
 	return &wire.QueryPlan{SQL: sql[:i] + "'" + v + "'" + sql[j+2:]}, nil
 }
 
-func (h *heldInterceptor) Parse(string, string, []uint32) (*wire.Statement, error) {
-	return nil, nil
+// Parse, for "SQL /*held: SIDE*/", runs SIDE held at each Bind and binds
+// its first value as the first parameter.
+func (h *heldInterceptor) Parse(_, sql string, oids []uint32) (*wire.Statement, error) {
+	const open = "/*held:"
+	i := strings.Index(sql, open)
+	if i < 0 {
+		return nil, nil
+	}
+	j := strings.Index(sql, "*/")
+	side := sql[i+len(open) : j]
+	return &wire.Statement{SQL: sql[:i] + sql[j+2:], ParamOIDs: oids, Bind: func(b *pgproto3.Bind) error {
+		var c collect
+		if err := h.info.ExecQuery(wire.SideQuery{SQL: side, Hold: true}, &c); err != nil {
+			return err
+		}
+		if len(c.rows) > 0 && len(b.Parameters) > 0 {
+			b.Parameters[0] = []byte(c.rows[0][0])
+			if len(b.ParameterFormatCodes) > 0 {
+				b.ParameterFormatCodes = []int16{0}
+			}
+		}
+		return nil
+	}}, nil
 }
 
 func (h *heldInterceptor) PlanEpoch() uint64 { return h.epoch.Load() }
@@ -190,15 +212,32 @@ func TestHeldStatementAloneIsOneWrite(t *testing.T) {
 	})
 	ctx := context.Background()
 	conn := p.connect(t)
-	const sql = "SELECT /*held: SELECT 40 + 2*/::text"
-	for i := range 4 { // the side statement is prepared on the server by the second
-		before := writes.Load()
-		var got string
-		if err := conn.QueryRow(ctx, sql, pgx.QueryExecModeSimpleProtocol).Scan(&got); err != nil || got != "42" {
-			t.Fatalf("run %d: got %q, %v", i, got, err)
-		}
-		if n := writes.Load() - before; i >= 2 && n != 2 {
-			t.Fatalf("run %d: %d writes to the server, want 2 (the held statement, the Query)", i, n)
+	runs := func(mode pgx.QueryExecMode, sql string, want string) {
+		t.Helper()
+		// The side statement is prepared on the server by the second
+		// run, the client's unnamed one too.
+		for i := range 4 {
+			before := writes.Load()
+			var got string
+			if err := conn.QueryRow(ctx, sql, mode, "arg").Scan(&got); err != nil || got != "42" {
+				t.Fatalf("%v run %d: got %q, %v", mode, i, got, err)
+			}
+			if n := writes.Load() - before; i >= 2 && n != 2 {
+				t.Fatalf("%v run %d: %d writes to the server, want 2 (%s)", mode, i, n, want)
+			}
 		}
 	}
+	runs(pgx.QueryExecModeSimpleProtocol, "SELECT /*held: SELECT 40 + 2*/::text WHERE $1::text IS NOT NULL", "the held statement, the Query")
+	runs(pgx.QueryExecModeExec, "SELECT $1::text /*held: SELECT 40 + 2*/", "the empty Parse and the held statement, the rest")
+
+	// Behind a statement of the cycle that fails, the held statement
+	// waits for its answer and is not run; the session goes on.
+	b := &pgx.Batch{}
+	b.Queue("SELECT 1 / $1::int", 0)
+	b.Queue("SELECT $1::text /*held: SELECT 40 + 2*/", "arg")
+	err := conn.SendBatch(ctx, b).Close()
+	if sqlState(err) != "22012" {
+		t.Fatalf("batch with a failing statement first: %v, want 22012", err)
+	}
+	runs(pgx.QueryExecModeExec, "SELECT $1::text /*held: SELECT 40 + 2*/", "after the failed batch")
 }
