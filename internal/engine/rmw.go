@@ -62,11 +62,7 @@ func (s *session) newRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks
 			return nil, rewrite.Refusal("UPDATE of table %s reads column %s of type %s, which the proxy cannot compute with yet", t.Name, c.Name, c.Type)
 		}
 	}
-	r.ev = exec.NewEvaluator(r.in, env)
 	for i, set := range p.Sets {
-		if bad := r.ev.Plan(set.Expr); bad != nil {
-			return nil, rewrite.Refusal("SET %s = <expression> on table %s: %s", set.Column.Name, t.Name, errMessage(bad))
-		}
 		if r.out[i], err = rewrite.ColumnType(set.Column); err != nil {
 			return nil, rewrite.Refusal("UPDATE of column %s.%s of type %s by the proxy is not supported yet", t.Name, set.Column.Name, set.Column.Type)
 		}
@@ -74,7 +70,33 @@ func (s *session) newRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *rowChecks
 			return nil, err
 		}
 	}
+	if err := r.plan(env); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// plan makes r's evaluator and plans its SET expressions.
+func (r *rmw) plan(env onion.Env) error {
+	r.ev = exec.NewEvaluator(r.in, env)
+	for _, set := range r.p.Sets {
+		if bad := r.ev.Plan(set.Expr); bad != nil {
+			return rewrite.Refusal("SET %s = <expression> on table %s: %s", set.Column.Name, r.t.Name, errMessage(bad))
+		}
+	}
+	return nil
+}
+
+// bound returns r for p, the same UPDATE with the client's parameters
+// bound (RMWPlan.BindParams): its types and columns are r's, its
+// expressions planned again.
+func (r *rmw) bound(p *rewrite.RMWPlan, env onion.Env) (*rmw, error) {
+	b := *r
+	b.p = p
+	if err := b.plan(env); err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // row computes the new values of one row read (ctid, xmin, then the
@@ -337,7 +359,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 				}
 				vals[n] = pc
 			}
-			if r, err = s.newRMW(p.BindParams(vals, nil), t, checks, env); err != nil {
+			if r, err = r.bound(p.BindParams(vals, nil), env); err != nil {
 				return err
 			}
 		}
