@@ -27,6 +27,7 @@ type runSorter struct {
 
 	runKey  [][]byte // run columns of the held rows
 	run     []heldRow
+	order   []int32             // flush's, kept for the next run
 	out     []*pgproto3.DataRow // released, valid until the next release
 	sawRow  bool
 	matched int64 // rows put in order so far
@@ -130,11 +131,24 @@ func (s *runSorter) flush() {
 	if len(s.run) == 0 {
 		return
 	}
-	slices.SortStableFunc(s.run, s.compare)
+	// Stable: ties stay in the server's order. By index, with the index
+	// as the last key: a stable merge sort moving the rows themselves
+	// took twice as long (sysbench's ORDER BY c over 100 rows).
+	order := s.order[:0]
+	for i := range s.run {
+		order = append(order, int32(i))
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := s.compare(&s.run[a], &s.run[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	s.order = order
 	// Ties of the last row sent are in its run: rows of other runs
 	// differ on an earlier key or on the text key.
 	var last *heldRow
-	for i := range s.run {
+	for _, i := range order {
 		h := &s.run[i]
 		if s.finished {
 			break
@@ -144,7 +158,7 @@ func (s *runSorter) flush() {
 			continue
 		}
 		if s.limit >= 0 && s.d.sent >= s.limit {
-			if !s.plan.WithTies || last == nil || s.compare(*last, *h) != 0 {
+			if !s.plan.WithTies || last == nil || s.compare(last, h) != 0 {
 				s.finished = true
 				break
 			}
@@ -173,7 +187,7 @@ func (s *runSorter) release(atEnd bool) []*pgproto3.DataRow {
 }
 
 // compare orders two rows of one run by the plan's keys.
-func (s *runSorter) compare(a, b heldRow) int {
+func (s *runSorter) compare(a, b *heldRow) int {
 	for i, k := range s.plan.Keys {
 		x, y := a.keys[i], b.keys[i]
 		var c int
