@@ -287,7 +287,17 @@ func (t Type) ParseText(s []byte, env Env) (Value, error) {
 // checkEncoding rejects what PostgreSQL's encoding verification rejects for
 // a UTF8 database: invalid UTF-8 and NUL bytes.
 func checkEncoding(s []byte) error {
-	for i := 0; i < len(s); {
+	// Eight bytes at a time while they are ASCII without NUL (most text):
+	// the byte loop below was 3% of the proxy's CPU in a COPY.
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		if x&highs != 0 || (x-ones)&^x&highs != 0 {
+			break
+		}
+	}
+	for i < len(s) {
 		c := s[i]
 		if c != 0 && c < utf8.RuneSelf {
 			i++
@@ -346,7 +356,12 @@ func (t Type) applyLength(s string) (Value, error) {
 		if t.Length == 0 {
 			return TextValue(s), nil
 		}
-		cut, n := clip(s, t.Length)
+		cut, n := len(s), 0
+		if len(s) <= t.Length {
+			n = utf8.RuneCountInString(s)
+		} else {
+			cut, n = clip(s, t.Length)
+		}
 		if cut < len(s) {
 			if strings.Trim(s[cut:], " ") != "" {
 				return Value{}, pgErr(codeStringRightTruncation, "value too long for type character(%d)", t.Length)
@@ -354,7 +369,13 @@ func (t Type) applyLength(s string) (Value, error) {
 			return TextValue(s[:cut]), nil
 		}
 		if n < t.Length {
-			return TextValue(s + strings.Repeat(" ", t.Length-n)), nil
+			var b strings.Builder
+			b.Grow(len(s) + t.Length - n)
+			b.WriteString(s)
+			for range t.Length - n {
+				b.WriteByte(' ')
+			}
+			return TextValue(b.String()), nil
 		}
 		return TextValue(s), nil
 	}
