@@ -27,6 +27,9 @@ type aheadQuery struct {
 	// resultOID is the type of its first column as the client would see
 	// it, when asked for (0 when unknown).
 	resultOID uint32
+	// clock: sql returns the transaction's start after the columns
+	// (withTxClock), taken off by run.
+	clock bool
 }
 
 // describedFields keeps the columns of a Describe, as inner (the plan's
@@ -148,10 +151,17 @@ func (q *aheadQuery) run(s *session, b *pgproto3.Bind) (*subqueryRows, error) {
 			}
 		}
 	}
+	var rw wire.ResultRewriter = rows
+	if q.clock {
+		rw = &clockTail{next: rows, s: s, epoch: s.epochBefore()}
+		if len(resultFmts) > 1 {
+			resultFmts = append(resultFmts[:len(resultFmts):len(resultFmts)], 0)
+		}
+	}
 	// Held: its row locks last until the client's Execute, in one
 	// transaction.
 	side := wire.SideQuery{SQL: q.sql, ParamOIDs: q.oids, ParamFormats: rb.ParameterFormatCodes, Params: rb.Parameters, ResultFormats: resultFmts, Hold: true}
-	if err := s.execQuery(side, rows); err != nil {
+	if err := s.execQuery(side, rw); err != nil {
 		return nil, err
 	}
 	return rows, rows.err

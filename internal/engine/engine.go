@@ -199,7 +199,7 @@ func DefaultPolicy(table, column string) rewrite.ColumnPolicy {
 
 // NewSession is a wire.InterceptorFactory.
 func (e *Engine) NewSession(ctx context.Context, info wire.SessionInfo) (wire.Interceptor, error) {
-	s := &session{e: e, deferFn: info.Defer, exec: info.Exec, execQuery: info.ExecQuery, describeQuery: info.DescribeQuery, lastStatus: 'I', backendPID: info.BackendPID}
+	s := &session{e: e, deferFn: info.Defer, exec: info.Exec, execQuery: info.ExecQuery, describeQuery: info.DescribeQuery, txEpoch: info.TxEpoch, lastStatus: 'I', backendPID: info.BackendPID}
 	s.params.maxHeld = e.maxHeld
 	s.params.ctype = e.cat.ctype
 	s.params.set("TimeZone", info.ServerParams["TimeZone"])

@@ -204,7 +204,10 @@ func (s *session) planUpdateRMW(p *rewrite.RMWPlan, t *catalog.Table, checks *ro
 	}
 	// Held, the read's row locks last until the UPDATE, in one
 	// transaction, so no concurrent write can make it fail with 40001.
-	if err := s.execAhead(sql, rows, true); err != nil {
+	// It returns the transaction's start too, for a now() later in the
+	// transaction.
+	tail := &clockTail{next: rows, s: s, epoch: s.epochBefore()}
+	if err := s.execAhead(withTxClock(sql), tail, true); err != nil {
 		return nil, err
 	}
 	if rows.err != nil {
@@ -280,6 +283,7 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	if err != nil {
 		return nil, err
 	}
+	read.sql, read.clock = withTxClock(read.sql), true // see planUpdateRMW
 	arrays, err := p.Arrays()
 	if err != nil {
 		return nil, err

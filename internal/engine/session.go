@@ -76,6 +76,12 @@ type session struct {
 	// describeQuery types a statement's parameters on the server (and
 	// gives rw its RowDescription).
 	describeQuery func(sql string, oids []uint32, rw wire.ResultRewriter) ([]uint32, error)
+	// txEpoch is wire.SessionInfo.TxEpoch (nil without a wire session).
+	txEpoch func() (epoch uint64, settled bool)
+	// txClock is the server's transaction start, read with a statement
+	// the proxy ran at a transaction epoch (clock.go); client goroutine
+	// only.
+	txClock knownClock
 	// using counts this session's statements in flight per table, and
 	// txTables holds the tables its transaction named (switch.go).
 	using    map[string]int

@@ -27,7 +27,9 @@ import (
 // read once (fetch) when an expression first needs them.
 type ServerClock struct {
 	fetch    func() (tx, stmt int64, err error)
+	known    func() (tx int64, ok bool) // the transaction's start, if known without a read
 	read     bool
+	txRead   bool  // tx is set, by known or fetch
 	tx, stmt int64 // microseconds since 2000-01-01 UTC
 	err      error
 	unusable string // why fetch is nil, for the refusal
@@ -37,6 +39,13 @@ type ServerClock struct {
 // times.
 func NewServerClock(fetch func() (tx, stmt int64, err error)) *ServerClock {
 	return &ServerClock{fetch: fetch}
+}
+
+// Knowing returns c, which asks known for the transaction's start before
+// it reads the server's times; known says whether it knows it.
+func (c *ServerClock) Knowing(known func() (tx int64, ok bool)) *ServerClock {
+	c.known = known
+	return c
 }
 
 // UnusableClock returns a clock that cannot be read, why says where, for
@@ -54,9 +63,24 @@ func (c *ServerClock) Times() (tx, stmt int64, err error) {
 	}
 	if !c.read {
 		c.tx, c.stmt, c.err = c.fetch()
-		c.read = true
+		c.read, c.txRead = true, true
 	}
 	return c.tx, c.stmt, c.err
+}
+
+// TxTime returns the start of the server's transaction: known, else
+// read with Times.
+func (c *ServerClock) TxTime() (int64, error) {
+	if c != nil && !c.txRead && c.fetch != nil && c.known != nil {
+		if tx, ok := c.known(); ok {
+			c.tx, c.txRead = tx, true
+		}
+	}
+	if c != nil && c.txRead && c.err == nil {
+		return c.tx, nil
+	}
+	tx, _, err := c.Times()
+	return tx, err
 }
 
 // UnixToPG converts microseconds since 1970 to since 2000 (PostgreSQL's
@@ -104,7 +128,7 @@ func precisionOf(a []Value) int64 {
 
 func clockFuncs() map[string]*scalarFunc {
 	txTime := func(ev *Evaluator, a []Value, _ onion.Type) (Value, error) {
-		tx, _, err := ev.Clock.Times()
+		tx, err := ev.Clock.TxTime()
 		if err != nil {
 			return Value{}, err
 		}
@@ -112,7 +136,7 @@ func clockFuncs() map[string]*scalarFunc {
 		return Value{Type: tTimestamptz, Int: t}, err
 	}
 	local := func(ev *Evaluator) (int64, error) {
-		tx, _, err := ev.Clock.Times()
+		tx, err := ev.Clock.TxTime()
 		if err != nil {
 			return 0, err
 		}

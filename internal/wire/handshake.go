@@ -123,7 +123,7 @@ func (s *Server) handle(raw net.Conn) {
 	_ = raw.SetDeadline(time.Time{})
 
 	info := SessionInfo{User: user, Database: p.params["database"], ApplicationName: p.params["application_name"], ServerParams: ss.serverParams,
-		BackendPID: ss.backendPID, Defer: ss.deferUntilAnswered, Exec: ss.execSide, ExecQuery: ss.execSideQuery, DescribeQuery: ss.describeSide}
+		BackendPID: ss.backendPID, Defer: ss.deferUntilAnswered, Exec: ss.execSide, ExecQuery: ss.execSideQuery, DescribeQuery: ss.describeSide, TxEpoch: ss.txEpochNow}
 	if f := s.cfg.Interceptors; f != nil {
 		ic, err := f(context.Background(), info)
 		if err != nil {

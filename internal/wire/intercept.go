@@ -125,6 +125,13 @@ type SessionInfo struct {
 	// sql (ParameterDescription), where Exec runs; rw, if not nil, is
 	// given the statement's RowDescription.
 	DescribeQuery func(sql string, oids []uint32, rw ResultRewriter) ([]uint32, error)
+	// TxEpoch returns a count of the server's answers that may have
+	// ended or begun a transaction, and whether nothing the client sent
+	// that could run a statement is unanswered (settled). Settled, with
+	// the epoch unchanged since a statement the proxy ran (ExecQuery),
+	// the next statement runs in that statement's transaction. It is
+	// called from the session's client-reading goroutine.
+	TxEpoch func() (epoch uint64, settled bool)
 }
 
 // InterceptorFactory creates the Interceptor of a new session. It may return

@@ -203,6 +203,22 @@ func (q *queue) refusalOf(r *request) error {
 	return r.refusal
 }
 
+// runsNothing reports whether every request awaiting an answer only
+// prepares, binds, describes or closes (true for none): none runs a
+// statement or ends an implicit transaction.
+func (q *queue) runsNothing() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, r := range q.items[q.head:] {
+		switch r.kind {
+		case 'P', 'B', 'D', 'C':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // onlyInfallible reports whether every request awaiting an answer is
 // infallible (true for none).
 func (q *queue) onlyInfallible() bool {

@@ -122,6 +122,7 @@ type session struct {
 	slow slowSet
 
 	txStatus    atomic.Uint32 // of the last ReadyForQuery
+	txEpoch     atomic.Uint64 // answers that may have ended a transaction (txepoch.go)
 	draining    atomic.Bool
 	terminating atomic.Bool
 	clientGone  atomic.Bool                            // clientToServer has ended
@@ -805,6 +806,9 @@ func (ss *session) serverToClient() error {
 		}
 		t := msg[0]
 		lastFatal = false
+		if endsTransactionMaybe(t, body(msg)) {
+			ss.txEpoch.Add(1)
+		}
 		if t == 'S' {
 			if po, ok := ss.ic.(ParameterObserver); ok {
 				name, rest := cstring(body(msg))
