@@ -5,14 +5,19 @@ import (
 	"sync/atomic"
 )
 
-// cacheSize bounds each deterministic-result cache of a column.
+// cacheSize bounds each generation of a deterministic-result cache of a
+// column.
 const cacheSize = 8192
 
 // detCache remembers the results of a deterministic, keyed computation
 // (OPE ciphertexts, search tokens) for recently seen inputs: loads repeat
 // values (dates, cities, amounts), and these computations cost tens of
-// microseconds. When full it is emptied (cheaper than LRU bookkeeping,
-// and as good for the skewed inputs that benefit).
+// microseconds. It keeps two generations of at most cacheSize entries:
+// when the current one is full it becomes the old one and the old one is
+// dropped; a hit in the old one moves the entry to the current one. That
+// is close to LRU at no bookkeeping per hit: of sysbench's 10,000 values
+// drawn at random, one in ten misses, where emptying one full map missed
+// about half.
 //
 // It holds plaintexts next to their ciphertexts in the proxy's memory,
 // which already holds the keys that relate them: it reveals nothing a
@@ -21,8 +26,8 @@ const cacheSize = 8192
 // A column whose values rarely repeat (keys, timestamps) would pay the
 // lock and the map for no hit (payoff turns it off).
 type detCache[K comparable, V any] struct {
-	mu sync.Mutex
-	m  map[K]V
+	mu     sync.Mutex
+	m, old map[K]V // the current generation and the one before
 	payoff
 }
 
@@ -60,6 +65,11 @@ func (c *detCache[K, V]) get(k K, compute func(K) V) V {
 	}
 	c.mu.Lock()
 	v, ok := c.m[k]
+	if !ok {
+		if v, ok = c.old[k]; ok {
+			c.putLocked(k, v)
+		}
+	}
 	if ok {
 		c.hits++
 	}
@@ -70,17 +80,26 @@ func (c *detCache[K, V]) get(k K, compute func(K) V) V {
 	v = compute(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= cacheSize {
-		c.refilled(c.m == nil)
-		c.m = make(map[K]V, 64)
-	}
-	c.m[k] = v
-	c.stores++
+	c.putLocked(k, v)
 	return v
 }
 
+// putLocked stores v for k in the current generation, starting a new one
+// when it is full.
+func (c *detCache[K, V]) putLocked(k K, v V) {
+	if c.m == nil || len(c.m) >= cacheSize {
+		on := c.refilled(c.m == nil)
+		c.old, c.m = c.m, make(map[K]V, 64)
+		if !on {
+			c.old = nil
+		}
+	}
+	c.m[k] = v
+	c.stores++
+}
+
 // plainCache remembers the plaintexts of recently decrypted DET
-// ciphertexts of a column (bounded, emptied when full, like detCache).
+// ciphertexts of a column (two bounded generations, like detCache).
 // Only ciphertexts that decrypted are stored.
 //
 // Warning: a cache hit is faster than a decryption, so the time the proxy
@@ -94,8 +113,8 @@ func (c *detCache[K, V]) get(k K, compute func(K) V) V {
 // hit for every four stores, the cache is bypassed for the next
 // bypassSpan decryptions, then tried again.
 type plainCache struct {
-	mu sync.Mutex
-	m  map[string]Value
+	mu     sync.Mutex
+	m, old map[string]Value // generations, as in detCache
 	payoff
 }
 
@@ -111,6 +130,11 @@ func (c *plainCache) lookup(ct []byte) (Value, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[string(ct)]
+	if !ok {
+		if v, ok = c.old[string(ct)]; ok {
+			c.putLocked(string(ct), v)
+		}
+	}
 	if ok {
 		c.hits++
 	}
@@ -124,13 +148,20 @@ func (c *plainCache) store(ct []byte, v Value) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.putLocked(string(ct), v)
+}
+
+// putLocked is detCache.putLocked; string keys are kept apart so that a
+// lookup converts its []byte key without a copy.
+func (c *plainCache) putLocked(k string, v Value) {
 	if c.m == nil || len(c.m) >= cacheSize {
 		on := c.refilled(c.m == nil)
-		c.m = make(map[string]Value, 64)
+		c.old, c.m = c.m, make(map[string]Value, 64)
 		if !on {
+			c.old = nil
 			return
 		}
 	}
-	c.m[string(ct)] = v
+	c.m[k] = v
 	c.stores++
 }
