@@ -37,6 +37,9 @@ type runSorter struct {
 
 	budget  *heldBudget // what the run may hold
 	runCost int         // charged for the held run
+
+	mem     heldMemory // the held rows' values and keys
+	lastRun int        // rows in the last run flushed, to size the next
 }
 
 // heldRow is a held row: the client's values and the sort keys.
@@ -88,7 +91,10 @@ func (s *runSorter) hold(row *pgproto3.DataRow, rowSalt []byte) error {
 		return err
 	}
 	s.runCost += cost
-	h := heldRow{vals: cloneValues(d.vals), keys: make([]sortVal, len(s.plan.Keys))}
+	if s.run == nil {
+		s.run = make([]heldRow, 0, max(s.lastRun, 64))
+	}
+	h := heldRow{vals: s.mem.clone(d.vals), keys: take(&s.mem.keys, len(s.plan.Keys), 1024)}
 	for i, k := range s.plan.Keys {
 		var err error
 		switch k.Kind {
@@ -171,7 +177,7 @@ func (s *runSorter) flush() {
 		s.finished = true
 	}
 	// Not reused: the released rows point into it.
-	s.run = nil
+	s.lastRun, s.run = len(s.run), nil
 	s.budget.release(s.runCost)
 	s.runCost = 0
 }
@@ -218,21 +224,43 @@ func (s *runSorter) compare(a, b *heldRow) int {
 	return 0
 }
 
-// cloneValues copies a row's values into one allocation (NULLs stay nil).
-func cloneValues(vals [][]byte) [][]byte {
+// heldMemory hands out the held rows' memory from chunks shared by many
+// rows: three allocations per row were a third of the cost of holding
+// one (sysbench's ORDER BY c over 100 rows). Chunks are never reused,
+// since released rows point into them; the collector frees a chunk with
+// the last of its rows.
+type heldMemory struct {
+	bytes []byte
+	vals  [][]byte
+	keys  []sortVal
+}
+
+// clone copies a row's values (NULLs stay nil).
+func (m *heldMemory) clone(vals [][]byte) [][]byte {
 	n := 0
 	for _, v := range vals {
 		n += len(v)
 	}
-	buf := make([]byte, 0, n)
-	out := make([][]byte, len(vals))
+	bytes := take(&m.bytes, n, 64<<10)[:0]
+	out := take(&m.vals, len(vals), 2048)
 	for i, v := range vals {
-		if v == nil {
-			continue
+		if v != nil {
+			from := len(bytes)
+			bytes = append(bytes, v...)
+			out[i] = bytes[from:len(bytes):len(bytes)]
 		}
-		from := len(buf)
-		buf = append(buf, v...)
-		out[i] = buf[from:len(buf):len(buf)]
 	}
 	return out
+}
+
+// take returns n zero elements of *chunk, first replacing it with a
+// chunk twice the size of the last (up to limit, or n) when too few are
+// left.
+func take[T any](chunk *[]T, n, limit int) []T {
+	c := *chunk
+	if cap(c)-len(c) < n {
+		c = make([]T, 0, max(n, min(2*cap(c), limit), 16))
+	}
+	*chunk = c[:len(c)+n]
+	return c[len(c) : len(c)+n : len(c)+n]
 }
