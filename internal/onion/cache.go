@@ -114,8 +114,15 @@ func (c *detCache[K, V]) putLocked(k K, v V) {
 // bypassSpan decryptions, then tried again.
 type plainCache struct {
 	mu     sync.Mutex
-	m, old map[string]Value // generations, as in detCache
+	m, old map[string]plainEntry // generations, as in detCache
 	payoff
+}
+
+// plainEntry is a plaintext with its ciphertext, the map's key: moving an
+// entry to the current generation reuses the key's bytes.
+type plainEntry struct {
+	ct string
+	v  Value
 }
 
 // bypassSpan is how many uses skip a cache that did not pay.
@@ -129,16 +136,16 @@ func (c *plainCache) lookup(ct []byte) (Value, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.m[string(ct)]
+	e, ok := c.m[string(ct)]
 	if !ok {
-		if v, ok = c.old[string(ct)]; ok {
-			c.putLocked(string(ct), v)
+		if e, ok = c.old[string(ct)]; ok {
+			c.putLocked(e)
 		}
 	}
 	if ok {
 		c.hits++
 	}
-	return v, ok
+	return e.v, ok
 }
 
 // store remembers the plaintext of ct (unless the cache is bypassed).
@@ -148,20 +155,27 @@ func (c *plainCache) store(ct []byte, v Value) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(string(ct), v)
+	c.putLocked(plainEntry{ct: string(ct), v: v})
 }
 
 // putLocked is detCache.putLocked; string keys are kept apart so that a
-// lookup converts its []byte key without a copy.
-func (c *plainCache) putLocked(k string, v Value) {
+// lookup converts its []byte key without a copy. A generation after a
+// full one is made full-sized: it fills too, and growing a map rehashes
+// every long key again.
+func (c *plainCache) putLocked(e plainEntry) {
 	if c.m == nil || len(c.m) >= cacheSize {
-		on := c.refilled(c.m == nil)
-		c.old, c.m = c.m, make(map[string]Value, 64)
+		full := c.m != nil
+		on := c.refilled(!full)
+		size := 64
+		if full && on {
+			size = cacheSize
+		}
+		c.old, c.m = c.m, make(map[string]plainEntry, size)
 		if !on {
 			c.old = nil
 			return
 		}
 	}
-	c.m[k] = v
+	c.m[e.ct] = e
 	c.stores++
 }
