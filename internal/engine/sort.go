@@ -244,7 +244,11 @@ func (m *heldMemory) clone(vals [][]byte) [][]byte {
 	bytes := take(&m.bytes, n, 64<<10)[:0]
 	out := take(&m.vals, len(vals), 2048)
 	for i, v := range vals {
-		if v != nil {
+		switch {
+		case v == nil:
+		case len(v) == 0:
+			out[i] = emptyValue // not NULL: bytes may be nil
+		default:
 			from := len(bytes)
 			bytes = append(bytes, v...)
 			out[i] = bytes[from:len(bytes):len(bytes)]
@@ -252,6 +256,9 @@ func (m *heldMemory) clone(vals [][]byte) [][]byte {
 	}
 	return out
 }
+
+// emptyValue is an empty value that is not NULL.
+var emptyValue = []byte{}
 
 // take returns n zero elements of *chunk, first replacing it with a
 // chunk twice the size of the last (up to limit, or n) when too few are
