@@ -159,6 +159,37 @@ func TestUpdateConcurrentRMW(t *testing.T) {
 	}
 }
 
+// TestRMWLetsForeignKeyChecksThrough: while a computed UPDATE of a
+// parent row's non-key column is open, a child row referencing it can be
+// inserted, as in plaintext PostgreSQL (the UPDATE's lock, FOR NO KEY
+// UPDATE, and the foreign-key check's, FOR KEY SHARE, do not conflict).
+func TestRMWLetsForeignKeyChecksThrough(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		t.Run(mode.String(), func(t *testing.T) {
+			a, b := p.connect(t, mode), p.connect(t, mode)
+			mustExec(t, a, "DROP TABLE IF EXISTS fkchild, fkparent")
+			mustExec(t, a, "CREATE TABLE fkparent (id int PRIMARY KEY, n int)")
+			mustExec(t, a, "CREATE TABLE fkchild (id int, pid int REFERENCES fkparent (id))")
+			mustExec(t, a, "INSERT INTO fkparent VALUES (1, 0)")
+			mustExec(t, a, "BEGIN")
+			mustExec(t, a, "UPDATE fkparent SET n = abs(n) + $1 WHERE id = $2", 1, 1)
+			bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if _, err := b.Exec(bctx, "INSERT INTO fkchild VALUES ($1, $2)", 1, 1); err != nil {
+				t.Fatalf("INSERT of a child while its parent's UPDATE is open: %v", err)
+			}
+			mustExec(t, a, "COMMIT")
+			var n, children int
+			if err := a.QueryRow(ctx, "SELECT n, (SELECT count(*) FROM fkchild WHERE pid = 1) FROM fkparent WHERE id = 1").Scan(&n, &children); err != nil || n != 1 || children != 1 {
+				t.Errorf("after the UPDATE and the INSERT: n = %d, children %d (%v)", n, children, err)
+			}
+		})
+	}
+}
+
 // TestRMWGenericPlan: the UPDATE a prepared read-modify-write binds is
 // one the server plans once (a generic plan) rather than at every
 // execution; its rows arrive as arrays, whose length the planner would
@@ -203,7 +234,7 @@ func TestRMWGenericPlan(t *testing.T) {
 			if generic < runs-5 {
 				t.Errorf("the UPDATE was planned %d times for its parameters, generically %d times, in %d runs", custom, generic, runs)
 			}
-		case strings.Contains(sql, "FOR UPDATE OF gen"):
+		case strings.Contains(sql, "FOR NO KEY UPDATE OF gen"):
 			found++
 			// Prepared the second time it ran.
 			if generic+custom != runs-1 {

@@ -59,8 +59,8 @@ func TestRMWRenderGuard(t *testing.T) {
 	if err != nil || p == nil {
 		t.Fatalf("plan: %v %v", p, err)
 	}
-	if !strings.Contains(p.Read.SQL, "FOR UPDATE") {
-		t.Errorf("the read does not lock: %s", p.Read.SQL)
+	if !strings.Contains(p.Read.SQL, "FOR NO KEY UPDATE OF rmw") {
+		t.Errorf("the read does not lock as PostgreSQL's UPDATE of a non-key column does: %s", p.Read.SQL)
 	}
 	read := func() []RMWRow {
 		rows, err := conn.Query(ctx, "SELECT ctid::text, xmin::text FROM rmw ORDER BY id")
