@@ -163,30 +163,45 @@ func TestUpdateConcurrentRMW(t *testing.T) {
 // parent row's non-key column is open, a child row referencing it can be
 // inserted, as in plaintext PostgreSQL (the UPDATE's lock, FOR NO KEY
 // UPDATE, and the foreign-key check's, FOR KEY SHARE, do not conflict).
+// The same holds for an UPDATE ... FROM, whose join the proxy runs as a
+// locking subquery first (rewrite.JoinAsSubquery).
 func TestRMWLetsForeignKeyChecksThrough(t *testing.T) {
 	ctx := context.Background()
 	db := newEncDB(t)
 	p := startProxy(t, db, nil)
+	updates := []struct {
+		name, sql string
+		args      []any
+	}{
+		{"computed", "UPDATE fkparent SET n = abs(n) + $1 WHERE id = $2", []any{1, 1}},
+		{"from", "UPDATE fkparent SET n = n + 1 FROM fkother o WHERE fkparent.id = o.pid AND o.tag = $1", []any{"a"}},
+	}
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
-		t.Run(mode.String(), func(t *testing.T) {
-			a, b := p.connect(t, mode), p.connect(t, mode)
-			mustExec(t, a, "DROP TABLE IF EXISTS fkchild, fkparent")
-			mustExec(t, a, "CREATE TABLE fkparent (id int PRIMARY KEY, n int)")
-			mustExec(t, a, "CREATE TABLE fkchild (id int, pid int REFERENCES fkparent (id))")
-			mustExec(t, a, "INSERT INTO fkparent VALUES (1, 0)")
-			mustExec(t, a, "BEGIN")
-			mustExec(t, a, "UPDATE fkparent SET n = abs(n) + $1 WHERE id = $2", 1, 1)
-			bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			if _, err := b.Exec(bctx, "INSERT INTO fkchild VALUES ($1, $2)", 1, 1); err != nil {
-				t.Fatalf("INSERT of a child while its parent's UPDATE is open: %v", err)
-			}
-			mustExec(t, a, "COMMIT")
-			var n, children int
-			if err := a.QueryRow(ctx, "SELECT n, (SELECT count(*) FROM fkchild WHERE pid = 1) FROM fkparent WHERE id = 1").Scan(&n, &children); err != nil || n != 1 || children != 1 {
-				t.Errorf("after the UPDATE and the INSERT: n = %d, children %d (%v)", n, children, err)
-			}
-		})
+		for _, u := range updates {
+			t.Run(mode.String()+"/"+u.name, func(t *testing.T) {
+				a, b := p.connect(t, mode), p.connect(t, mode)
+				mustExec(t, a, "DROP TABLE IF EXISTS fkchild, fkparent, fkother")
+				mustExec(t, a, "CREATE TABLE fkparent (id int PRIMARY KEY, n int)")
+				mustExec(t, a, "CREATE TABLE fkchild (id int, pid int REFERENCES fkparent (id))")
+				mustExec(t, a, "CREATE TABLE fkother (pid int REFERENCES fkparent (id), tag text)")
+				mustExec(t, a, "INSERT INTO fkparent VALUES (1, 0)")
+				mustExec(t, a, "INSERT INTO fkother VALUES (1, 'a')")
+				mustExec(t, a, "BEGIN")
+				if tag, err := a.Exec(ctx, u.sql, u.args...); err != nil || tag.RowsAffected() != 1 {
+					t.Fatalf("%s: %v, %v", u.sql, tag, err)
+				}
+				bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				if _, err := b.Exec(bctx, "INSERT INTO fkchild VALUES ($1, $2)", 1, 1); err != nil {
+					t.Fatalf("INSERT of a child while its parent's UPDATE is open: %v", err)
+				}
+				mustExec(t, a, "COMMIT")
+				var n, children int
+				if err := a.QueryRow(ctx, "SELECT n, (SELECT count(*) FROM fkchild WHERE pid = 1) FROM fkparent WHERE id = 1").Scan(&n, &children); err != nil || n != 1 || children != 1 {
+					t.Errorf("after the UPDATE and the INSERT: n = %d, children %d (%v)", n, children, err)
+				}
+			})
+		}
 	}
 }
 

@@ -18,9 +18,10 @@ import (
 //	DELETE FROM t USING o WHERE t.k = o.k AND o.x = 5
 //	->  DELETE FROM t WHERE t.ctid IN (SELECT t.ctid FROM t, o WHERE t.k = o.k AND o.x = 5 FOR UPDATE OF t)
 //
-// so that the proxy evaluates the subquery first (Subqueries), over the
-// encrypted columns of both tables, and the statement names t alone. ok
-// is false for other statements. Refused: an UPDATE whose SET reads
+// (FOR NO KEY UPDATE for an UPDATE), so that the proxy evaluates the
+// subquery first (Subqueries), over the encrypted columns of both
+// tables, and the statement names t alone. ok is false for other
+// statements. Refused: an UPDATE whose SET reads
 // another table's columns (the values would come from the join), and
 // RETURNING or WITH alongside the join.
 func JoinAsSubquery(st Statement, t *catalog.Table) (out Statement, ok bool, err error) {
@@ -68,6 +69,14 @@ func JoinAsSubquery(st Statement, t *catalog.Table) (out Statement, ok bool, err
 			return st, false, Refusal("UPDATE ... FROM on table %s with encrypted columns setting a value read from another table is not supported", t.Name)
 		}
 	}
+	// An UPDATE locks its rows FOR NO KEY UPDATE, as PostgreSQL's own
+	// UPDATE of non-key columns does, so foreign-key checks (FOR KEY
+	// SHARE) get through; one that changes a key takes FOR UPDATE itself
+	// on the server. A DELETE takes FOR UPDATE, as PostgreSQL's does.
+	strength := pg_query.LockClauseStrength_LCS_FORUPDATE
+	if upd != nil {
+		strength = pg_query.LockClauseStrength_LCS_FORNOKEYUPDATE
+	}
 	ctid := &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{Fields: []*pg_query.Node{pg_query.MakeStrNode(q), pg_query.MakeStrNode("ctid")}}}}
 	from := append([]*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: proto.Clone(rel).(*pg_query.RangeVar)}}}, cloneNodes(joined)...)
 	sub := &pg_query.SelectStmt{
@@ -75,7 +84,7 @@ func JoinAsSubquery(st Statement, t *catalog.Table) (out Statement, ok bool, err
 		FromClause:  from,
 		WhereClause: where,
 		LockingClause: []*pg_query.Node{{Node: &pg_query.Node_LockingClause{LockingClause: &pg_query.LockingClause{
-			Strength: pg_query.LockClauseStrength_LCS_FORUPDATE, WaitPolicy: pg_query.LockWaitPolicy_LockWaitBlock,
+			Strength: strength, WaitPolicy: pg_query.LockWaitPolicy_LockWaitBlock,
 			LockedRels: []*pg_query.Node{{Node: &pg_query.Node_RangeVar{RangeVar: &pg_query.RangeVar{Relname: q, Inh: true, Relpersistence: "p", Location: -1}}}}}}}},
 		LimitOption: pg_query.LimitOption_LIMIT_OPTION_DEFAULT, Op: pg_query.SetOperation_SETOP_NONE,
 	}
