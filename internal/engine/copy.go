@@ -99,17 +99,19 @@ type copyEncrypter struct {
 	env    onion.Env
 
 	batch   []copyRow
+	spans   []span // the batch's fields, len(cc.fields) per row
 	arena   []byte
+	outs    [][]byte // the workers' output buffers, reused
 	workers int
 	started bool         // the binary stream's header is sent
 	layers  []copyLayers // by field
 }
 
-// copyRow is one client row of a batch: its fields as offsets into the
-// batch arena (from < 0 for NULL) and its input line.
+// copyRow is one client row of a batch: its input line; its fields are
+// the next len(cc.fields) spans of the batch, offsets into the batch
+// arena (from < 0 for NULL).
 type copyRow struct {
-	fields []span
-	line   int64
+	line int64
 }
 
 // span is a value's place in a buffer: buf[from:to]; from is -1 when the
@@ -181,7 +183,7 @@ func (c *copyEncrypter) header(dst []byte) []byte {
 
 // drain encrypts every complete row the reader holds.
 func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
-	c.batch, c.arena = c.batch[:0], c.arena[:0]
+	c.batch, c.spans, c.arena = c.batch[:0], c.spans[:0], c.arena[:0]
 	for {
 		row, err := c.r.Next()
 		if err == io.EOF || (err == nil && row == nil) {
@@ -190,17 +192,16 @@ func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		cr := copyRow{fields: make([]span, len(row)), line: c.r.Line()}
-		for i, f := range row {
+		for _, f := range row {
 			if f == nil {
-				cr.fields[i] = span{-1, -1}
+				c.spans = append(c.spans, span{-1, -1})
 				continue
 			}
 			from := len(c.arena)
 			c.arena = append(c.arena, f...)
-			cr.fields[i] = span{from, len(c.arena)}
+			c.spans = append(c.spans, span{from, len(c.arena)})
 		}
-		c.batch = append(c.batch, cr)
+		c.batch = append(c.batch, copyRow{line: c.r.Line()})
 	}
 	if len(c.batch) == 0 {
 		return dst, nil
@@ -208,34 +209,41 @@ func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
 	dst = c.header(dst)
 	parts := min(c.workers, (len(c.batch)+7)/8)
 	if parts <= 1 {
-		return c.encryptRows(dst, c.batch)
+		return c.encryptRows(dst, 0, len(c.batch))
 	}
-	outs := make([][]byte, parts)
+	// The first part is written into dst by this goroutine, the others
+	// into buffers kept for the next batch, then appended.
+	if len(c.outs) < parts {
+		c.outs = make([][]byte, parts)
+	}
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
 	per := (len(c.batch) + parts - 1) / parts
-	for i := range parts {
+	for i := 1; i < parts; i++ {
 		lo, hi := i*per, min(len(c.batch), (i+1)*per)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i], errs[i] = c.encryptRows(nil, c.batch[lo:hi])
+			c.outs[i], errs[i] = c.encryptRows(c.outs[i][:0], lo, hi)
 		}()
 	}
+	dst, errs[0] = c.encryptRows(dst, 0, min(len(c.batch), per))
 	wg.Wait()
 	for i := range parts {
 		if errs[i] != nil {
 			return dst, errs[i]
 		}
-		dst = append(dst, outs[i]...)
+		if i > 0 {
+			dst = append(dst, c.outs[i]...)
+		}
 	}
 	return dst, nil
 }
 
-// encryptRows appends the server's rows for rows to dst, in text or
-// binary format. It only reads shared state, so batches may run
-// concurrently.
-func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) {
+// encryptRows appends the server's rows for rows lo to hi of the batch to
+// dst, in text or binary format. It only reads shared state, so parts of
+// a batch may run concurrently.
+func (c *copyEncrypter) encryptRows(dst []byte, lo, hi int) ([]byte, error) {
 	var text pgcopy.Writer
 	var bin pgcopy.BinaryWriter
 	var w pgcopy.CellWriter = &text
@@ -250,11 +258,14 @@ func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) 
 		vals = map[catalog.ID]onion.Value{}
 	}
 	value := func(col *catalog.Column) (onion.Value, bool) { v, ok := vals[col.ID]; return v, ok }
-	for _, row := range rows {
-		salt := rnd.NewSalt()
+	nf := len(c.cc.fields)
+	salts := rnd.NewSalts(hi - lo) // one read of the system's generator
+	for r := lo; r < hi; r++ {
+		row := c.batch[r]
+		salt := salts[(r-lo)*rnd.SaltSize : (r-lo+1)*rnd.SaltSize : (r-lo+1)*rnd.SaltSize]
 		w.Bytea(salt)
 		for i, f := range c.cc.fields {
-			sp := row.fields[i]
+			sp := c.spans[r*nf+i]
 			var raw []byte
 			if sp.from >= 0 {
 				raw = c.arena[sp.from:sp.to]
@@ -308,6 +319,10 @@ func (c *copyEncrypter) encryptRows(dst []byte, rows []copyRow) ([]byte, error) 
 			clear(vals)
 		}
 		w.EndRow()
+		if r == lo && hi-lo > 1 {
+			// Room for the other rows, at the first one's size.
+			w.Grow((hi - lo - 1) * (len(w.Bytes()) - len(dst)))
+		}
 	}
 	return w.Bytes(), nil
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -61,10 +62,19 @@ func TestCopyDifferential(t *testing.T) {
 	const serialDDL = "CREATE TABLE copied_serial (id serial PRIMARY KEY, name text)"
 	mustExec(t, enc, serialDDL)
 	mustExec(t, plain, serialDDL)
+	// Many rows in one message: a batch the proxy splits across cores,
+	// in text (copied_serial) and in binary (copied).
+	var many, manySerial strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&many, "%d\trow %d\t%d.%02d\t2020-01-%02d\t%t\n", 100+i, i, i, i%100, 1+i%28, i%2 == 0)
+		fmt.Fprintf(&manySerial, "%d\trow %d\n", 100+i, i)
+	}
 	for _, tc := range []struct{ table, data string }{
 		{"copied", ""},
 		{"copied_serial", "11\tone\n12\t\\N\n13\tthree\\tthree\n"},
 		{"copied_serial (name)", "four\n"},
+		{"copied", many.String()},
+		{"copied_serial", manySerial.String()},
 	} {
 		sql := "COPY " + tc.table + " FROM STDIN"
 		gtag, gerr := enc.PgConn().CopyFrom(ctx, strings.NewReader(tc.data), sql)
@@ -73,7 +83,7 @@ func TestCopyDifferential(t *testing.T) {
 			t.Fatalf("%s: through the proxy %q %v, directly %q %v", sql, gtag, gerr, wtag, werr)
 		}
 	}
-	for _, q := range []string{"SELECT * FROM copied", "SELECT * FROM copied_serial ORDER BY id"} {
+	for _, q := range []string{"SELECT * FROM copied ORDER BY id", "SELECT * FROM copied_serial ORDER BY id"} {
 		got := queryAll(t, enc, pgx.QueryExecModeSimpleProtocol, q)
 		want := queryAll(t, plain, pgx.QueryExecModeSimpleProtocol, q)
 		if strings.Join(got.rows, "\n") != strings.Join(want.rows, "\n") {
@@ -137,14 +147,16 @@ func TestPgbenchInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := 0
+	var aids [100001]bool
 	for rows.Next() {
 		var aid, bid, abalance int
 		if err := rows.Scan(&aid, &bid, &abalance); err != nil {
 			t.Fatal(err)
 		}
-		if aid < 1 || aid > 100000 || bid != 1 || abalance != 0 {
-			t.Fatalf("row %d %d %d", aid, bid, abalance)
+		if aid < 1 || aid > 100000 || aids[aid] || bid != 1 || abalance != 0 {
+			t.Fatalf("row %d %d %d (aid seen before: %t)", aid, bid, abalance, aid >= 1 && aid <= 100000 && aids[aid])
 		}
+		aids[aid] = true
 		seen++
 	}
 	if rows.Err() != nil || seen != 100000 {

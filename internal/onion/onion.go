@@ -441,9 +441,10 @@ func (c *Column) EncryptAt(v Value, salt []byte, eqLayer, ordLayer Layer) (Cells
 	}
 	if c.has(KindOrd) {
 		opeCT := c.encryptOPE(c.ordinal(v))
-		cells.Ord = append([]byte(nil), opeCT...) // the cache's copy is shared
 		if ordLayer == LayerRND {
 			cells.Ord = c.ordRND.EncryptProbabilistically(make([]byte, 0, c.ordRND.CiphertextLen(len(opeCT))), opeCT, salt)
+		} else {
+			cells.Ord = append([]byte(nil), opeCT...) // the cache's copy is shared
 		}
 	}
 	if c.has(KindAdd) {

@@ -372,8 +372,8 @@ func (t Type) applyLength(s string) (Value, error) {
 			var b strings.Builder
 			b.Grow(len(s) + t.Length - n)
 			b.WriteString(s)
-			for range t.Length - n {
-				b.WriteByte(' ')
+			for pad := t.Length - n; pad > 0; pad -= len(blanks) {
+				b.WriteString(blanks[:min(pad, len(blanks))])
 			}
 			return TextValue(b.String()), nil
 		}
@@ -381,6 +381,9 @@ func (t Type) applyLength(s string) (Value, error) {
 	}
 	return TextValue(s), nil
 }
+
+// blanks pads character(n) values.
+const blanks = "                                                                "
 
 // clip returns the byte length of the first max characters of s and how
 // many characters that is (fewer when s is shorter).

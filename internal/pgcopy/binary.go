@@ -1,6 +1,9 @@
 package pgcopy
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // CellWriter is what Writer and BinaryWriter share: the values of the
 // cells of encrypted columns, and the end of a row.
@@ -11,6 +14,7 @@ type CellWriter interface {
 	Int8Array(v []int64)
 	EndRow()
 	Bytes() []byte
+	Grow(n int) // room for n more bytes without another allocation
 }
 
 var (
@@ -52,6 +56,9 @@ func (w *BinaryWriter) Reset(dst []byte) { w.buf, w.fields, w.open = dst, 0, fal
 // Bytes returns the buffer with everything written so far. It is valid
 // until the next call of a method other than Bytes.
 func (w *BinaryWriter) Bytes() []byte { return w.buf }
+
+// Grow makes room for n more bytes.
+func (w *BinaryWriter) Grow(n int) { w.buf = slices.Grow(w.buf, n) }
 
 // Null writes a NULL field.
 func (w *BinaryWriter) Null() {

@@ -1,6 +1,9 @@
 package pgcopy
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // Writer appends rows in PostgreSQL's default COPY text format, the form
 // the proxy sends the server whatever the client's format was (unless
@@ -23,6 +26,9 @@ func (w *Writer) Reset(dst []byte) { w.buf, w.fields = dst, 0 }
 // Bytes returns the buffer with everything written so far. It is valid
 // until the next call of a method other than Bytes.
 func (w *Writer) Bytes() []byte { return w.buf }
+
+// Grow makes room for n more bytes.
+func (w *Writer) Grow(n int) { w.buf = slices.Grow(w.buf, n) }
 
 // Field writes one field: v escaped, or \N when v is nil.
 func (w *Writer) Field(v []byte) {

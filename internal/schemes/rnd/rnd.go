@@ -86,6 +86,14 @@ func NewSalt() []byte {
 	return s
 }
 
+// NewSalts returns n fresh random salts back to back (n*SaltSize bytes)
+// from one read of crypto/rand.
+func NewSalts(n int) []byte {
+	s := make([]byte, n*SaltSize)
+	rand.Read(s) // never fails (see crypto/rand.Read)
+	return s
+}
+
 // Cipher is the pgcrypto-peelable RND layer: AES-CBC, PKCS#7 padding, IV =
 // AES_K(salt); or, made by NewUnpadded, AES-CBC without padding for
 // plaintexts of a fixed length that is a multiple of 16 bytes. It is safe
