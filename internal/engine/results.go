@@ -153,6 +153,11 @@ type decrypter struct {
 	// skip, when set, marks the columns DataRow leaves NULL instead of
 	// decrypting (decodeOnly: the folder knows the row's group).
 	skip []bool
+	// mayParallel: the session relays this decrypter's rows itself (see
+	// streamed), so a long result may be decrypted in parallel (par).
+	mayParallel bool
+	serialRows  int // of the current result, decrypted as they came
+	par         *parallelRows
 }
 
 // rowCell is cellBytes for a cell needed only while the current row is
@@ -296,6 +301,15 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		}
 		d.env, d.envOK = env, true
 	}
+	if d.par != nil {
+		return d.par.add(row)
+	}
+	if d.mayParallel {
+		if d.serialRows++; d.serialRows > parallelAfter && d.parallelOK() {
+			d.par = newParallelRows(d)
+			return d.par.add(row)
+		}
+	}
 	ex := d.ex.Load()
 	if d.p.sort != nil && d.sorter == nil {
 		d.sorter = newRunSorter(d, ex)
@@ -412,12 +426,37 @@ func (d *decrypter) check(i int, r residual, ex *execState, row *pgproto3.DataRo
 	return ok != r.like.Negate, err
 }
 
-// Release sends on the rows a sort has put in order.
+// Release sends on the rows a sort has put in order, or the workers have
+// decrypted.
 func (d *decrypter) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
+	if atEnd {
+		d.serialRows = 0
+	}
+	if d.par != nil {
+		rows, err := d.par.release(atEnd)
+		if atEnd || err != nil {
+			d.par = nil
+		}
+		return rows, err
+	}
 	if d.sorter == nil {
 		return nil, nil
 	}
 	return d.sorter.release(atEnd), nil
+}
+
+// ReleasesAtSuspend: rows held for the workers are all released when an
+// Execute's row limit is reached; a sort's wait for the last row.
+func (d *decrypter) ReleasesAtSuspend() bool { return d.sorter == nil }
+
+// streamed marks rr, when it is a decrypter, as the rewriter the session
+// relays rows through: no other rewriter reads its rows as DataRow
+// returns, so it may hold them back to decrypt them in parallel.
+func streamed(rr wire.ResultRewriter) wire.ResultRewriter {
+	if d, ok := rr.(*decrypter); ok {
+		d.mayParallel = true
+	}
+	return rr
 }
 
 // CommandTag reports the rows the client got when the proxy dropped some.

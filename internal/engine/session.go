@@ -378,7 +378,7 @@ func (s *session) Query(sql string) (*wire.QueryPlan, error) {
 		changed = true
 		texts[i] = p.sql
 		plan.Results = append(plan.Results, p.before...)
-		plan.Results = append(plan.Results, p.results)
+		plan.Results = append(plan.Results, streamed(p.results))
 		if p.copyIn != nil {
 			plan.CopyIn = p.copyIn
 		}
@@ -500,7 +500,8 @@ func (x *extended) statement(p *stmtPlan) *wire.Statement {
 	}
 	switch {
 	case x.results != nil:
-		st.Results = x.results
+		results := x.results
+		st.Results = func(formats []int16) wire.ResultRewriter { return streamed(results(formats)) }
 	case p.results != nil:
 		r := p.results
 		st.Results = func([]int16) wire.ResultRewriter { return r }

@@ -233,6 +233,15 @@ type RowReleaser interface {
 	Release(atEnd bool) ([]*pgproto3.DataRow, error)
 }
 
+// ReleasesAtSuspend may be implemented by a RowReleaser that holds rows
+// only to work on them (not to reorder or count them): when
+// ReleasesAtSuspend returns true at an Execute's PortalSuspended, the
+// session calls Release(true) and sends the rows before it, so that the
+// client gets the rows it asked for with that Execute.
+type ReleasesAtSuspend interface {
+	ReleasesAtSuspend() bool
+}
+
 // CopyInRewriter rewrites the data a client sends for COPY ... FROM STDIN,
 // e.g. to encrypt it row by row. It is called from the session's
 // client-reading goroutine, except CopyInResponse, which is called from

@@ -997,6 +997,13 @@ func (ss *session) relay(r *request, t byte, msg, scratch []byte, rr ResultRewri
 		scratch, err = ss.relayCommandComplete(msg, scratch, rr)
 	case 'Z':
 		err = ss.relayReadyForQuery(msg, body(msg)[0])
+	case 's':
+		if ra, ok := rr.(ReleasesAtSuspend); ok && ra.ReleasesAtSuspend() {
+			if scratch, err = ss.release(scratch, rr, true); err != nil {
+				break
+			}
+		}
+		_, err = ss.cw.Write(msg)
 	default:
 		_, err = ss.cw.Write(msg)
 	}

@@ -1,0 +1,137 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgonion/pgonion/internal/engine"
+)
+
+// TestParallelDecryption: a result long enough to be decrypted by
+// workers arrives complete and in the server's order, in both
+// protocols, as plaintext PostgreSQL returns it; and an Execute with a
+// row limit gets exactly its rows before PortalSuspended.
+func TestParallelDecryption(t *testing.T) {
+	ctx := context.Background()
+	db := newEncDB(t)
+	p := startProxy(t, db, nil)
+	plainDB := newEncDB(t)
+	plain := plainDB.direct(t)
+	enc := p.connect(t, pgx.QueryExecModeCacheStatement)
+	const rows = 7000
+	const ddl = "CREATE TABLE wide (id int, name text, amount numeric(10,2), day date, ok boolean, note varchar(20))"
+	mustExec(t, enc, ddl)
+	mustExec(t, plain, ddl)
+	var data strings.Builder
+	for i := range rows {
+		note := `\N`
+		if i%3 == 0 {
+			note = fmt.Sprintf("n%d", i%11)
+		}
+		fmt.Fprintf(&data, "%d\tname %d\t%d.%02d\t2021-%02d-%02d\t%t\t%s\n", i, i%500, i, i%100, 1+i%12, 1+i%28, i%2 == 0, note)
+	}
+	for _, c := range []*pgx.Conn{enc, plain} {
+		if _, err := c.PgConn().CopyFrom(ctx, strings.NewReader(data.String()), "COPY wide FROM STDIN"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const q = "SELECT * FROM wide ORDER BY id"
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement} {
+		want := orderedRows(t, plain, mode, q)
+		before := engine.ParallelBatches()
+		c := p.connect(t, mode)
+		got := orderedRows(t, c, mode, q)
+		if len(got) != len(want) {
+			t.Fatalf("%v: %d rows, want %d", mode, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%v: row %d is %s, want %s", mode, i, got[i], want[i])
+			}
+		}
+		if n := engine.ParallelBatches() - before; n == 0 {
+			t.Errorf("%v: %d rows were all decrypted as they came, none by workers", mode, rows)
+		}
+	}
+
+	// Execute with a row limit: each Execute's rows come before its
+	// PortalSuspended, the last with its CommandComplete.
+	c := p.connect(t, pgx.QueryExecModeCacheStatement)
+	hc, err := c.PgConn().Hijack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Conn.Close()
+	fe := hc.Frontend
+	fe.Send(&pgproto3.Parse{Query: "SELECT id FROM wide ORDER BY id"})
+	fe.Send(&pgproto3.Bind{ResultFormatCodes: []int16{0}})
+	limits := []uint32{2500, 3000, 0}
+	for _, n := range limits {
+		fe.Send(&pgproto3.Execute{MaxRows: n})
+	}
+	fe.Send(&pgproto3.Sync{})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	next, got := 0, 0
+	for step := 0; ; {
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatalf("after %d rows: %v", next, err)
+		}
+		switch m := m.(type) {
+		case *pgproto3.DataRow:
+			if string(m.Values[0]) != fmt.Sprint(next) {
+				t.Fatalf("row %d: id %s", next, m.Values[0])
+			}
+			next++
+			got++
+		case *pgproto3.PortalSuspended, *pgproto3.CommandComplete:
+			want := int(limits[step])
+			if want == 0 {
+				want = rows - 5500
+			}
+			if got != want {
+				t.Errorf("Execute %d (limit %d): %d rows, want %d", step, limits[step], got, want)
+			}
+			if _, done := m.(*pgproto3.CommandComplete); done != (step == len(limits)-1) {
+				t.Errorf("Execute %d answered with %T", step, m)
+			}
+			step, got = step+1, 0
+		case *pgproto3.ErrorResponse:
+			t.Fatalf("error: %s", m.Message)
+		case *pgproto3.ReadyForQuery:
+			if next != rows {
+				t.Errorf("%d rows in all, want %d", next, rows)
+			}
+			return
+		}
+	}
+}
+
+// orderedRows returns a query's rows as text, in the order they came.
+func orderedRows(t *testing.T, c *pgx.Conn, mode pgx.QueryExecMode, sql string) []string {
+	t.Helper()
+	rs, err := c.Query(context.Background(), sql, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var out []string
+	for rs.Next() {
+		vals, err := rs.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%#v", vals))
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
