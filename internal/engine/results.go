@@ -305,9 +305,13 @@ func (d *decrypter) DataRow(row *pgproto3.DataRow) error {
 		return d.par.add(row)
 	}
 	if d.mayParallel {
-		if d.serialRows++; d.serialRows > parallelAfter && d.parallelOK() {
-			d.par = newParallelRows(d)
-			return d.par.add(row)
+		if d.serialRows++; d.serialRows > parallelAfter {
+			if !d.parallelOK() {
+				d.mayParallel = false // for good: it depends on the plan alone
+			} else {
+				d.par = newParallelRows(d)
+				return d.par.add(row)
+			}
 		}
 	}
 	ex := d.ex.Load()
@@ -446,7 +450,7 @@ func (d *decrypter) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 }
 
 // ReleasesAtSuspend: rows held for the workers are all released when an
-// Execute's row limit is reached; a sort's wait for the last row.
+// Execute's row limit is reached; a sort's rows wait for the last one.
 func (d *decrypter) ReleasesAtSuspend() bool { return d.sorter == nil }
 
 // streamed marks rr, when it is a decrypter, as the rewriter the session
