@@ -29,7 +29,9 @@ func (s *session) planCopyOut(cp *rewrite.CopyOutPlan, ext *extended) (*stmtPlan
 	if len(p.before) > 0 || p.copyIn != nil {
 		return nil, rewrite.Refusal("COPY (query) TO STDOUT over encrypted columns: this query is not supported in a COPY; run it as a query")
 	}
-	co := &copyOut{inner: p.results, opts: cp.Options, table: cp.Table.Name}
+	// copyOut formats the rows the session hands it, released ones
+	// included, so its query's decrypter may hold rows (streamed).
+	co := &copyOut{inner: streamed(p.results), opts: cp.Options, table: cp.Table.Name}
 	if cp.Table.Name != "" {
 		t, err := s.lookup(cp.Table)
 		if err != nil {

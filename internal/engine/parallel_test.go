@@ -59,6 +59,23 @@ func TestParallelDecryption(t *testing.T) {
 		}
 	}
 
+	// COPY TO STDOUT formats the rows the workers decrypted.
+	before := engine.ParallelBatches()
+	var proxied, direct strings.Builder
+	const cq = "COPY (SELECT * FROM wide ORDER BY id) TO STDOUT WITH (FORMAT csv)"
+	if _, err := enc.PgConn().CopyTo(ctx, &proxied, cq); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.PgConn().CopyTo(ctx, &direct, cq); err != nil {
+		t.Fatal(err)
+	}
+	if proxied.String() != direct.String() {
+		t.Errorf("%s: %d bytes through the proxy, %d directly, different", cq, proxied.Len(), direct.Len())
+	}
+	if engine.ParallelBatches() == before {
+		t.Errorf("%s: no batch was decrypted by workers", cq)
+	}
+
 	// Execute with a row limit: each Execute's rows come before its
 	// PortalSuspended, the last with its CommandComplete.
 	c := p.connect(t, pgx.QueryExecModeCacheStatement)
