@@ -136,3 +136,20 @@ func TestCacheKeepsWorkingSetOfTwoGenerations(t *testing.T) {
 		t.Errorf("%d values drawn %d times: %d plaintext misses, %d computations; want at most %d", n, draws, misses, computed, max)
 	}
 }
+
+// TestPlainCacheMatchesWholeCiphertext: a ciphertext that shares another's
+// first 16 bytes (the AES-SIV synthetic IV, which the server could copy
+// onto a forged body) is not answered from the cache.
+func TestPlainCacheMatchesWholeCiphertext(t *testing.T) {
+	var c plainCache
+	stored := []byte("0123456789abcdef-the body")
+	c.store(stored, TextValue("stored"))
+	if v, ok := c.lookup(stored); !ok || v.Str() != "stored" {
+		t.Fatalf("lookup(stored) = %v, %v", v, ok)
+	}
+	for _, ct := range []string{"0123456789abcdef-another body", "0123456789abcdef", "0123456789abcdef-the bod"} {
+		if v, ok := c.lookup([]byte(ct)); ok {
+			t.Errorf("lookup(%q) = %v from the entry of %q", ct, v, stored)
+		}
+	}
+}
