@@ -98,10 +98,10 @@ func TestDetCacheBypass(t *testing.T) {
 	}
 }
 
-// TestCacheKeepsWorkingSetOfTwoGenerations: of values drawn at random
-// from more than one generation's worth (sysbench's 10,000 rows), about
-// one in ten misses once all were seen; emptying one full map instead
-// missed about half.
+// TestCacheKeepsWorkingSetOfTwoGenerations: values drawn at random from
+// more than one generation's worth (sysbench's 10,000 rows) all stay in
+// the cache once seen. Moving old hits to the current generation missed
+// one in ten; emptying one full map missed about half.
 func TestCacheKeepsWorkingSetOfTwoGenerations(t *testing.T) {
 	const n = cacheSize + cacheSize/4
 	r := rand.New(rand.NewPCG(1, 2))
@@ -132,7 +132,7 @@ func TestCacheKeepsWorkingSetOfTwoGenerations(t *testing.T) {
 			t.Fatalf("get(%d) = %d", k, got)
 		}
 	}
-	if max := draws * 15 / 100; misses > max || computed > max {
+	if max := draws / 100; misses > max || computed > max {
 		t.Errorf("%d values drawn %d times: %d plaintext misses, %d computations; want at most %d", n, draws, misses, computed, max)
 	}
 }
