@@ -152,6 +152,15 @@ func (c *clockTail) DataRow(row *pgproto3.DataRow) error {
 	return c.next.DataRow(row)
 }
 
+// ReleasesAtSuspend implements wire.ReleasesAtSuspend as next does.
+func (c *clockTail) ReleasesAtSuspend() bool {
+	if _, ok := c.next.(wire.RowReleaser); !ok {
+		return true
+	}
+	ra, ok := c.next.(wire.ReleasesAtSuspend)
+	return ok && ra.ReleasesAtSuspend()
+}
+
 // Release implements wire.RowReleaser when next does.
 func (c *clockTail) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 	if rel, ok := c.next.(wire.RowReleaser); ok {

@@ -450,8 +450,9 @@ func (d *decrypter) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 }
 
 // ReleasesAtSuspend: rows held for the workers are all released when an
-// Execute's row limit is reached; a sort's rows wait for the last one.
-func (d *decrypter) ReleasesAtSuspend() bool { return d.sorter == nil }
+// Execute's row limit is reached. A sort, a filter or a LIMIT in the proxy
+// changes the rows: their portal is run to completion by the session.
+func (d *decrypter) ReleasesAtSuspend() bool { return !d.p.proxyRows() }
 
 // streamed marks rr, when it is a decrypter, as the rewriter the session
 // relays rows through: no other rewriter reads its rows as DataRow

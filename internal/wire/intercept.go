@@ -234,10 +234,12 @@ type RowReleaser interface {
 }
 
 // ReleasesAtSuspend may be implemented by a RowReleaser that holds rows
-// only to work on them (not to reorder or count them): when
-// ReleasesAtSuspend returns true at an Execute's PortalSuspended, the
-// session calls Release(true) and sends the rows before it, so that the
-// client gets the rows it asked for with that Execute.
+// only to work on them: it gives every row of the server's, in the
+// server's order. When ReleasesAtSuspend returns true, an Execute's row
+// limit goes to the server as sent, and at PortalSuspended the session
+// calls Release(true) and sends the rows before it. The portal of any
+// other RowReleaser runs to completion at its first Execute with a row
+// limit, and the session hands out its rows by the limits (rowlimit.go).
 type ReleasesAtSuspend interface {
 	ReleasesAtSuspend() bool
 }

@@ -17,6 +17,7 @@ type request struct {
 	stmt    *Statement       // for 'D' of a statement
 	copyIn  CopyInRewriter   // 'Q'/'E' starting a rewritten COPY FROM STDIN
 	results []ResultRewriter // 'Q': per statement; 'D'/'E': one entry
+	limit   *rowLimit        // 'E' of a portal whose rows the session hands out by its row limits
 	refusal error            // replaces the server's error for a refused message; guarded by queue.mu once pushed
 	hidden  bool             // 'P' or 'C' the proxy sent to replace a stale statement: its success is not for the client
 	fail    error            // the proxy failed the request before the server answered: its answer becomes this error (set before push)

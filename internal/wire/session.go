@@ -77,6 +77,9 @@ type session struct {
 	row     pgproto3.DataRow
 	rowVals [][]byte
 	copyBuf []byte // CopyOutRow's, reused
+	// divert keeps the rows of a portal run to completion for a limited
+	// Execute instead of sending them (rowlimit.go; serverToClient only).
+	divert *heldRows
 	// cycleFailed is set from the server's error in an extended-protocol
 	// request cycle until its ReadyForQuery: the server skips messages
 	// until the cycle's Sync.
@@ -281,10 +284,18 @@ func (ss *session) clientToServer() (err error) {
 		case 'D':
 			err = ss.forwardDescribe(msg)
 		case 'E':
-			name, _ := cstring(body(msg))
+			name, rest := cstring(body(msg))
 			r := &request{kind: 'E'}
 			ss.copyIn, ss.copyReq, ss.copyFailed = nil, r, false
 			if pt := ss.portals[name]; pt != nil {
+				if r.limit = limitExecute(pt, rest); r.limit != nil {
+					if r.limit.first {
+						r.results = []ResultRewriter{pt.results}
+					}
+					ss.q.push(r)
+					scratch, err = writeMsg(ss.bw, scratch, &pgproto3.Execute{Portal: name})
+					break
+				}
 				r.results = []ResultRewriter{pt.results}
 				if pt.stmt.CopyIn != nil {
 					n := len(ss.deferred)
@@ -975,6 +986,10 @@ func (ss *session) serverToClient() error {
 // relay passes one message of the answer to r on to the client,
 // rewriting it with rr.
 func (ss *session) relay(r *request, t byte, msg, scratch []byte, rr ResultRewriter, copyIn *bool, stmtIdx *int, lastFatal *bool) ([]byte, error) {
+	ss.divert = nil
+	if r.limit != nil && r.limit.first {
+		ss.divert = r.limit.held
+	}
 	var err error
 	switch t {
 	case 'E':
@@ -994,7 +1009,11 @@ func (ss *session) relay(r *request, t byte, msg, scratch []byte, rr ResultRewri
 	case 'G':
 		scratch, err = ss.relayCopyInResponse(msg, scratch, r.copyIn)
 	case 'C':
-		scratch, err = ss.relayCommandComplete(msg, scratch, rr)
+		if r.limit != nil {
+			scratch, err = ss.completeLimited(r.limit, msg, scratch, rr)
+		} else {
+			scratch, err = ss.relayCommandComplete(msg, scratch, rr)
+		}
 	case 'Z':
 		err = ss.relayReadyForQuery(msg, body(msg)[0])
 	case 's':
@@ -1154,6 +1173,10 @@ func (ss *session) relayRowDescription(msg, scratch []byte, rr ResultRewriter) (
 // writeRow sends one row of rr's statement: a DataRow, or CopyData
 // (CopyOut).
 func (ss *session) writeRow(scratch []byte, rr ResultRewriter, row *pgproto3.DataRow) ([]byte, error) {
+	if ss.divert != nil {
+		ss.divert.keep(row)
+		return scratch, nil
+	}
 	co, ok := rr.(CopyOut)
 	if !ok {
 		return writeMsg(ss.cw, scratch, row)
@@ -1321,6 +1344,7 @@ func refusalAttr(err error) slog.Attr {
 type boundPortal struct {
 	stmt    *Statement
 	results ResultRewriter
+	held    *heldRows // set when a limited Execute ran it to completion (rowlimit.go)
 }
 
 // rewriteError is a failure that leaves no consistent protocol state (a
