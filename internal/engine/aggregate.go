@@ -529,6 +529,13 @@ func (f *folder) foldBatch(b *rowBatch) {
 	if f.err != nil {
 		return
 	}
+	// A worker's panic would end the process, not the statement: the
+	// session's guard only covers its own goroutine.
+	defer func() {
+		if v := recover(); v != nil {
+			f.err = fmt.Errorf("engine: panic folding rows: %v", v)
+		}
+	}()
 	for r := range b.n {
 		f.vals = b.rowValues(r, f.vals[:0])
 		f.row.Values = f.vals

@@ -224,6 +224,13 @@ func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A panic here would end the process: the session's guard
+			// only covers its own goroutine.
+			defer func() {
+				if v := recover(); v != nil {
+					errs[i] = fmt.Errorf("engine: panic encrypting COPY rows: %v", v)
+				}
+			}()
 			c.outs[i], errs[i] = c.encryptRows(c.outs[i][:0], lo, hi)
 		}()
 	}
