@@ -288,13 +288,23 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 	if err != nil {
 		return nil, err
 	}
+	// An UPDATE by primary key reads at most one row: its cells are
+	// bound as scalars, not arrays (RenderScalars).
+	single := p.SingleRow()
 	hp := newHoleParams(ext.oids, append(readRefs, setParams...))
 	nodes := make([]*pg_query.Node, len(arrays))
 	for i, a := range arrays {
-		array, _ := arrayOIDsOf(a.Elem)
-		nodes[i] = hp.add(paramSlot{hole: i}, array)
+		oid, elem := arrayOIDsOf(a.Elem)
+		if single {
+			oid = elem
+		}
+		nodes[i] = hp.add(paramSlot{hole: i}, oid)
 	}
-	sql, err := p.RenderArrays(nodes)
+	render := p.RenderArrays
+	if single {
+		render = p.RenderScalars
+	}
+	sql, err := render(nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -380,6 +390,11 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 		if err := s.holdWrites(t); err != nil {
 			return err
 		}
+		if single && len(rows.rows) > 1 {
+			// The key is no longer unique (dropped, or rows in
+			// inheritance children): the statement cannot write them.
+			return rewrite.Refusal("UPDATE of table %s by its primary key read %d rows; prepare the statement again", t.Name, len(rows.rows))
+		}
 		cols := make([][][]byte, len(arrays))
 		r.ev.Clock = s.sessionClock(true) // this execution's
 		for _, row := range rows.rows {
@@ -408,8 +423,13 @@ func (s *session) planUpdateRMWParams(p *rewrite.RMWPlan, t *catalog.Table, chec
 		}
 		vals := make([][]byte, len(hp.slots))
 		for i, a := range arrays {
-			_, elem := arrayOIDsOf(a.Elem)
-			vals[i] = pgarray.AppendBinary(nil, elem, cols[i])
+			switch {
+			case !single:
+				_, elem := arrayOIDsOf(a.Elem)
+				vals[i] = pgarray.AppendBinary(nil, elem, cols[i])
+			case len(cols[i]) == 1:
+				vals[i] = cols[i][0]
+			} // else no row: NULL, and the UPDATE matches none
 		}
 		bs.finish(vals)
 		return nil

@@ -95,9 +95,20 @@ func TestUpdateExpressions(t *testing.T) {
 		{"UPDATE upx SET n = n * $1", []any{2}},
 		{"UPDATE upx SET name = upper(name) || $1 WHERE id = $2", []any{"!", 1}},
 		{"UPDATE upx SET n = n - $1, f = f + $2 WHERE n > $3", []any{1, 0.5, 2}},
+		// By primary key: the row goes to the server as scalars.
+		{"UPDATE upx SET n = n + $1, price = price * 2, tag = $2, ok = NOT ok WHERE id = $3", []any{5, "t", 2}},
+		{"UPDATE upx AS u SET f = u.f * $1 WHERE $2 = u.id", []any{2.0, 3}},
+		{"UPDATE upx SET n = n + 1 WHERE id = $1", []any{999}},
+		{"UPDATE upx SET name = NULL || name, doc = doc WHERE id = $1 AND n > 0", []any{4}},
+		{"UPDATE upx SET n = n + $1 WHERE id = 5", []any{7}},
+		{"UPDATE upx SET tag = name || name WHERE id = $1", []any{5}}, // 22001
+		{"UPDATE upx SET n = n - $1 WHERE id = $2", []any{1000, 3}},   // 23514
 	} {
-		mustExec(t, x, q.sql, q.args...)
-		mustExec(t, plain, q.sql, q.args...)
+		gt, gerr := x.Exec(ctx, q.sql, q.args...)
+		wt, werr := plain.Exec(ctx, q.sql, q.args...)
+		if pgCode(gerr) != pgCode(werr) || gt.String() != wt.String() {
+			t.Errorf("%s: through the proxy %q %v, plaintext %q %v", q.sql, gt, gerr, wt, werr)
+		}
 		compareTables(t, c, plain, "SELECT * FROM upx ORDER BY id", q.sql)
 	}
 	for _, conn := range []*pgx.Conn{x, plain} {
@@ -207,61 +218,75 @@ func TestRMWLetsForeignKeyChecksThrough(t *testing.T) {
 
 // TestRMWGenericPlan: the UPDATE a prepared read-modify-write binds is
 // one the server plans once (a generic plan) rather than at every
-// execution; its rows arrive as arrays, whose length the planner would
-// otherwise guess (migrations/0023_row_numbers.sql, 0024). The proxy's own
-// read stays prepared too (wire's side statements).
+// execution. By primary key its row arrives as scalar parameters; by any
+// other condition its rows arrive as arrays, whose length the planner
+// would otherwise guess (migrations/0023_row_numbers.sql, 0024). The
+// proxy's own read stays prepared too (wire's side statements).
 func TestRMWGenericPlan(t *testing.T) {
-	ctx := context.Background()
-	db := newEncDB(t)
-	p := startProxy(t, db, nil)
-	c := p.connect(t, pgx.QueryExecModeCacheStatement)
-	mustExec(t, c, "CREATE TABLE gen (id int PRIMARY KEY, n int)")
-	mustExec(t, c, "INSERT INTO gen SELECT i, 0 FROM generate_series(1, 20) i")
-	const runs = 12
-	for i := range runs {
-		tag, err := c.Exec(ctx, "UPDATE gen SET n = abs(n) + $1 WHERE id = $2", 1, 1+i%3)
-		if err != nil || tag.RowsAffected() != 1 {
-			t.Fatalf("run %d: %v, %v", i, tag, err)
-		}
-	}
-	var n int
-	if err := c.QueryRow(ctx, "SELECT sum(n) FROM gen").Scan(&n); err != nil || n != runs {
-		t.Fatalf("sum after %d increments: %d, %v", runs, n, err)
-	}
-	// The session's prepared statements on the server, the client's
-	// and the proxy's.
-	rows, err := c.Query(ctx, "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements", pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := 0
-	for rows.Next() {
-		var sql string
-		var generic, custom int64
-		if err := rows.Scan(&sql, &generic, &custom); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case strings.HasPrefix(sql, "WITH pgonion_v"):
-			found++
-			// PostgreSQL plans the first five executions for their
-			// parameters, then compares.
-			if generic < runs-5 {
-				t.Errorf("the UPDATE was planned %d times for its parameters, generically %d times, in %d runs", custom, generic, runs)
+	for _, tc := range []struct {
+		name, ddl, prefix string
+	}{
+		{"by primary key", "CREATE TABLE gen (id int PRIMARY KEY, n int)", "UPDATE gen SET"},
+		{"by other columns", "CREATE TABLE gen (id int, n int)", "WITH pgonion_v"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := newEncDB(t)
+			p := startProxy(t, db, nil)
+			c := p.connect(t, pgx.QueryExecModeCacheStatement)
+			mustExec(t, c, tc.ddl)
+			mustExec(t, c, "INSERT INTO gen SELECT i, 0 FROM generate_series(1, 20) i")
+			const runs = 12
+			for i := range runs {
+				tag, err := c.Exec(ctx, "UPDATE gen SET n = abs(n) + $1 WHERE id = $2", 1, 1+i%3)
+				if err != nil || tag.RowsAffected() != 1 {
+					t.Fatalf("run %d: %v, %v", i, tag, err)
+				}
 			}
-		case strings.Contains(sql, "FOR NO KEY UPDATE OF gen"):
-			found++
-			// Prepared the second time it ran.
-			if generic+custom != runs-1 {
-				t.Errorf("the read ran %d times as one prepared statement, want %d", generic+custom, runs-1)
+			// No row: the UPDATE matches none.
+			if tag, err := c.Exec(ctx, "UPDATE gen SET n = abs(n) + $1 WHERE id = $2", 1, 99); err != nil || tag.RowsAffected() != 0 {
+				t.Fatalf("UPDATE of no row: %v, %v", tag, err)
 			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if found != 2 {
-		t.Errorf("found %d of the UPDATE and its read among the prepared statements, want both", found)
+			var n int
+			if err := c.QueryRow(ctx, "SELECT sum(n) FROM gen").Scan(&n); err != nil || n != runs {
+				t.Fatalf("sum after %d increments: %d, %v", runs, n, err)
+			}
+			// The session's prepared statements on the server, the
+			// client's and the proxy's.
+			rows, err := c.Query(ctx, "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements", pgx.QueryExecModeSimpleProtocol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := 0
+			for rows.Next() {
+				var sql string
+				var generic, custom int64
+				if err := rows.Scan(&sql, &generic, &custom); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case strings.HasPrefix(sql, tc.prefix):
+					found++
+					// PostgreSQL plans the first five executions for
+					// their parameters, then compares.
+					if generic < runs-5 {
+						t.Errorf("the UPDATE was planned %d times for its parameters, generically %d times, in %d runs", custom, generic, runs+1)
+					}
+				case strings.Contains(sql, "FOR NO KEY UPDATE OF gen"):
+					found++
+					// Prepared the second time it ran.
+					if generic+custom != runs {
+						t.Errorf("the read ran %d times as one prepared statement, want %d", generic+custom, runs)
+					}
+				}
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if found != 2 {
+				t.Errorf("found %d of the UPDATE (%s...) and its read among the prepared statements, want both", found, tc.prefix)
+			}
+		})
 	}
 }
 
