@@ -158,6 +158,7 @@ type decrypter struct {
 	mayParallel bool
 	serialRows  int // of the current result, decrypted as they came
 	par         *parallelRows
+	kept        *heldBudget // the rows the session keeps for a limited Execute (KeepRow)
 }
 
 // rowCell is cellBytes for a cell needed only while the current row is
@@ -453,6 +454,25 @@ func (d *decrypter) Release(atEnd bool) ([]*pgproto3.DataRow, error) {
 // Execute's row limit is reached. A sort, a filter or a LIMIT in the proxy
 // changes the rows: their portal is run to completion by the session.
 func (d *decrypter) ReleasesAtSuspend() bool { return !d.p.proxyRows() }
+
+// KeepRow implements wire.RowKeeper: the rows the session keeps for an
+// Execute with a row limit count against the statement's held memory,
+// as a sort's do.
+func (d *decrypter) KeepRow(row *pgproto3.DataRow) error {
+	if d.params == nil {
+		return nil
+	}
+	if d.kept == nil {
+		if d.kept = newHeldBudget(d.params.maxHeld); d.kept == nil {
+			return nil // no limit
+		}
+	}
+	n := heldRowOverhead
+	for _, v := range row.Values {
+		n += len(v) + heldValueOverhead
+	}
+	return d.kept.charge(n)
+}
 
 // streamed marks rr, when it is a decrypter, as the rewriter the session
 // relays rows through: no other rewriter reads its rows as DataRow

@@ -1,12 +1,15 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/pgonion/pgonion/internal/engine"
 )
 
 // TestExecuteRowLimits reads portals in parts, as pgjdbc's fetch size and
@@ -137,4 +140,29 @@ func limitTranscript(t *testing.T, c *pgx.Conn, sql string, limits []uint32, per
 		read()
 	}
 	return out.String()
+}
+
+// TestExecuteRowLimitsHeldMemory: the rows the session keeps for a
+// limited Execute count against --max-held-memory, as a sort's do: past
+// it the statement fails with 53200 and the session goes on. Without a
+// row limit the same rows stream and nothing is kept.
+func TestExecuteRowLimitsHeldMemory(t *testing.T) {
+	db := newEncDB(t)
+	p := startProxyWith(t, db, engine.Config{MaxHeldBytes: 1024})
+	c := p.connect(t, pgx.QueryExecModeCacheStatement)
+	mustExec(t, c, "CREATE TABLE kept (id int, note text)")
+	mustExec(t, c, "INSERT INTO kept SELECT i, repeat('x', 50) FROM generate_series(1, 100) i")
+	const q = "SELECT id, note FROM kept WHERE note LIKE '%x%'" // filtered by the proxy, not sorted
+	got := limitTranscript(t, p.connect(t, pgx.QueryExecModeCacheStatement), q, []uint32{5}, false, 0)
+	if !strings.Contains(got, "error 53200") || strings.Contains(got, "suspended") {
+		t.Errorf("a limited Execute keeping 100 rows of 50 bytes under a 1 kB limit:\n%s", got)
+	}
+	got = limitTranscript(t, p.connect(t, pgx.QueryExecModeCacheStatement), q, []uint32{0}, false, 0)
+	if !strings.Contains(got, "complete SELECT 100") {
+		t.Errorf("the same rows without a row limit:\n%s", got)
+	}
+	var n int
+	if err := c.QueryRow(context.Background(), "SELECT count(*) FROM kept").Scan(&n); err != nil || n != 100 {
+		t.Errorf("the session after: %d, %v", n, err)
+	}
 }

@@ -244,6 +244,14 @@ type ReleasesAtSuspend interface {
 	ReleasesAtSuspend() bool
 }
 
+// RowKeeper may be implemented by a ResultRewriter to bound the rows the
+// session keeps for it: KeepRow is called for each row kept for an
+// Execute with a row limit (rowlimit.go) before it is kept. row is valid
+// only during the call. An error fails the statement.
+type RowKeeper interface {
+	KeepRow(row *pgproto3.DataRow) error
+}
+
 // CopyInRewriter rewrites the data a client sends for COPY ... FROM STDIN,
 // e.g. to encrypt it row by row. It is called from the session's
 // client-reading goroutine, except CopyInResponse, which is called from

@@ -1174,6 +1174,11 @@ func (ss *session) relayRowDescription(msg, scratch []byte, rr ResultRewriter) (
 // (CopyOut).
 func (ss *session) writeRow(scratch []byte, rr ResultRewriter, row *pgproto3.DataRow) ([]byte, error) {
 	if ss.divert != nil {
+		if rk, ok := rr.(RowKeeper); ok {
+			if err := guard(ss.log, "KeepRow", func() error { return rk.KeepRow(row) }); err != nil {
+				return scratch, &statementError{err}
+			}
+		}
 		ss.divert.keep(row)
 		return scratch, nil
 	}
