@@ -994,6 +994,7 @@ func (ss *session) relay(r *request, t byte, msg, scratch []byte, rr ResultRewri
 	switch t {
 	case 'E':
 		*lastFatal = isFatalError(body(msg))
+		scratch = ss.releaseBeforeError(scratch, rr)
 		if refusal := ss.q.refusalOf(r); refusal != nil {
 			scratch, err = writeMsg(ss.cw, scratch, errorResponse(refusal, "ERROR"))
 		} else {
@@ -1246,6 +1247,23 @@ func (ss *session) release(scratch []byte, rr ResultRewriter, atEnd bool) ([]byt
 		}
 	}
 	return scratch, nil
+}
+
+// releaseBeforeError sends the rows a rewriter that gives every row of
+// the server's still holds (for its workers) when the server fails the
+// statement: PostgreSQL sends the rows it produced before an error, and
+// a client reading rows as they come (single-row mode, COPY TO STDOUT)
+// sees them. Rows that fail to decrypt are dropped: the client gets the
+// server's error.
+func (ss *session) releaseBeforeError(scratch []byte, rr ResultRewriter) []byte {
+	if ra, ok := rr.(ReleasesAtSuspend); !ok || !ra.ReleasesAtSuspend() {
+		return scratch
+	}
+	scratch, err := ss.release(scratch, rr, true)
+	if err != nil {
+		ss.log.Debug("rows before a server error dropped", "err", err)
+	}
+	return scratch
 }
 
 func (ss *session) relayCommandComplete(msg, scratch []byte, rr ResultRewriter) ([]byte, error) {
