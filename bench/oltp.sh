@@ -43,6 +43,14 @@
 # ms; the table shows the median over rounds. The log costs pgbench a
 # little time per transaction, the same on every target.
 #
+# CPU: each run's CPU time per transaction of the client (sysbench or
+# pgbench), of the target's proxy and of the server (the postmaster and
+# its children, exited ones included), from /proc. On a machine whose
+# cores the three share, TPS follows their sum; the report also gives
+# the enc/plain ratio the encrypted target would reach if its proxy cost
+# what the pass-through's does (the server's and the client's extra
+# work alone).
+#
 # Ratios: enc/plain (what encryption costs over the proxy's bare relay)
 # and plain/direct (what the hop and the parsing cost). Goals of the
 # issue, printed beside them: every encrypted workload >= 0.8 of
@@ -176,6 +184,7 @@ wait_ready "$ENCPORT"
 
 targets=(direct plain encrypted)
 declare -A portOf=([direct]=$PGPORT [plain]=$PLAINPORT [encrypted]=$ENCPORT)
+declare -A proxyOf=([plain]=$plain_pid [encrypted]=$proxy_pid)
 declare -A loadNote=() loadFail=()
 status=0
 
@@ -255,9 +264,25 @@ pcts() { sort -n | awk 'NF {a[++n] = $1} END {
     for (i = 1; i <= 3; i++) {k = int(n * p[i] / 100 + 0.999999); if (k < 1) k = 1; printf "%s%s", a[k], (i < 3 ? "\t" : "\n")}
   }'; }
 
+# CPU time in clock ticks, from /proc: of a process (utime + stime), of
+# the waited-for children of this shell (the benchmark tools), and of
+# the server (the postmaster, its live children and its exited ones).
+TICK=$(getconf CLK_TCK)
+pm_pid=""
+proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+child_ticks() { awk '{print $16 + $17}' "/proc/$$/stat"; }
+server_ticks() {
+  [ -n "$pm_pid" ] || pm_pid=$(head -1 "$work/data/postmaster.pid")
+  { awk '{print $14 + $15 + $16 + $17}' "/proc/$pm_pid/stat"
+    for c in $(pgrep -P "$pm_pid"); do proc_ticks "$c"; done; } | awk '{s += $1} END {print s + 0}'
+}
+# per_tx TICKS N: microseconds of CPU per transaction
+per_tx() { awk -v t="$1" -v n="$2" -v hz="$TICK" 'BEGIN {if (n + 0 == 0) print "NA"; else printf "%.0f", t * 1000000 / hz / n}'; }
+
 # run WORKLOAD TARGET PHASE ROUND SECS: one run, recorded as a line of
 # $results: workload target phase round status tps p50 p95 p99 (ms)
-# ignored-or-failed server-errors message.
+# ignored-or-failed server-errors message, and CPU per transaction (µs)
+# of the client, the proxy (0 for direct) and the server.
 run() {
   local w=$1 t=$2 phase=$3 round=$4 secs=$5 rc=0 tps="" lat="NA	NA	NA" errs=0 bad=0 msg="" before
   local log="$work/run-${w/:/-}-$t-$phase$round.log"
@@ -267,10 +292,17 @@ run() {
     return
   fi
   before=$(wc -l <"$work/pg.log")
+  local pid=${proxyOf[$t]:-} c0 p0=0 s0 c1 p1=0 s1 n
+  s0=$(server_ticks)
+  [ -z "$pid" ] || p0=$(proc_ticks "$pid")
+  c0=$(child_ticks) # last: the commands above are this shell's children too
   if [ $kind = sb ]; then
     timeout -k 10 $((secs + RUN_SLACK)) sysbench "oltp_$w" --db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="${portOf[$t]}" \
       --pgsql-user=postgres --pgsql-db="$t" --tables=1 --table-size="$ROWS" --threads="$THREADS" --time="$secs" \
       --histogram=on run >"$log" 2>&1 || rc=$?
+    c1=$(child_ticks) s1=$(server_ticks)
+    [ -z "$pid" ] || p1=$(proc_ticks "$pid")
+    n=$(awk '/transactions:/ {print $2; exit}' "$log")
     tps=$(awk '/transactions:/ {gsub(/\(/, "", $3); print $3; exit}' "$log")
     bad=$(awk '/ignored errors:/ {print $3; exit}' "$log")
     # The histogram's lines: "   VALUE |****   COUNT", VALUE in ms.
@@ -286,6 +318,9 @@ run() {
     [ "$scen" = select_only ] && args=(-S "${args[@]}")
     mkdir -p "$ldir"
     timeout -k 10 $((secs + RUN_SLACK)) "$PGBENCH" "${args[@]}" -h 127.0.0.1 -p "${portOf[$t]}" -U postgres "$t" >"$log" 2>&1 || rc=$?
+    c1=$(child_ticks) s1=$(server_ticks)
+    [ -z "$pid" ] || p1=$(proc_ticks "$pid")
+    n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$log" | head -1)
     tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$log" | head -1)
     bad=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$log" | head -1)
     # Column 3 of pgbench's log: the transaction's latency in microseconds
@@ -301,8 +336,10 @@ run() {
     status=1
     return
   fi
-  printf '%s\t%s\t%s\t%s\tok\t%s\t%s\t%s\t%s\t\n' "$w" "$t" "$phase" "$round" "$tps" "$lat" "${bad:-0}" "$errs" >>"$results"
-  echo "$w $t $phase $round: $tps tps, p50/p95/p99 $(tr '\t' / <<<"$lat") ms, ${bad:-0} ignored/failed, $errs server ERRORs" >&2
+  local cpu
+  cpu="$(per_tx $((c1 - c0)) "$n")	$(per_tx $((p1 - p0)) "$n")	$(per_tx $((s1 - s0)) "$n")"
+  printf '%s\t%s\t%s\t%s\tok\t%s\t%s\t%s\t%s\t\t%s\n' "$w" "$t" "$phase" "$round" "$tps" "$lat" "${bad:-0}" "$errs" "$cpu" >>"$results"
+  echo "$w $t $phase $round: $tps tps, p50/p95/p99 $(tr '\t' / <<<"$lat") ms, ${bad:-0} ignored/failed, $errs server ERRORs, CPU µs/tx client/proxy/server $(tr '\t' / <<<"$cpu")" >&2
 }
 
 for w in "${WORKLOADS[@]}"; do
@@ -401,6 +438,22 @@ echo
 echo "Goals (enc/plain): every encrypted workload >= 0.8 of pass-through, point selects (sysbench oltp_point_select, pgbench -S) >= 0.95."
 echo "Latency: sysbench's histogram (bucket values), pgbench's per-transaction log; median over rounds of each run's percentile."
 echo "Notes sum over rounds: errors sysbench ignored (read_write: duplicate keys, deadlocks), pgbench's failed transactions, ERROR lines in the server's log (direct/plain/encrypted)."
+echo
+echo "CPU per transaction, µs (client / proxy / server, medians over rounds; from /proc):"
+echo
+echo "| workload | direct | plain | encrypted | enc/plain were the proxy's cost the pass-through's |"
+echo "|---|---|---|---|---|"
+for w in "${WORKLOADS[@]}"; do
+  cells=""
+  for t in "${targets[@]}"; do
+    cells="$cells | $(med "$w" "$t" 13) / $(med "$w" "$t" 14) / $(med "$w" "$t" 15)"
+  done
+  # The sum of the three bounds TPS when they share the machine's cores.
+  bound=$(awk -v pc="$(med "$w" plain 13)" -v pp="$(med "$w" plain 14)" -v ps="$(med "$w" plain 15)" \
+    -v ec="$(med "$w" encrypted 13)" -v es="$(med "$w" encrypted 15)" \
+    'BEGIN {if (pc == "NA" || pp == "NA" || ps == "NA" || ec == "NA" || es == "NA" || ec + pp + es == 0) print "NA"; else printf "%.2f", (pc + pp + ps) / (ec + pp + es)}')
+  echo "| $(label "$w")$cells | $bound |"
+done
 echo
 echo "TPS of each round (direct; plain; encrypted):"
 for w in "${WORKLOADS[@]}"; do
