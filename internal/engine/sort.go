@@ -194,8 +194,9 @@ func (s *runSorter) release(atEnd bool) []*pgproto3.DataRow {
 
 // compare orders two rows of one run by the plan's keys.
 func (s *runSorter) compare(a, b *heldRow) int {
-	for i, k := range s.plan.Keys {
-		x, y := a.keys[i], b.keys[i]
+	for i := range s.plan.Keys {
+		k := &s.plan.Keys[i]
+		x, y := &a.keys[i], &b.keys[i]
 		var c int
 		switch k.Kind {
 		case rewrite.SortRank:
