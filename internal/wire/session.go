@@ -1027,6 +1027,10 @@ func (ss *session) relay(r *request, t byte, msg, scratch []byte, rr ResultRewri
 	default:
 		_, err = ss.cw.Write(msg)
 	}
+	if err == nil {
+		// Declared below, se would be allocated for every message.
+		return scratch, nil
+	}
 	var se *statementError
 	if errors.As(err, &se) {
 		if t == 'D' || t == 'T' {
