@@ -546,8 +546,10 @@ func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, erro
 // through the cipher.Block interface on every cell).
 var rndScratch = sync.Pool{New: func() any { return new([rndScratchSize]byte) }}
 
-// rndScratchSize fits Eq cells of up to 96 bytes (and the IV block).
-const rndScratchSize = 112
+// rndScratchSize fits Eq cells of up to 512 bytes and the IV block:
+// sysbench's character(120) makes cells of 144 bytes, TPC-H's longest
+// comment 224. A larger cell allocates its plaintext.
+const rndScratchSize = 512 + 16
 
 // eqKey returns the EqualityKey inside an Eq cell.
 func (c *Column) eqKey(cell, salt []byte, layer Layer) ([]byte, error) {
