@@ -154,6 +154,9 @@ func (s *runSorter) flush() {
 	// Ties of the last row sent are in its run: rows of other runs
 	// differ on an earlier key or on the text key.
 	var last *heldRow
+	// One allocation for the run's rows, not one a row (a third of the
+	// proxy's allocations under sysbench's ORDER BY c).
+	rows := make([]pgproto3.DataRow, 0, len(order))
 	for _, i := range order {
 		h := &s.run[i]
 		if s.finished {
@@ -169,7 +172,8 @@ func (s *runSorter) flush() {
 				break
 			}
 		}
-		s.out = append(s.out, &pgproto3.DataRow{Values: h.vals})
+		rows = append(rows, pgproto3.DataRow{Values: h.vals})
+		s.out = append(s.out, &rows[len(rows)-1])
 		s.d.sent++
 		last = h
 	}
