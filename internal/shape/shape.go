@@ -60,7 +60,8 @@ const (
 type token struct {
 	kind       kind
 	start, end int
-	text       string // lower case for identifiers
+	text       string   // lower case for keywords
+	kw         *keyword // an identifier's, nil for other words
 }
 
 // lexer is a subset of PostgreSQL's scanner (scan.l).
@@ -112,7 +113,11 @@ func (l *lexer) next() (token, bool) {
 			}
 			return token{}, false
 		}
-		return token{kind: kIdent, start: start, end: l.pos, text: strings.ToLower(s[start:l.pos])}, true
+		t := token{kind: kIdent, start: start, end: l.pos, text: s[start:l.pos]}
+		if t.kw = keywordOf(t.text); t.kw != nil {
+			t.text = t.kw.word
+		}
+		return t, true
 	case c == '"':
 		l.pos++
 		for {
@@ -246,6 +251,69 @@ func (l *lexer) number(start int) (token, bool) {
 	return token{kind: kNumber, start: start, end: l.pos, text: s[start:l.pos]}, true
 }
 
+// A keyword is a word the shaper reads, with what it means there.
+type keyword struct {
+	word         string // in lower case
+	valueStart   bool   // valueStart
+	typmodded    bool   // typmodded
+	refused      bool   // refused
+	startsClause bool   // in clauses,
+	clause       bool   // with this value
+}
+
+// keywords holds every word the shaper compares an identifier with,
+// by its lower-case spelling: the maps below, and the words Of names.
+// One lookup a word gives all it means (four map lookups a word were a
+// third of the cost of shaping pgbench's statements).
+var keywords = func() map[string]*keyword {
+	m := map[string]*keyword{}
+	kw := func(w string) *keyword {
+		if m[w] == nil {
+			m[w] = &keyword{word: w}
+		}
+		return m[w]
+	}
+	for _, w := range []string{"insert", "update", "delete", "select", "with", "into", "on", "distinct", "values", "as"} {
+		kw(w)
+	}
+	for w := range valueStart {
+		kw(w).valueStart = true
+	}
+	for w := range typmodded {
+		kw(w).typmodded = true
+	}
+	for w := range refused {
+		kw(w).refused = true
+	}
+	for w, c := range clauses {
+		k := kw(w)
+		k.startsClause, k.clause = true, c
+	}
+	return m
+}()
+
+// maxKeyword bounds the length of the words in keywords.
+const maxKeyword = 16
+
+// keywordOf returns the keyword word spells in any case, or nil. Only
+// keywords are compared, so lowering the other words (which allocated
+// for each upper-case word of pgbench's statements) would change
+// nothing.
+func keywordOf(word string) *keyword {
+	if len(word) > maxKeyword {
+		return nil
+	}
+	var buf [maxKeyword]byte
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return keywords[string(buf[:len(word)])]
+}
+
 // valueStart lists the keywords after which an expression starts, so a
 // literal there is a value a parameter can stand for.
 var valueStart = map[string]bool{
@@ -291,14 +359,16 @@ func Of(sql string) (sh Shape, ok bool) {
 	l := lexer{s: sql}
 	var (
 		b         strings.Builder
-		copied    int                  // sql[:copied] is in b
-		prev      token                // the last token
-		prev2     token                // the one before
-		clause    = make([]bool, 1, 8) // per parenthesis depth: literals become parameters
-		brackets  int                  // depth of [ ]: array elements and subscripts stay
-		typmodAt  = -1                 // depth of the typmod parentheses being read
+		copied    int   // sql[:copied] is in b
+		prev      token // the last token
+		prev2     token // the one before
+		clauseAt  [8]bool
+		clause    = clauseAt[:1] // per parenthesis depth: literals become parameters
+		brackets  int            // depth of [ ]: array elements and subscripts stay
+		typmodAt  = -1           // depth of the typmod parentheses being read
 		wantValue = true
 		afterType bool   // t is a type name
+		vals      []byte // the literals' values, back to back
 		first     string // the statement's first keyword
 	)
 	for {
@@ -332,11 +402,11 @@ func Of(sql string) (sh Shape, ok bool) {
 		case kParam:
 			return Shape{}, false
 		case kIdent:
-			if refused[t.text] && !(t.text == "into" && prev.kind == kIdent && prev.text == "insert") {
+			if t.kw != nil && t.kw.refused && !(t.text == "into" && prev.kind == kIdent && prev.text == "insert") {
 				return Shape{}, false
 			}
-			if c, ok := clauses[t.text]; ok && !(t.text == "on" && prev.text == "distinct") {
-				clause[depth] = c
+			if t.kw != nil && t.kw.startsClause && !(t.text == "on" && prev.text == "distinct") {
+				clause[depth] = t.kw.clause
 			}
 			if t.text == "values" {
 				// An INSERT's rows; VALUES in FROM is a select list.
@@ -345,7 +415,7 @@ func Of(sql string) (sh Shape, ok bool) {
 		case kPunct:
 			switch t.text {
 			case "(":
-				if prev.kind == kIdent && (typmodded[prev.text] || afterType) && typmodAt < 0 {
+				if prev.kind == kIdent && (prev.kw != nil && prev.kw.typmodded || afterType) && typmodAt < 0 {
 					typmodAt = depth
 				}
 				clause = append(clause, clause[depth])
@@ -377,7 +447,7 @@ func Of(sql string) (sh Shape, ok bool) {
 				if !ok || n.kind != kNumber {
 					return Shape{}, false
 				}
-				t = token{kind: kNumber, start: t.start, end: n.end, text: "-" + n.text}
+				t = token{kind: kNumber, start: t.start, end: n.end, text: sql[t.start:n.end]}
 			}
 		}
 		if (t.kind == kNumber || t.kind == kString) && wantValue && clause[depth] && brackets == 0 && typmodAt < 0 {
@@ -398,22 +468,36 @@ func Of(sql string) (sh Shape, ok bool) {
 				if len(sh.Values) == MaxLiterals {
 					return Shape{}, false
 				}
+				if sh.Values == nil {
+					// Room for a few literals at once; each value is no
+					// longer than its token, so vals holds them all.
+					b.Grow(len(sql) + 16)
+					sh.OIDs, sh.Values, sh.Tokens = make([]uint32, 0, 8), make([][]byte, 0, 8), make([]string, 0, 8)
+					vals = make([]byte, 0, len(sql))
+				}
 				b.WriteString(sql[copied:t.start])
 				copied = t.end
 				b.WriteByte('$')
 				b.WriteString(strconv.Itoa(len(sh.Values) + 1))
 				tok := sql[t.start:t.end]
 				sh.Tokens = append(sh.Tokens, tok)
+				from := len(vals)
 				if t.kind == kString {
-					sh.Values = append(sh.Values, []byte(strings.ReplaceAll(tok[1:len(tok)-1], "''", "'")))
+					for i := 1; i < len(tok)-1; i++ {
+						vals = append(vals, tok[i])
+						if tok[i] == '\'' {
+							i++ // '' is one quote
+						}
+					}
 					sh.OIDs = append(sh.OIDs, oidUnknown)
 				} else {
 					// As the server reads it: -0 is 0 (and 0, not -0, once
 					// assigned to a double precision column).
 					n, _ := strconv.ParseInt(tok, 10, 32)
-					sh.Values = append(sh.Values, strconv.AppendInt(nil, n, 10))
+					vals = strconv.AppendInt(vals, n, 10)
 					sh.OIDs = append(sh.OIDs, oidInt4)
 				}
+				sh.Values = append(sh.Values, vals[from:len(vals):len(vals)])
 			}
 		}
 		// A name after :: or AS (in CAST) is a type's.
@@ -465,7 +549,7 @@ func startsValue(t token) bool {
 	case kPunct:
 		return t.text == "(" || t.text == "," || t.text == "["
 	case kIdent:
-		return valueStart[t.text]
+		return t.kw != nil && t.kw.valueStart
 	}
 	return false
 }

@@ -154,3 +154,35 @@ func FuzzOf(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkOf shapes the statements of pgbench's tpcb-like transaction,
+// as -M simple sends them, and references the parameters of a rewritten
+// one.
+//
+//	go test -run '^$' -bench . -benchmem ./internal/shape
+func BenchmarkOf(b *testing.B) {
+	statements := []string{
+		"UPDATE pgbench_accounts SET abalance = abalance + -3141 WHERE aid = 59265;",
+		"SELECT abalance FROM pgbench_accounts WHERE aid = 59265;",
+		"UPDATE pgbench_tellers SET tbalance = tbalance + -3141 WHERE tid = 7;",
+		"UPDATE pgbench_branches SET bbalance = bbalance + -3141 WHERE bid = 1;",
+		"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (7, 1, 59265, -3141, CURRENT_TIMESTAMP);",
+	}
+	b.Run("Of", func(b *testing.B) {
+		for b.Loop() {
+			for _, sql := range statements {
+				if _, ok := Of(sql); !ok {
+					b.Fatalf("Of(%q) gave up", sql)
+				}
+			}
+		}
+	})
+	b.Run("Refs", func(b *testing.B) {
+		const sql = "INSERT INTO pgbench_history (tid, tid__eq, tid__ord, bid, bid__eq, bid__ord, aid__eq, aid__ord, delta__eq, delta__ord, mtime) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CURRENT_TIMESTAMP)"
+		for b.Loop() {
+			if _, ok := Refs(sql); !ok {
+				b.Fatal("Refs gave up")
+			}
+		}
+	})
+}
