@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/rewrite"
+	"github.com/pgonion/pgonion/internal/shape"
 	"github.com/pgonion/pgonion/internal/wire"
 )
 
@@ -110,6 +111,9 @@ type session struct {
 	// with their literals, at the catalog version given (shapequery.go);
 	// only the client goroutine reads it.
 	literalShapes map[planKey]int64
+	// shapeRefs memoizes shape.Refs of the server statements of shapes
+	// (refsOf); only the client goroutine reads it.
+	shapeRefs map[string][]shape.Ref
 }
 
 // ParameterStatus implements wire.ParameterObserver.

@@ -52,7 +52,7 @@ func (s *session) queryByShape(sql string) (plan *wire.QueryPlan, ok bool, err e
 	if st == nil || st.Bind == nil && st.Results == nil && st.CopyIn == nil && st.SQL == sh.SQL {
 		return nil, true, nil // passes through
 	}
-	refs, ok := shape.Refs(st.SQL)
+	refs, ok := s.refsOf(st.SQL)
 	if !ok || st.CopyIn != nil {
 		s.keepLiteral(key, version)
 		return nil, false, nil
@@ -74,6 +74,26 @@ func (s *session) queryByShape(sql string) (plan *wire.QueryPlan, ok bool, err e
 		}
 	}
 	return boundQuery(st, sh, refs, b, rw), true, nil
+}
+
+// refsOf is shape.Refs(sql), remembered for the session: a plan's
+// statement is read again at each execution of its shape (a
+// microsecond for pgbench's INSERT).
+func (s *session) refsOf(sql string) ([]shape.Ref, bool) {
+	if refs, ok := s.shapeRefs[sql]; ok {
+		return refs, refs != nil
+	}
+	refs, ok := shape.Refs(sql)
+	if !ok {
+		refs = nil
+	} else if refs == nil {
+		refs = []shape.Ref{} // read, without references
+	}
+	if s.shapeRefs == nil || len(s.shapeRefs) >= literalShapesSize {
+		s.shapeRefs = map[string][]shape.Ref{}
+	}
+	s.shapeRefs[sql] = refs
+	return refs, ok
 }
 
 // keepLiteral remembers that the shape key is planned with its literals
