@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -36,6 +37,16 @@ type originCache struct {
 	mu     sync.Mutex
 	byPhys map[uint32]*origin
 	seen   map[catalog.ID]int64 // the table version learned
+	gen    atomic.Int64         // counts the changes to byPhys
+}
+
+// generation counts the changes to the origins known (0 for a nil
+// cache): a description made at another generation may name others.
+func (c *originCache) generation() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.gen.Load()
 }
 
 // originTimeout bounds the catalog read that learns a table's origin.
@@ -109,6 +120,7 @@ func (e *Engine) learnOrigin(t *catalog.Table) {
 		c.byPhys, c.seen = map[uint32]*origin{}, map[catalog.ID]int64{}
 	}
 	c.seen[t.ID] = t.Version
+	c.gen.Add(1)
 	if o.twin == 0 {
 		delete(c.byPhys, phys) // no twin: the server's description stands
 		return

@@ -54,3 +54,41 @@ func TestRowDescriptionOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestRowDescriptionRepeated: a prepared statement executed again, with
+// other result formats each time (Bind, Describe of the portal,
+// Execute: libpq's way), is described each time as plaintext PostgreSQL
+// describes it, and its rows read the same. The proxy reuses its
+// rewrite of a description it has seen (RowDescriptionBytes).
+func TestRowDescriptionRepeated(t *testing.T) {
+	ctx := context.Background()
+	d := newTypeDiff(t, `CREATE TABLE rr (id int PRIMARY KEY, name text, amount numeric(10,2), day date)`)
+	d.both("INSERT INTO rr VALUES (1, 'one', 1.50, '2024-01-01'), (2, NULL, -2.25, NULL)")
+	const q = "SELECT name, id, amount AS total, day FROM rr WHERE id = $1"
+	for _, c := range []*pgx.Conn{d.c, d.plain} {
+		if _, err := c.PgConn().Prepare(ctx, "rr_stmt", q, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(c *pgx.Conn, id string, formats []int16) string {
+		t.Helper()
+		res := c.PgConn().ExecPrepared(ctx, "rr_stmt", [][]byte{[]byte(id)}, nil, formats).Read()
+		if res.Err != nil {
+			t.Fatalf("id %s, formats %v: %v", id, formats, res.Err)
+		}
+		var out string
+		for _, f := range res.FieldDescriptions {
+			out += fmt.Sprintf("%s oid %d size %d mod %d format %d; ", f.Name, f.DataTypeOID, f.DataTypeSize, f.TypeModifier, f.Format)
+		}
+		for _, row := range res.Rows {
+			out += fmt.Sprintf("%q ", row)
+		}
+		return out
+	}
+	for i, formats := range [][]int16{nil, nil, {1}, {0, 1, 0, 1}, {0}, nil, {1}} {
+		id := fmt.Sprint(i%2 + 1)
+		if got, want := run(d.c, id, formats), run(d.plain, id, formats); got != want {
+			t.Errorf("execution %d (id %s, formats %v):\nthrough the proxy %s\nplaintext         %s", i, id, formats, got, want)
+		}
+	}
+}

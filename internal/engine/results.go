@@ -36,6 +36,18 @@ type projection struct {
 	sort *rewrite.ProxySort
 	// origins names the tables and columns the fields come from.
 	origins *originCache
+	// descMemo is the last RowDescription rewritten (RowDescriptionBytes).
+	descMemo atomic.Pointer[rowDescMemo]
+}
+
+// rowDescMemo is a RowDescription as the server sent it (whole) and as
+// the proxy rewrote it, for the client's result formats and the origins
+// at that generation.
+type rowDescMemo struct {
+	in      string
+	formats []int16
+	origins int64
+	out     []byte
 }
 
 // proxyRows reports whether the proxy filters or reorders the rows (and so
@@ -223,6 +235,27 @@ func (d *decrypter) RowDescription(rd *pgproto3.RowDescription) error {
 	}
 	rd.Fields = fields
 	return nil
+}
+
+// RowDescriptionBytes implements wire.RowDescriptionBytes. The server
+// describes a statement executed again as it did before, and rewriting
+// the description (decoding, rewriting, encoding) cost about 2 us of
+// the proxy's 35 a point select.
+func (d *decrypter) RowDescriptionBytes(msg []byte) []byte {
+	gen := d.p.origins.generation()
+	if m := d.p.descMemo.Load(); m != nil && m.origins == gen && m.in == string(msg) && slices.Equal(m.formats, d.formats) {
+		return m.out
+	}
+	var rd pgproto3.RowDescription
+	if len(msg) < 5 || rd.Decode(msg[5:]) != nil || d.RowDescription(&rd) != nil {
+		return nil // the usual path reports it
+	}
+	out, err := rd.Encode(nil)
+	if err != nil {
+		return nil
+	}
+	d.p.descMemo.Store(&rowDescMemo{in: string(msg), formats: slices.Clone(d.formats), origins: gen, out: out})
+	return out
 }
 
 // cellValue computes the plaintext of encrypted column c from a row.

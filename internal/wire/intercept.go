@@ -288,3 +288,13 @@ type ResultRewriter interface {
 	// own).
 	DataRow(row *pgproto3.DataRow) error
 }
+
+// RowDescriptionBytes is implemented by a ResultRewriter that can
+// rewrite the server's RowDescription message as bytes, remembering the
+// last one: a statement executed again is described again the same way.
+// RowDescriptionBytes returns the message to send for msg (whole, type
+// byte included), or nil to have RowDescription rewrite it. The result
+// is read-only.
+type RowDescriptionBytes interface {
+	RowDescriptionBytes(msg []byte) []byte
+}

@@ -1153,6 +1153,16 @@ func (ss *session) relayRowDescription(msg, scratch []byte, rr ResultRewriter) (
 		_, err := ss.cw.Write(msg)
 		return scratch, err
 	}
+	if rb, ok := rr.(RowDescriptionBytes); ok {
+		var out []byte
+		if err := guard(ss.log, "RowDescription", func() error { out = rb.RowDescriptionBytes(msg); return nil }); err != nil {
+			return scratch, &statementError{err}
+		}
+		if out != nil {
+			_, err := ss.cw.Write(out)
+			return scratch, err
+		}
+	}
 	var rd pgproto3.RowDescription
 	if err := rd.Decode(body(msg)); err != nil {
 		return scratch, fmt.Errorf("server sent a malformed RowDescription: %w", err)
