@@ -358,10 +358,13 @@ type rowBatch struct {
 }
 
 // firstBatchRows is how many rows like the first one the first batch
-// of a result has room for: growing from nothing took a dozen copies
-// for 100 rows (sysbench's SUM), and room for a whole batch would be
-// wasted on a result of one row.
-const firstBatchRows = 32
+// of a result has room for (up to firstBatchBytes): growing from
+// nothing took a dozen copies for 100 rows (sysbench's SUM), and room
+// for a whole batch would be wasted on a result of one row.
+const (
+	firstBatchRows  = 32
+	firstBatchBytes = 64 << 10
+)
 
 // newRowBatch returns an empty batch sized for rows like row, the
 // first of the result (numbered first).
@@ -373,7 +376,7 @@ func newRowBatch(row *pgproto3.DataRow, first int64) *rowBatch {
 	return &rowBatch{
 		cols:  len(row.Values),
 		first: first,
-		arena: make([]byte, 0, firstBatchRows*n),
+		arena: make([]byte, 0, min(firstBatchRows*n, firstBatchBytes)),
 		spans: make([]int, 0, firstBatchRows*2*len(row.Values)),
 	}
 }

@@ -469,11 +469,12 @@ func Of(sql string) (sh Shape, ok bool) {
 					return Shape{}, false
 				}
 				if sh.Values == nil {
-					// Room for a few literals at once; each value is no
-					// longer than its token, so vals holds them all.
-					b.Grow(len(sql) + 16)
+					// Room for a few literals at once. (A value appended
+					// past vals's room leaves the earlier ones where they
+					// are.)
+					b.Grow(min(len(sql), 4096) + 16)
 					sh.OIDs, sh.Values, sh.Tokens = make([]uint32, 0, 8), make([][]byte, 0, 8), make([]string, 0, 8)
-					vals = make([]byte, 0, len(sql))
+					vals = make([]byte, 0, min(len(sql), 1024))
 				}
 				b.WriteString(sql[copied:t.start])
 				copied = t.end
