@@ -22,7 +22,6 @@ import (
 // so holding the P for their duration is safe.
 type rawConn struct {
 	net.Conn
-	rc     syscall.RawConn
 	rd, wr rawIO // the Read and the Write in progress
 }
 
@@ -36,7 +35,20 @@ type rawIO struct {
 	b     []byte
 	n     int
 	errno syscall.Errno
-	fn    func(fd uintptr) bool // c.read or c.write, bound once
+	// Bound once: the RawConn's Read or Write, and c.read or c.write.
+	call func(func(fd uintptr) bool) error
+	fn   func(fd uintptr) bool
+}
+
+// do runs one Read or Write of b: the system call loop fn through call.
+func (o *rawIO) do(b []byte) (n int, errno syscall.Errno, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.b, o.n, o.errno = b, 0, 0
+	err = o.call(o.fn)
+	n, errno = o.n, o.errno
+	o.b = nil
+	return n, errno, err
 }
 
 // fastConn returns c wrapped in a rawConn when it is a plain TCP or Unix
@@ -55,8 +67,9 @@ func fastConn(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	rw := &rawConn{Conn: c, rc: rc}
-	rw.rd.fn, rw.wr.fn = rw.read, rw.write
+	rw := &rawConn{Conn: c}
+	rw.rd.call, rw.rd.fn = rc.Read, rw.read
+	rw.wr.call, rw.wr.fn = rc.Write, rw.write
 	return rw
 }
 
@@ -64,13 +77,7 @@ func (c *rawConn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	o := &c.rd
-	o.mu.Lock()
-	o.b, o.n, o.errno = b, 0, 0
-	err := c.rc.Read(o.fn)
-	n, errno := o.n, o.errno
-	o.b = nil
-	o.mu.Unlock()
+	n, errno, err := c.rd.do(b)
 	if err != nil {
 		return 0, c.wrap("read", err)
 	}
@@ -100,13 +107,7 @@ func (c *rawConn) read(fd uintptr) bool {
 }
 
 func (c *rawConn) Write(b []byte) (int, error) {
-	o := &c.wr
-	o.mu.Lock()
-	o.b, o.n, o.errno = b, 0, 0
-	err := c.rc.Write(o.fn)
-	n, errno := o.n, o.errno
-	o.b = nil
-	o.mu.Unlock()
+	n, errno, err := c.wr.do(b)
 	if err != nil {
 		return n, c.wrap("write", err)
 	}

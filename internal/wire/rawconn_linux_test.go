@@ -10,7 +10,9 @@ import (
 	"time"
 )
 
-func TestFastConn(t *testing.T) {
+// tcpPair returns both ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -21,11 +23,17 @@ func TestFastConn(t *testing.T) {
 		c, _ := ln.Accept()
 		accepted <- c
 	}()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
+	if client, err = net.Dial("tcp", ln.Addr().String()); err != nil {
 		t.Fatal(err)
 	}
-	server := <-accepted
+	if server = <-accepted; server == nil {
+		t.Fatal("accepting the loopback connection failed")
+	}
+	return client, server
+}
+
+func TestFastConn(t *testing.T) {
+	client, server := tcpPair(t)
 	fc := fastConn(server)
 	if _, ok := fc.(*rawConn); !ok {
 		t.Fatalf("fastConn(TCP) = %T, want *rawConn", fc)
@@ -84,22 +92,9 @@ func TestFastConn(t *testing.T) {
 // nothing in the socket layer: each Read and Write allocated two
 // objects before, four of the proxy's sixteen a point select.
 func TestFastConnAllocations(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, server := tcpPair(t)
 	defer client.Close()
-	fc := fastConn(<-accepted)
+	fc := fastConn(server)
 	defer fc.Close()
 	msg, buf := []byte("a message"), make([]byte, 64)
 	for _, tc := range []struct {
