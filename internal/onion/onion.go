@@ -122,6 +122,7 @@ type Column struct {
 	// compact: the Eq onion is FormatCompact's (det.Block inside
 	// unpadded CBC of compactKey), not AES-SIV of the EqualityKey.
 	compact bool
+	eqBlock *det.Block // eqDET when compact
 	// uuidOrd: the Ord onion is FormatUUID's (16-byte cells, unpadded
 	// CBC, 8-byte OPE ciphertexts followed by ordPad).
 	uuidOrd bool
@@ -250,9 +251,10 @@ func NewColumnFormat(t Type, columnID, joinID []byte, kinds []Kind, f Format, d 
 		if c.eqRND, err = rnd.NewUnpadded(c.eqRNDKey); err != nil {
 			return nil, err
 		}
-		if c.eqDET, err = det.NewBlock(detKey); err != nil {
+		if c.eqBlock, err = det.NewBlock(detKey); err != nil {
 			return nil, err
 		}
+		c.eqDET = c.eqBlock
 	} else {
 		detKey := deriveFor(sharedID, eqLabel, LayerDET, det.KeySize)
 		if err != nil {
@@ -507,15 +509,31 @@ func (c *Column) DecryptAt(cells Cells, salt []byte, eqLayer Layer) (Value, erro
 		return v, nil
 	}
 	detCT := cells.Eq
-	if eqLayer == LayerRND {
-		if len(salt) != SaltSize {
-			return Value{}, ErrDecrypt
-		}
+	if eqLayer == LayerRND || c.compact {
 		buf := rndScratch.Get().(*[rndScratchSize]byte)
 		defer rndScratch.Put(buf)
-		var err error
-		if detCT, err = c.eqRND.Decrypt(buf[:0], cells.Eq, salt); err != nil {
-			return Value{}, ErrDecrypt
+		if eqLayer == LayerRND {
+			if len(salt) != SaltSize {
+				return Value{}, ErrDecrypt
+			}
+			var err error
+			if detCT, err = c.eqRND.Decrypt(buf[:0], cells.Eq, salt); err != nil {
+				return Value{}, ErrDecrypt
+			}
+		}
+		if c.compact {
+			// One AES block: decrypting costs less than a lookup in the
+			// shared cache, whose lock sessions contend for.
+			k, err := c.eqBlock.AppendDecryptDeterministically(buf[rndScratchSize-det.BlockCiphertextLen:rndScratchSize-det.BlockCiphertextLen], detCT)
+			if err != nil {
+				return Value{}, ErrDecrypt
+			}
+			v, err := c.fromCompactKey(k)
+			clear(k)
+			if err != nil {
+				return Value{}, ErrDecrypt
+			}
+			return v, nil
 		}
 	}
 	// The DET layer is deterministic: a value seen recently is not

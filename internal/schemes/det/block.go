@@ -89,11 +89,24 @@ func (c *Block) EncryptDeterministically(plaintext []byte) ([]byte, error) {
 // and ErrDecrypt. The checks are constant-time. ciphertext is not
 // modified.
 func (c *Block) DecryptDeterministically(ciphertext []byte) ([]byte, error) {
+	return c.AppendDecryptDeterministically(nil, ciphertext)
+}
+
+// AppendDecryptDeterministically is DecryptDeterministically appending
+// the plaintext to dst: with room for BlockCiphertextLen more bytes in
+// dst it allocates nothing. On failure it returns nil, and the bytes it
+// used past len(dst) are zeroed. ciphertext must not overlap dst's spare
+// capacity.
+func (c *Block) AppendDecryptDeterministically(dst, ciphertext []byte) ([]byte, error) {
 	if len(ciphertext) != BlockCiphertextLen {
 		return nil, ErrDecrypt
 	}
-	var b [BlockCiphertextLen]byte
-	c.block.Decrypt(b[:], ciphertext)
+	start := len(dst)
+	// The block is decrypted in dst's spare room: a local array passed
+	// to cipher.Block would escape to the heap at every call.
+	dst = append(dst, make([]byte, BlockCiphertextLen)...)
+	b := dst[start:]
+	c.block.Decrypt(b, ciphertext)
 	mli := binary.BigEndian.Uint32(b[4:8])
 	var aiv [4]byte
 	binary.BigEndian.PutUint32(aiv[:], aivPrefix)
@@ -107,7 +120,10 @@ func (c *Block) DecryptDeterministically(ciphertext []byte) ([]byte, error) {
 		good &= subtle.ConstantTimeSelect(isPad, subtle.ConstantTimeByteEq(b[8+i], 0), 1)
 	}
 	if good != 1 {
+		clear(b)
 		return nil, ErrDecrypt
 	}
-	return append([]byte(nil), b[8:8+n]...), nil
+	copy(b, b[8:8+n])
+	clear(b[n:])
+	return dst[:start+n], nil
 }

@@ -102,6 +102,32 @@ func TestBlockRoundTripAndTampering(t *testing.T) {
 	}
 }
 
+// TestBlockAppendDecrypt checks the appending form: dst's bytes are kept,
+// the plaintext follows them, and with room for a block it allocates
+// nothing.
+func TestBlockAppendDecrypt(t *testing.T) {
+	c, _ := NewBlock(bytes.Repeat([]byte{7}, BlockKeySize))
+	buf := make([]byte, 3, 64)
+	copy(buf, "abc")
+	for n := 1; n <= BlockMaxPlaintextLen; n++ {
+		pt := bytes.Repeat([]byte{byte(n)}, n)
+		ct, _ := c.EncryptDeterministically(pt)
+		got, err := c.AppendDecryptDeterministically(buf, ct)
+		if err != nil || string(got[:3]) != "abc" || !bytes.Equal(got[3:], pt) {
+			t.Fatalf("%d bytes: append = %q, %v", n, got, err)
+		}
+		bad := bytes.Clone(ct)
+		bad[n%BlockCiphertextLen] ^= 0x80
+		if got, err := c.AppendDecryptDeterministically(buf, bad); !errors.Is(err, ErrDecrypt) || got != nil {
+			t.Fatalf("%d bytes: modified ciphertext gave %q, %v", n, got, err)
+		}
+	}
+	ct, _ := c.EncryptDeterministically([]byte("12345678"))
+	if n := testing.AllocsPerRun(100, func() { c.AppendDecryptDeterministically(buf[:0], ct) }); n != 0 {
+		t.Errorf("AppendDecryptDeterministically with room allocates %v times, want 0", n)
+	}
+}
+
 func FuzzBlockDecrypt(f *testing.F) {
 	c, _ := NewBlock(bytes.Repeat([]byte{7}, BlockKeySize))
 	ct, _ := c.EncryptDeterministically([]byte{1, 2, 3})
