@@ -253,8 +253,9 @@ type Snapshot struct {
 	tables   map[string]*Table // by schema + "." + name
 	policies []ColumnPolicy    // declared policies, sorted by schema, table, column
 
-	byIDOnce sync.Once
-	byID     map[ID]*Column
+	byIDOnce       sync.Once
+	byID           map[ID]*Column
+	anyIncremented bool
 }
 
 // ColumnByID returns the column with id, or nil.
@@ -262,15 +263,30 @@ func (s *Snapshot) ColumnByID(id ID) *Column {
 	if s == nil {
 		return nil
 	}
+	s.index()
+	return s.byID[id]
+}
+
+// AnyIncremented reports whether a column of s is Incremented.
+func (s *Snapshot) AnyIncremented() bool {
+	if s == nil {
+		return false
+	}
+	s.index()
+	return s.anyIncremented
+}
+
+// index makes s's index of columns by ID, once.
+func (s *Snapshot) index() {
 	s.byIDOnce.Do(func() {
 		s.byID = map[ID]*Column{}
 		for _, t := range s.tables {
 			for i := range t.Columns {
 				s.byID[t.Columns[i].ID] = &t.Columns[i]
+				s.anyIncremented = s.anyIncremented || t.Columns[i].Incremented
 			}
 		}
 	})
-	return s.byID[id]
 }
 
 // Table returns the table schema.name, or nil when the proxy does not

@@ -64,8 +64,10 @@ type catalogCache struct {
 	trustUntil atomic.Int64 // since born: until when the copy is trusted
 	intentMu   sync.Mutex
 	intents    map[string]string // schema.name -> name, with a live intent
-	// incrementing holds the columns with a live increment intent.
-	incrementing map[catalog.ID]bool
+	// incrementing holds the columns with a live increment intent;
+	// nIncrementing is its length, read without intentMu.
+	incrementing  map[catalog.ID]bool
+	nIncrementing atomic.Int64
 	// switching holds the tables (schema.name) with a live switch intent.
 	switching map[string]bool
 	// intentsChanged is closed (and replaced) whenever the intents change.

@@ -99,6 +99,7 @@ func (c *catalogCache) readState(ctx context.Context, conn *pgx.Conn) error {
 		changed = changed || !c.switching[k]
 	}
 	c.intents, c.incrementing, c.switching, c.intentsSeen = intents, incrementing, switching, max(c.intentsSeen, seen)
+	c.nIncrementing.Store(int64(len(incrementing)))
 	c.noteSwitchesLocked(switchN)
 	if changed {
 		close(c.intentsChanged)
@@ -258,6 +259,7 @@ func (c *catalogCache) declareIntent(ctx context.Context, schema, name string, c
 	c.intentMu.Lock()
 	if column != nil {
 		c.incrementing[*column] = true
+		c.nIncrementing.Store(int64(len(c.incrementing)))
 	} else {
 		c.intents[schema+"."+name] = name
 	}

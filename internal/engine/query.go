@@ -183,7 +183,7 @@ func (s *session) planQuery(st rewrite.Statement, tables map[string]*catalog.Tab
 	}
 	ext.describe = hp.describe
 	ext.bind = func(b *pgproto3.Bind) error {
-		if err := s.e.checkIncremented(p.Needs, proj.projected()); err != nil {
+		if err := s.e.checkIncremented(p.Needs, proj); err != nil {
 			return err
 		}
 		bs, err := hp.startBind(b, b.PreparedStatement, &s.params)

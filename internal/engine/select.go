@@ -13,7 +13,7 @@ func (s *session) returnRows(sp *stmtPlan, proj *projection, ext *extended) {
 		return
 	}
 	ext.resultFmts = func(client []int16) ([]int16, error) {
-		if err := s.e.checkIncremented(nil, proj.projected()); err != nil {
+		if err := s.e.checkIncremented(nil, proj); err != nil {
 			return nil, err
 		}
 		return proj.serverFormats(client)
