@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/engine"
+	"github.com/pgonion/pgonion/internal/procs"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/scram"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -172,6 +174,12 @@ func wireConfig(f *serveFlags, backend *pgconn.Config, log *slog.Logger) (wire.C
 // once the listener is open.
 func serve(f *serveFlags, cfg wire.Config, log *slog.Logger, ready func(addr net.Addr)) error {
 	tuneGC(log)
+	// One P while a lone session runs (internal/procs), unless the
+	// operator set GOMAXPROCS.
+	if procs.Adapt() {
+		cfg.OnSession = procs.Session
+		log.Debug("scheduler", "gomaxprocs", "1 with at most one client session, else "+strconv.Itoa(procs.Full()))
+	}
 	defer heapProfiles(log)()
 	// Before the listener opens, so that a signal right after start-up
 	// drains instead of killing the process.

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/pgonion/pgonion/internal/ir"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pglocale"
+	"github.com/pgonion/pgonion/internal/procs"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/wire"
 )
@@ -63,6 +63,7 @@ type aggregator struct {
 	batch   *rowBatch
 	work    chan *rowBatch
 	wg      sync.WaitGroup
+	unclaim func() // gives the workers' cores back (procs.Claim)
 	folders []*folder
 
 	groups map[string]*group
@@ -451,7 +452,8 @@ func (a *aggregator) DataRow(row *pgproto3.DataRow) error {
 // first call.
 func (a *aggregator) dispatch() {
 	if a.work == nil {
-		n := max(1, runtime.GOMAXPROCS(0))
+		n := max(1, procs.Full())
+		a.unclaim = procs.Claim()
 		a.work = make(chan *rowBatch, 2*n)
 		for range n {
 			f := a.newFolder()
@@ -484,6 +486,7 @@ func (a *aggregator) drain() error {
 		}
 		close(a.work)
 		a.wg.Wait()
+		a.unclaim()
 	}
 	a.batch = nil
 	for _, f := range a.folders {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgonion/pgonion/internal/catalog"
+	"github.com/pgonion/pgonion/internal/procs"
 	"github.com/pgonion/pgonion/internal/recrypt"
 	"github.com/pgonion/pgonion/internal/rewrite"
 )
@@ -74,6 +75,8 @@ func (e *Engine) buildOnions(wants []rewrite.Need) {
 		b.mu.Unlock()
 		go func() {
 			defer b.wg.Done()
+			// Beside the sessions, not in turn with a lone one's.
+			defer procs.Claim()()
 			e.buildOnion(b.ctx, w)
 			b.mu.Lock()
 			b.ended[w.Column.ID] = time.Now()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -13,6 +12,7 @@ import (
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
 	"github.com/pgonion/pgonion/internal/pgcopy"
+	"github.com/pgonion/pgonion/internal/procs"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/schemes/rnd"
 	"github.com/pgonion/pgonion/internal/wire"
@@ -140,7 +140,7 @@ func (c *copyEncrypter) start() error {
 	if c.r, err = pgcopy.NewReader(c.cc.opts, c.cc.table, c.cc.names); err != nil {
 		return err
 	}
-	c.workers = max(1, runtime.GOMAXPROCS(0))
+	c.workers = max(1, procs.Full())
 	// Read once: the COPY holds the table's writes (planCopy), so no
 	// peel of its columns ends before it does.
 	c.layers = make([]copyLayers, len(c.cc.fields))
@@ -217,6 +217,7 @@ func (c *copyEncrypter) drain(dst []byte) ([]byte, error) {
 		c.outs = make([][]byte, parts)
 	}
 	errs := make([]error, parts)
+	defer procs.Claim()()
 	var wg sync.WaitGroup
 	per := (len(c.batch) + parts - 1) / parts
 	for i := 1; i < parts; i++ {

@@ -3,11 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/keyring"
+	"github.com/pgonion/pgonion/internal/procs"
 	"github.com/pgonion/pgonion/internal/recrypt"
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 )
@@ -117,7 +117,7 @@ func (e *Engine) paillier(gen int, sk *hom.PrivateKey) (*hom.Encrypter, error) {
 	if enc := e.homEnc[gen]; enc != nil {
 		return enc, nil
 	}
-	enc, err := hom.NewEncrypter(sk, hom.EncrypterOptions{PoolSize: 1024, Workers: max(1, runtime.GOMAXPROCS(0)/2)})
+	enc, err := hom.NewEncrypter(sk, hom.EncrypterOptions{PoolSize: 1024, Workers: max(1, procs.Full()/2)})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/pgonion/pgonion/internal/procs"
 	"github.com/pgonion/pgonion/internal/wire"
 )
 
@@ -33,6 +34,9 @@ type parallelRows struct {
 	sent    []*decryptBatch // released by the last call: reused after it
 	free    []*decryptBatch
 	rows    []*pgproto3.DataRow // Release's result, reused
+	// unclaim gives the cores back (procs.Claim): at the end, or when
+	// the result is dropped or forgotten.
+	unclaim func()
 }
 
 // decryptBatch is server rows (in) and their decrypted form (out, once
@@ -51,12 +55,14 @@ type decryptBatch struct {
 // row it decrypts, in the server's order, and there are cores for it.
 func (d *decrypter) parallelOK() bool {
 	return d.mayParallel && d.p.sort == nil && len(d.p.residuals) == 0 && !d.decodeOnly && d.skip == nil &&
-		runtime.GOMAXPROCS(0) > 1
+		procs.Full() > 1
 }
 
 func newParallelRows(d *decrypter) *parallelRows {
-	n := runtime.GOMAXPROCS(0)
-	p := &parallelRows{d: d, idle: make(chan *decrypter, n)}
+	n := procs.Full()
+	p := &parallelRows{d: d, idle: make(chan *decrypter, n), unclaim: procs.Claim()}
+	// A session that ends mid-result forgets p without a last Release.
+	runtime.AddCleanup(p, func(unclaim func()) { unclaim() }, p.unclaim)
 	for range n {
 		p.idle <- &decrypter{p: d.p, params: d.params, formats: d.formats, serverBinary: d.serverBinary, env: d.env, envOK: true}
 	}
@@ -157,6 +163,9 @@ func (p *parallelRows) release(atEnd bool) ([]*pgproto3.DataRow, error) {
 		}
 		p.sent = append(p.sent, b)
 	}
+	if atEnd {
+		p.unclaim()
+	}
 	return p.rows, nil
 }
 
@@ -180,4 +189,5 @@ func (p *parallelRows) drop() {
 		<-b.done
 	}
 	p.pending, p.cur = nil, nil
+	p.unclaim()
 }

@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/pgonion/pgonion/internal/catalog"
 	"github.com/pgonion/pgonion/internal/onion"
+	"github.com/pgonion/pgonion/internal/procs"
 	"github.com/pgonion/pgonion/internal/rewrite"
 	"github.com/pgonion/pgonion/internal/schemes/hom"
 )
@@ -199,7 +199,7 @@ func (r *Rewriter) cipher(c *catalog.Column, t onion.Type, writes bool) (*onion.
 				r.hom = map[int]*hom.Encrypter{}
 			}
 			if enc = r.hom[c.RootGeneration]; enc == nil {
-				if enc, err = hom.NewEncrypter(homKey, hom.EncrypterOptions{PoolSize: 256, Workers: max(1, runtime.GOMAXPROCS(0)-1)}); err != nil {
+				if enc, err = hom.NewEncrypter(homKey, hom.EncrypterOptions{PoolSize: 256, Workers: max(1, procs.Full()-1)}); err != nil {
 					return nil, err
 				}
 				r.hom[c.RootGeneration] = enc

@@ -96,6 +96,9 @@ func (s *Server) handle(raw net.Conn) {
 		return
 	}
 	defer s.clients.Add(-1)
+	if s.cfg.OnSession != nil {
+		defer s.cfg.OnSession()()
+	}
 
 	ss := &session{srv: s, log: log, rawClient: raw, client: conn, cr: r, cw: w}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StartupTimeout)

@@ -52,6 +52,10 @@ type Config struct {
 	StartupTimeout time.Duration
 	// Interceptors, if set, gives each session its Interceptor.
 	Interceptors InterceptorFactory
+	// OnSession, if set, is called as each client session is admitted
+	// (authenticated, within MaxClientConns); the function it returns is
+	// called when the session ends.
+	OnSession func() (ended func())
 	// Logger receives structured logs (default slog.Default()). Query texts
 	// are logged at debug level only; parameter values never.
 	Logger *slog.Logger
